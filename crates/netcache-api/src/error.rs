@@ -1,0 +1,96 @@
+//! The one place where errors become HTTP responses, in Nova's format:
+//! `{"itemNotFound": {"code": 404, "message": "…"}}`.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use netcache_compute::Error as ComputeError;
+use serde_json::json;
+use tracing::error;
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error(transparent)]
+    Compute(#[from] ComputeError),
+}
+
+impl ApiError {
+    fn status_and_message(&self) -> (StatusCode, String) {
+        use ComputeError as C;
+        let message = self.to_string();
+        let status = match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Compute(e) => match e {
+                C::ServerNotFound(_) | C::InterfaceNotFound { .. } => StatusCode::NOT_FOUND,
+                C::NetworkNotFound(_)
+                | C::PortNotFound(_)
+                | C::PortNotUsable { .. }
+                | C::NoNetworkAvailable
+                | C::NoMoreFixedIps(_)
+                | C::InvalidInput(_) => StatusCode::BAD_REQUEST,
+                C::PortInUse(_) | C::NetworkAmbiguous | C::FixedIpAlreadyInUse(_) | C::InvalidState { .. } => {
+                    StatusCode::CONFLICT
+                }
+                C::Neutron(n) if n.status() == Some(403) => StatusCode::FORBIDDEN,
+                C::Neutron(netcache_neutron::Error::Unreachable { .. } | netcache_neutron::Error::Auth(_)) => {
+                    StatusCode::SERVICE_UNAVAILABLE
+                }
+                C::Store(s) if s.is_conflict() => StatusCode::CONFLICT,
+                C::CreateAbandoned { .. }
+                | C::SpawnFailed { .. }
+                | C::NoValidHost(_)
+                | C::InterfaceAttachFailed { .. }
+                | C::Neutron(_)
+                | C::Store(_)
+                | C::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+        };
+        (status, message)
+    }
+}
+
+/// Nova's name for the error body of each status.
+fn nova_error_key(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "badRequest",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "itemNotFound",
+        405 => "badMethod",
+        409 => "conflictingRequest",
+        413 => "overLimit",
+        415 => "badMediaType",
+        501 => "notImplemented",
+        503 => "serviceUnavailable",
+        _ => "computeFault",
+    }
+}
+
+/// A Nova-format error response.
+pub fn nova_error(status: StatusCode, message: &str) -> Response {
+    let body = json!({ nova_error_key(status): { "code": status.as_u16(), "message": message } });
+    (status, Json(body)).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, message) = self.status_and_message();
+        if status.is_server_error() {
+            error!(error = %message, "Request failed: {message}");
+        }
+        nova_error(status, &message)
+    }
+}

@@ -1,0 +1,93 @@
+//! `/v2.1/servers/{id}/os-interface`: from netcache's VIF records, so a ghost port
+//! never appears here (unlike Nova, which lists Neutron ports by device_id).
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use netcache_compute::AttachRequest;
+use netcache_domain::{NetworkId, PortId};
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiResult};
+use crate::servers::parse_uuid;
+use crate::wire::{self, AttachBody};
+use crate::{AppState, Caller};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v2.1/servers/{id}/os-interface", get(list).post(attach))
+        .route("/v2.1/servers/{id}/os-interface/{port_id}", get(show).delete(detach))
+}
+
+async fn list(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let interfaces = state.compute.interfaces(server.id).await?;
+    let views: Vec<Value> = interfaces
+        .iter()
+        .filter(|i| i.port.is_some())
+        .map(wire::interface_view)
+        .collect();
+    Ok(Json(json!({"interfaceAttachments": views})))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, port_id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let interface = state.compute.interface(server.id, &PortId::from(port_id)).await?;
+    Ok(Json(json!({"interfaceAttachment": wire::interface_view(&interface)})))
+}
+
+async fn attach(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let body: AttachBody = wire::parse_body(&body)?;
+    let fields = body.interface_attachment;
+    let fixed_ip = match fields.fixed_ips.as_deref() {
+        None => None,
+        Some([one]) => Some(wire::parse_ip(&one.ip_address)?),
+        Some(_) => return Err(ApiError::BadRequest("fixed_ips must hold exactly one IP address".into())),
+    };
+    let request = match (fields.net_id, fields.port_id) {
+        (Some(_), Some(_)) => return Err(ApiError::BadRequest("Must not input both network_id and port_id".into())),
+        (None, Some(port)) => {
+            if fixed_ip.is_some() {
+                return Err(ApiError::BadRequest("Must input network_id when request IP address".into()));
+            }
+            AttachRequest::Port {
+                port_id: PortId::from(parse_uuid(&port, "port")?),
+                tag: fields.tag,
+            }
+        }
+        (net, None) => {
+            if net.is_none() && fixed_ip.is_some() {
+                return Err(ApiError::BadRequest("Must input network_id when request IP address".into()));
+            }
+            AttachRequest::Network {
+                network_id: net.map(|n| parse_uuid(&n, "network")).transpose()?.map(NetworkId::from),
+                fixed_ip,
+                tag: fields.tag,
+            }
+        }
+    };
+    let interface = state.compute.attach_interface(&caller.ctx, server.id, request).await?;
+    Ok(Json(json!({"interfaceAttachment": wire::interface_view(&interface)})))
+}
+
+async fn detach(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, port_id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let server = caller.server(&state, &id).await?;
+    state.compute.detach_interface(&caller.ctx, server.id, &PortId::from(port_id)).await?;
+    Ok(StatusCode::ACCEPTED)
+}

@@ -1,0 +1,124 @@
+//! Nova-compatible compute API (v2.1 subset) over the compute service:
+//! servers, addresses, os-interface and os-instance-actions.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::get;
+use netcache_compute::{Compute, RequestContext, new_request_id};
+use netcache_domain::ServerId;
+
+mod error;
+mod interfaces;
+mod servers;
+mod versions;
+pub mod wire;
+
+pub use error::{ApiError, ApiResult, nova_error};
+
+/// The microversion this API implements (minimum and maximum).
+pub const MICROVERSION: &str = "2.1";
+
+#[derive(Clone)]
+pub struct ApiConfig {
+    /// Project of callers that send no `X-Project-Id` (there is no Keystone yet).
+    pub default_project: String,
+    /// Base URL used in `links` (e.g. `http://127.0.0.1:8774`).
+    pub public_url: String,
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub compute: Arc<Compute>,
+    pub config: Arc<ApiConfig>,
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(versions::root))
+        .route("/v2.1", get(versions::v2_1))
+        .route("/v2.1/", get(versions::v2_1))
+        .merge(servers::routes())
+        .merge(interfaces::routes())
+        .fallback(|| async { nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })
+        .layer(middleware::from_fn(stamp_response))
+        .with_state(state)
+}
+
+/// Every answer carries a request id and the microversion, as Nova's do.
+async fn stamp_response(request: Request, next: Next) -> Response {
+    let request_id = new_request_id();
+    let mut request = request;
+    request.extensions_mut().insert(RequestId(request_id.clone()));
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        headers.insert("x-openstack-request-id", v.clone());
+        headers.insert("x-compute-request-id", v);
+    }
+    headers.insert("openstack-api-version", HeaderValue::from_static("compute 2.1"));
+    headers.insert("x-openstack-nova-api-version", HeaderValue::from_static(MICROVERSION));
+    headers.insert("vary", HeaderValue::from_static("OpenStack-API-Version, X-OpenStack-Nova-API-Version"));
+    response
+}
+
+#[derive(Clone)]
+struct RequestId(String);
+
+/// The caller: project and user from the (Keystone-style) headers, or defaults.
+pub struct Caller {
+    pub ctx: RequestContext,
+    pub is_admin: bool,
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let header = |name: &str| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        let project = header("x-project-id").unwrap_or(&state.config.default_project).to_owned();
+        let user = header("x-user-id").unwrap_or("netcache-user").to_owned();
+        let is_admin = header("x-roles").is_some_and(|roles| roles.split(',').any(|r| r.trim() == "admin"));
+        let request_id = parts
+            .extensions
+            .get::<RequestId>()
+            .map_or_else(new_request_id, |r| r.0.clone());
+        Ok(Self {
+            ctx: RequestContext {
+                request_id,
+                project_id: project,
+                user_id: user,
+            },
+            is_admin,
+        })
+    }
+}
+
+impl Caller {
+    /// The server, if it exists and the caller may see it; 404 otherwise (Nova
+    /// does not reveal other projects' servers).
+    pub async fn server(&self, state: &AppState, id: &str) -> ApiResult<netcache_domain::server::Server> {
+        let not_found = || ApiError::NotFound(format!("Instance {id} could not be found."));
+        let server_id: ServerId = id.parse().map_err(|_| not_found())?;
+        let server = state.compute.server(server_id).await.map_err(|e| match e {
+            netcache_compute::Error::ServerNotFound(_) => not_found(),
+            other => other.into(),
+        })?;
+        if !self.is_admin && server.project_id.as_str() != self.ctx.project_id {
+            return Err(not_found());
+        }
+        Ok(server)
+    }
+}

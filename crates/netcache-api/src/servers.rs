@@ -1,0 +1,181 @@
+//! `/v2.1/servers`, addresses and instance actions.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use netcache_compute::CreateServer;
+use netcache_domain::server::{NetworkRequest, NetworkRequests};
+use netcache_domain::{NetworkId, PortId};
+use rand::Rng;
+use rand::distr::Alphanumeric;
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiResult};
+use crate::wire::{self, CreateServerBody, NetworksField};
+use crate::{AppState, Caller};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v2.1/servers", get(list).post(create))
+        .route("/v2.1/servers/detail", get(list_detail))
+        .route("/v2.1/servers/{id}", get(show).delete(delete))
+        .route("/v2.1/servers/{id}/ips", get(ips))
+        .route("/v2.1/servers/{id}/ips/{network}", get(ips_of_network))
+        .route("/v2.1/servers/{id}/os-instance-actions", get(actions))
+        .route("/v2.1/servers/{id}/os-instance-actions/{request_id}", get(action))
+}
+
+async fn visible_servers(state: &AppState, caller: &Caller) -> ApiResult<Vec<netcache_domain::server::Server>> {
+    let project = (!caller.is_admin).then_some(caller.ctx.project_id.as_str());
+    Ok(state.compute.servers(project).await?)
+}
+
+async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
+    let base = &state.config.public_url;
+    let servers = visible_servers(&state, &caller).await?;
+    Ok(Json(json!({"servers": servers.iter().map(|s| wire::server_summary(base, s)).collect::<Vec<_>>()})))
+}
+
+async fn list_detail(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
+    let mut views = Vec::new();
+    for server in visible_servers(&state, &caller).await? {
+        let info = state.compute.network_info(server.id).await?;
+        views.push(wire::server_detail(&state.config.public_url, &server, &info));
+    }
+    Ok(Json(json!({"servers": views})))
+}
+
+async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let info = state.compute.network_info(server.id).await?;
+    Ok(Json(json!({"server": wire::server_detail(&state.config.public_url, &server, &info)})))
+}
+
+async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
+    let body: CreateServerBody = wire::parse_body(&body)?;
+    let request = parse_create(body)?;
+    let server = state.compute.create_server(&caller.ctx, request).await?;
+    let mut view = wire::server_summary(&state.config.public_url, &server);
+    view["OS-DCF:diskConfig"] = json!("MANUAL");
+    view["security_groups"] = json!([{"name": "default"}]);
+    view["adminPass"] = json!(rand::rng().sample_iter(&Alphanumeric).take(12).map(char::from).collect::<String>());
+    Ok((StatusCode::ACCEPTED, Json(json!({"server": view}))))
+}
+
+/// Nova's schema checks for a boot request, with its messages.
+fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
+    let fields = body.server;
+    let name = fields
+        .name
+        .ok_or_else(|| ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into()))?;
+    if name.trim().is_empty() || name.len() > 255 {
+        return Err(ApiError::BadRequest(format!("Invalid input for field/attribute name. Value: {name:?}")));
+    }
+    let flavor_ref = match fields.flavor_ref {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        Some(Value::Number(n)) => n.to_string(),
+        _ => {
+            return Err(ApiError::BadRequest(
+                "Invalid input for field/attribute server. Value: 'flavorRef' is a required property".into(),
+            ));
+        }
+    };
+    let networks = match fields.networks {
+        None => NetworkRequests::Auto,
+        Some(NetworksField::Keyword(k)) if k == "auto" => NetworkRequests::Auto,
+        Some(NetworksField::Keyword(k)) if k == "none" => NetworkRequests::None,
+        Some(NetworksField::Keyword(k)) => {
+            return Err(ApiError::BadRequest(format!("Invalid input for field/attribute networks. Value: {k}")));
+        }
+        Some(NetworksField::List(entries)) => {
+            let mut requests = Vec::with_capacity(entries.len());
+            for entry in entries {
+                let tag = entry.tag;
+                requests.push(match (entry.port, entry.uuid) {
+                    (Some(port), _) => {
+                        if entry.fixed_ip.is_some() {
+                            return Err(ApiError::BadRequest("Cannot give both a port and a fixed IP.".into()));
+                        }
+                        NetworkRequest::Port {
+                            port_id: PortId::from(parse_uuid(&port, "port")?),
+                            tag,
+                        }
+                    }
+                    (None, Some(uuid)) => NetworkRequest::Network {
+                        network_id: Some(NetworkId::from(parse_uuid(&uuid, "network")?)),
+                        fixed_ip: entry.fixed_ip.as_deref().map(wire::parse_ip).transpose()?,
+                        tag,
+                    },
+                    (None, None) => {
+                        return Err(ApiError::BadRequest(
+                            "Bad networks format: each network needs a 'uuid' or a 'port'".into(),
+                        ));
+                    }
+                });
+            }
+            NetworkRequests::Explicit(requests)
+        }
+    };
+    Ok(CreateServer {
+        name,
+        flavor_ref,
+        image_ref: fields.image_ref.unwrap_or_default(),
+        metadata: fields.metadata,
+        networks,
+    })
+}
+
+/// Neutron ids are UUIDs; anything else is a 400 before Neutron is asked.
+pub(crate) fn parse_uuid(text: &str, what: &str) -> ApiResult<String> {
+    uuid::Uuid::parse_str(text)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| ApiError::BadRequest(format!("Bad networks format: {what} uuid is not in proper format ({text})")))
+}
+
+async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    let server = caller.server(&state, &id).await?;
+    state.compute.delete_server(&caller.ctx, server.id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn ips(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let info = state.compute.network_info(server.id).await?;
+    Ok(Json(json!({"addresses": wire::addresses(&server, &info, false)})))
+}
+
+async fn ips_of_network(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, network)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let info = state.compute.network_info(server.id).await?;
+    let mut addresses = wire::addresses(&server, &info, false);
+    let list = addresses
+        .remove(&network)
+        .ok_or_else(|| ApiError::NotFound("Instance is not a member of specified network".into()))?;
+    Ok(Json(json!({ network: list })))
+}
+
+async fn actions(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let actions = state.compute.actions(server.id).await?;
+    Ok(Json(json!({"instanceActions": actions.iter().map(|a| wire::action_view(a, false)).collect::<Vec<_>>()})))
+}
+
+async fn action(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, request_id)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let server = caller.server(&state, &id).await?;
+    let actions = state.compute.actions(server.id).await?;
+    let action = actions
+        .iter()
+        .find(|a| a.request_id == request_id)
+        .ok_or_else(|| ApiError::NotFound(format!("Action {request_id} could not be found.")))?;
+    Ok(Json(json!({"instanceAction": wire::action_view(action, true)})))
+}

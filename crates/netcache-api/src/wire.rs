@@ -1,0 +1,235 @@
+//! Nova v2.1 JSON: request bodies and response views. Domain types never derive
+//! serde for the API; they are converted here.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use netcache_compute::Interface;
+use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::server::{Server, VmState};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha224};
+
+use crate::error::{ApiError, ApiResult};
+
+/// `POST /servers` body.
+#[derive(Debug, Deserialize)]
+pub struct CreateServerBody {
+    pub server: CreateServerFields,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CreateServerFields {
+    pub name: Option<String>,
+    #[serde(rename = "imageRef", default)]
+    pub image_ref: Option<String>,
+    #[serde(rename = "flavorRef")]
+    pub flavor_ref: Option<Value>,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    pub networks: Option<NetworksField>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum NetworksField {
+    Keyword(String),
+    List(Vec<NetworkEntry>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkEntry {
+    pub uuid: Option<String>,
+    pub port: Option<String>,
+    pub fixed_ip: Option<String>,
+    pub tag: Option<String>,
+}
+
+/// `POST /servers/{id}/os-interface` body.
+#[derive(Debug, Deserialize)]
+pub struct AttachBody {
+    #[serde(rename = "interfaceAttachment")]
+    pub interface_attachment: AttachFields,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachFields {
+    pub net_id: Option<String>,
+    pub port_id: Option<String>,
+    pub fixed_ips: Option<Vec<FixedIpField>>,
+    pub tag: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedIpField {
+    pub ip_address: String,
+}
+
+/// Parses a JSON body; any problem is a Nova 400, never a 500.
+pub fn parse_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
+    if bytes.is_empty() {
+        return Err(ApiError::BadRequest("The request body is empty; a JSON object is required.".into()));
+    }
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("Invalid request body: {e}")))
+}
+
+pub fn parse_ip(text: &str) -> ApiResult<IpAddr> {
+    text.parse()
+        .map_err(|_| ApiError::BadRequest(format!("Invalid fixed IP address ({text})")))
+}
+
+/// Nova's timestamp format for servers (`2013-10-02T10:31:31Z`).
+fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Nova's timestamp format for actions and usage (`2013-10-02T10:31:31.000000`).
+fn iso_micro(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
+}
+
+fn links(base: &str, kind: &str, id: &str) -> Value {
+    json!([
+        {"rel": "self", "href": format!("{base}/v2.1/{kind}/{id}")},
+        {"rel": "bookmark", "href": format!("{base}/{kind}/{id}")},
+    ])
+}
+
+pub fn server_summary(base: &str, server: &Server) -> Value {
+    json!({"id": server.id.to_string(), "name": server.name, "links": links(base, "servers", &server.id.to_string())})
+}
+
+/// Nova's `hostId`: an opaque per-project digest of the host.
+fn host_id(server: &Server) -> String {
+    server.host.as_ref().map_or_else(String::new, |host| {
+        let digest = Sha224::digest(format!("{}{}", server.project_id, host).as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    })
+}
+
+/// Addresses grouped by network label in VIF order: per label, every fixed IP,
+/// then every floating IP. Empty while building, as in Nova.
+pub fn addresses(server: &Server, info: &NetworkInfo, extended: bool) -> Map<String, Value> {
+    let mut grouped: Map<String, Value> = Map::new();
+    if server.vm_state == VmState::Building {
+        return grouped;
+    }
+    let mut order: Vec<String> = Vec::new();
+    let mut fixed: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut floating: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for vif in &info.0 {
+        let label = vif.network.label.clone().unwrap_or_default();
+        if !order.contains(&label) {
+            order.push(label.clone());
+        }
+        let entry = |address: &Option<String>, version: Option<u8>, kind: &str| {
+            let mut v = json!({"version": version, "addr": address});
+            if extended {
+                v["OS-EXT-IPS:type"] = json!(kind);
+                v["OS-EXT-IPS-MAC:mac_addr"] = json!(vif.address);
+            }
+            v
+        };
+        for ip in vif.fixed_ips() {
+            fixed.entry(label.clone()).or_default().push(entry(&ip.address, ip.version, "fixed"));
+        }
+        for ip in vif.floating_ips() {
+            floating.entry(label.clone()).or_default().push(entry(&ip.address, ip.version, "floating"));
+        }
+    }
+    for label in order {
+        let mut list = fixed.remove(&label).unwrap_or_default();
+        list.extend(floating.remove(&label).unwrap_or_default());
+        grouped.insert(label, Value::Array(list));
+    }
+    grouped
+}
+
+pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
+    let id = server.id.to_string();
+    let image = if server.image_ref.is_empty() {
+        json!("")
+    } else {
+        json!({"id": server.image_ref, "links": [{"rel": "bookmark", "href": format!("{base}/images/{}", server.image_ref)}]})
+    };
+    let mut view = json!({
+        "id": id,
+        "name": server.name,
+        "status": server.api_status(),
+        "tenant_id": server.project_id.to_string(),
+        "user_id": server.user_id,
+        "metadata": server.metadata,
+        "hostId": host_id(server),
+        "image": image,
+        "flavor": {"id": server.flavor_ref, "links": [{"rel": "bookmark", "href": format!("{base}/flavors/{}", server.flavor_ref)}]},
+        "created": iso(server.created_at),
+        "updated": iso(server.updated_at),
+        "addresses": addresses(server, info, true),
+        "accessIPv4": "",
+        "accessIPv6": "",
+        "links": links(base, "servers", &id),
+        "OS-DCF:diskConfig": "MANUAL",
+        "progress": 0,
+        "OS-EXT-AZ:availability_zone": server.availability_zone,
+        "config_drive": "",
+        "key_name": null,
+        "OS-SRV-USG:launched_at": server.launched_at.map(iso_micro),
+        "OS-SRV-USG:terminated_at": server.deleted_at.map(iso_micro),
+        "OS-EXT-SRV-ATTR:host": server.host.as_ref().map(ToString::to_string),
+        "OS-EXT-SRV-ATTR:hypervisor_hostname": server.host.as_ref().map(ToString::to_string),
+        "OS-EXT-SRV-ATTR:instance_name": format!("instance-{}", &id[..8]),
+        "OS-EXT-STS:task_state": server.task_state.map(|t| t.to_string()),
+        "OS-EXT-STS:vm_state": server.vm_state.to_string(),
+        "OS-EXT-STS:power_state": if server.vm_state == VmState::Active { 1 } else { 0 },
+        "os-extended-volumes:volumes_attached": [],
+        "security_groups": [{"name": "default"}],
+    });
+    if let Some(fault) = &server.fault {
+        view["fault"] = json!({"code": fault.code, "created": iso(fault.created), "message": fault.message});
+    }
+    view
+}
+
+/// Nova's os-interface view.
+pub fn interface_view(interface: &Interface) -> Value {
+    let port = interface.port.as_ref();
+    json!({
+        "net_id": interface.vif.network_id.to_string(),
+        "port_id": interface.vif.port_id.to_string(),
+        "mac_addr": port.map(|p| p.mac_address.clone()),
+        "port_state": port.map(|p| p.status.clone()),
+        "fixed_ips": port.map(|p| p.fixed_ips.iter().map(|f| json!({"ip_address": f.ip_address.to_string(), "subnet_id": f.subnet_id.to_string()})).collect::<Vec<_>>()).unwrap_or_default(),
+    })
+}
+
+pub fn action_view(action: &Action, with_events: bool) -> Value {
+    let mut view = json!({
+        "action": action.action,
+        "instance_uuid": action.server_id.to_string(),
+        "message": action.message,
+        "project_id": action.project_id,
+        "request_id": action.request_id,
+        "start_time": iso_micro(action.start_time),
+        "user_id": action.user_id,
+    });
+    if with_events {
+        view["events"] = Value::Array(action.events.iter().map(event_view).collect());
+    }
+    view
+}
+
+fn event_view(event: &ActionEvent) -> Value {
+    json!({
+        "event": event.event,
+        "start_time": iso_micro(event.start_time),
+        "finish_time": event.finish_time.map(iso_micro),
+        "result": event.result,
+        "traceback": event.details,
+        "host": event.host,
+    })
+}

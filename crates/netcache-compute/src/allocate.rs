@@ -1,0 +1,380 @@
+//! The allocation protocol (invariants 2–4 of docs/ARCHITECTURE.md):
+//! 1. record a port intent (committed) before the create call;
+//! 2. create the port with the ownership marker in the same request;
+//! 3. success → intent `created`, VIF record and cache in one transaction;
+//! 4. ambiguous outcome → look the marker up: adopt exactly that port, or abandon
+//!    the intent; never re-POST it;
+//! 5. definite failure → intent `failed`.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use netcache_domain::allocation::{Resolution, resolve_ambiguous_create};
+use netcache_domain::cache::Observed;
+use netcache_domain::change::Change;
+use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::marker::{MarkerMode, OwnershipMarker};
+use netcache_domain::neutron::Port;
+use netcache_domain::server::Server;
+use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
+use netcache_domain::{HostName, IntentId, NetworkId, PortId, ServerId};
+use netcache_neutron::{FixedIpRequest, PortCreate, PortFilter, PortUpdate};
+use tracing::{info, warn};
+
+use crate::config::CrashPoint;
+use crate::{Compute, Error, Result};
+
+/// A VIF slot to fill with a new port.
+#[derive(Clone, Debug)]
+pub(crate) struct NewPortSlot {
+    pub attempt: u32,
+    pub position: i64,
+    pub network_id: NetworkId,
+    pub fixed_ip: Option<IpAddr>,
+    pub tag: Option<String>,
+}
+
+impl Compute {
+    /// Fills a slot with a new port, trying up to `create_attempts_per_host` intents.
+    pub(crate) async fn allocate_new_port(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<VifRecord> {
+        let mut last = None;
+        for _ in 0..self.config.create_attempts_per_host.max(1) {
+            match self.create_with_intent(server, host, slot).await {
+                Err(e @ Error::CreateAbandoned { .. }) => last = Some(e),
+                other => return other,
+            }
+        }
+        Err(last.expect("at least one attempt"))
+    }
+
+    async fn create_with_intent(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<VifRecord> {
+        let now = self.clock.now();
+        let intent = PortIntent {
+            id: IntentId::new_v4(),
+            server_id: server.id,
+            attempt: slot.attempt,
+            position: slot.position,
+            host: host.clone(),
+            network_id: slot.network_id.clone(),
+            fixed_ip: slot.fixed_ip,
+            tag: slot.tag.clone(),
+            state: IntentState::Pending,
+            port_id: None,
+            adopted: false,
+            reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.store.commit(vec![Change::InsertIntent(intent.clone())]).await?;
+        self.crash_point(CrashPoint::AfterIntentRecorded)?;
+
+        let marker = self.marker(intent.id);
+        let request = self.port_create(server, host, slot, &marker);
+        let result = self.neutron.create_port(&request).await;
+        self.crash_point(CrashPoint::AfterCreateSent)?;
+
+        match result {
+            Ok(port) => self.record_created(server, intent, port, false).await,
+            Err(e) if e.is_ambiguous() || matches!(e, netcache_neutron::Error::Protocol { .. }) => {
+                warn!(
+                    server.id = %server.id, intent.id = %intent.id, error = %e,
+                    "Create-port outcome unknown for server {}; looking intent {} up", server.id, intent.id
+                );
+                match self.resolve_by_marker(&marker).await? {
+                    Resolution::Adopt(port) => self.record_created(server, intent, port, true).await,
+                    Resolution::Abandon => {
+                        self.finish_intent(&intent, IntentState::Abandoned, None, Some(e.to_string()))
+                            .await?;
+                        Err(Error::CreateAbandoned {
+                            network: slot.network_id.clone(),
+                            intent: intent.id,
+                        })
+                    }
+                }
+            }
+            Err(e) => {
+                self.finish_intent(&intent, IntentState::Failed, None, Some(e.to_string()))
+                    .await?;
+                Err(Error::from_neutron_refusal(e))
+            }
+        }
+    }
+
+    pub(crate) fn marker(&self, intent: IntentId) -> OwnershipMarker {
+        OwnershipMarker {
+            deployment: self.deployment.clone(),
+            intent,
+        }
+    }
+
+    fn port_create(&self, server: &Server, host: &HostName, slot: &NewPortSlot, marker: &OwnershipMarker) -> PortCreate {
+        let (name, tags) = match self.marker_mode {
+            MarkerMode::Tags => (None, marker.tags()),
+            MarkerMode::Name => (Some(marker.port_name()), vec![]),
+        };
+        PortCreate {
+            network_id: slot.network_id.clone(),
+            project_id: Some(server.project_id.clone()),
+            fixed_ips: slot
+                .fixed_ip
+                .map(|ip| FixedIpRequest {
+                    subnet_id: None,
+                    ip_address: Some(ip),
+                })
+                .into_iter()
+                .collect(),
+            device_id: server.id.to_string(),
+            device_owner: server.device_owner(),
+            binding_host_id: Some(host.to_string()),
+            name,
+            tags,
+            security_groups: None,
+        }
+    }
+
+    /// Looks an intent's marker up in Neutron and decides.
+    pub(crate) async fn resolve_by_marker(&self, marker: &OwnershipMarker) -> Result<Resolution> {
+        let filter = match self.marker_mode {
+            MarkerMode::Tags => PortFilter {
+                tags: vec![marker.intent_tag()],
+                ..PortFilter::default()
+            },
+            MarkerMode::Name => PortFilter {
+                name: Some(marker.port_name()),
+                ..PortFilter::default()
+            },
+        };
+        let found = self.neutron.list_ports(&filter).await?;
+        Ok(resolve_ambiguous_create(marker, &found))
+    }
+
+    /// Step 3: the port exists and is ours; record it as the server's VIF.
+    pub(crate) async fn record_created(&self, server: &Server, intent: PortIntent, port: Port, adopted: bool) -> Result<VifRecord> {
+        if self.marker_mode == MarkerMode::Name {
+            // Tags could not ride in the POST; add them now so operators see them.
+            if let Err(e) = self.neutron.add_port_tags(&port.id, &self.marker(intent.id).tags()).await {
+                warn!(port.id = %port.id, error = %e, "Could not tag port {}", port.id);
+            }
+        }
+        let vif = VifRecord {
+            port_id: port.id.clone(),
+            server_id: server.id,
+            position: intent.position,
+            origin: VifOrigin::Created,
+            state: VifState::Attached,
+            intent_id: Some(intent.id),
+            network_id: port.network_id.clone(),
+            requested_fixed_ip: intent.fixed_ip,
+            tag: intent.tag.clone(),
+        };
+        let mut vifs = self.store.vifs(server.id).await?;
+        vifs.push(vif.clone());
+        let created = PortIntent {
+            state: IntentState::Created,
+            port_id: Some(port.id.clone()),
+            adopted,
+            updated_at: self.clock.now(),
+            ..intent.clone()
+        };
+        let observed = HashMap::from([(
+            port.id.clone(),
+            Observed::Present {
+                port: port.clone(),
+                floating_ips: vec![],
+            },
+        )]);
+        self.commit_with_cache(
+            server.id,
+            &vifs,
+            &observed,
+            vec![
+                Change::UpdateIntent {
+                    intent: created,
+                    expected: IntentState::Pending,
+                },
+                Change::InsertVif(vif.clone()),
+            ],
+        )
+        .await?;
+        info!(
+            server.id = %server.id, port.id = %port.id, intent.id = %intent.id, adopted,
+            "{} port {} for server {}", if adopted { "Adopted" } else { "Created" }, port.id, server.id
+        );
+        Ok(vif)
+    }
+
+    pub(crate) async fn finish_intent(
+        &self,
+        intent: &PortIntent,
+        state: IntentState,
+        port_id: Option<PortId>,
+        reason: Option<String>,
+    ) -> Result<()> {
+        let finished = PortIntent {
+            state,
+            port_id,
+            reason,
+            updated_at: self.clock.now(),
+            ..intent.clone()
+        };
+        self.store
+            .commit(vec![Change::UpdateIntent {
+                intent: finished,
+                expected: IntentState::Pending,
+            }])
+            .await?;
+        info!(server.id = %intent.server_id, intent.id = %intent.id, state = %state, "Intent {} is {state}", intent.id);
+        Ok(())
+    }
+
+    /// Attaches a port the user created: record first, then bind with
+    /// `If-Match` so a port grabbed in between is refused, not stolen.
+    pub(crate) async fn attach_user_port(
+        &self,
+        server: &Server,
+        host: &HostName,
+        position: i64,
+        port_id: &PortId,
+        tag: Option<String>,
+    ) -> Result<VifRecord> {
+        let port = self.usable_user_port(&server.project_id, Some(server.id), port_id).await?;
+        let vif = VifRecord {
+            port_id: port.id.clone(),
+            server_id: server.id,
+            position,
+            origin: VifOrigin::Preexisting,
+            state: VifState::Attached,
+            intent_id: None,
+            network_id: port.network_id.clone(),
+            requested_fixed_ip: None,
+            tag,
+        };
+        let existing = self.store.vif_by_port(port_id).await?;
+        match existing {
+            Some(v) if v.server_id == server.id => {}
+            Some(_) => return Err(Error::PortInUse(port_id.clone())),
+            None => self.store.commit(vec![Change::InsertVif(vif.clone())]).await?,
+        }
+        let bind = PortUpdate::bind(&server.id.to_string(), &server.device_owner(), host.as_str());
+        let if_match = self.revision_guard(port.revision_number);
+        let bound = match self.neutron.update_port(port_id, &bind, if_match).await {
+            Ok(bound) => bound,
+            Err(e) if !e.is_ambiguous() => {
+                self.store
+                    .commit(vec![Change::DeleteVif {
+                        server_id: server.id,
+                        port_id: port_id.clone(),
+                    }])
+                    .await?;
+                return Err(match e.status() {
+                    Some(412 | 409) => Error::PortInUse(port_id.clone()),
+                    _ => Error::from_neutron_refusal(e),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let vifs = self.store.vifs(server.id).await?;
+        let observed = HashMap::from([(
+            bound.id.clone(),
+            Observed::Present {
+                port: bound,
+                floating_ips: self.floating_ips_of(port_id).await?,
+            },
+        )]);
+        self.commit_with_cache(server.id, &vifs, &observed, vec![]).await?;
+        info!(server.id = %server.id, port.id = %port_id, "Attached user port {port_id} to server {}", server.id);
+        Ok(vif)
+    }
+
+    /// Nova's rules for a requested port: it exists, belongs to the project, and
+    /// no device holds it (or `holder`, the server asking, already does).
+    pub(crate) async fn usable_user_port(
+        &self,
+        project: &netcache_domain::ProjectId,
+        holder: Option<ServerId>,
+        port_id: &PortId,
+    ) -> Result<Port> {
+        let port = self.neutron.show_port(port_id).await.map_err(|e| {
+            if e.is_not_found() {
+                Error::PortNotFound(port_id.clone())
+            } else {
+                e.into()
+            }
+        })?;
+        if &port.project_id != project {
+            return Err(Error::PortNotUsable {
+                port: port_id.clone(),
+                reason: "it belongs to another project".to_owned(),
+            });
+        }
+        let held_by_asker = holder.is_some_and(|id| port.device_id == id.to_string());
+        if !port.device_id.is_empty() && !held_by_asker {
+            return Err(Error::PortInUse(port_id.clone()));
+        }
+        Ok(port)
+    }
+
+    pub(crate) fn revision_guard(&self, revision: u64) -> Option<u64> {
+        self.extensions
+            .contains(netcache_domain::neutron::extension::REVISION_IF_MATCH)
+            .then_some(revision)
+    }
+
+    async fn floating_ips_of(&self, port_id: &PortId) -> Result<Vec<netcache_domain::neutron::FloatingIp>> {
+        Ok(self
+            .neutron
+            .list_floating_ips(&netcache_neutron::FloatingIpFilter {
+                port_ids: vec![port_id.clone()],
+            })
+            .await?)
+    }
+
+    /// Releases a VIF's port: deletes a port netcache created, unbinds a user's.
+    /// The record is marked `releasing` first and removed only once Neutron
+    /// agreed, so a failed release is never forgotten. Returns whether it is done.
+    pub(crate) async fn release_vif(&self, vif: &VifRecord) -> Result<bool> {
+        if vif.state != VifState::Releasing {
+            self.store
+                .commit(vec![Change::UpdateVif(VifRecord {
+                    state: VifState::Releasing,
+                    ..vif.clone()
+                })])
+                .await?;
+        }
+        let result = match vif.origin {
+            VifOrigin::Created => self.neutron.delete_port(&vif.port_id, None).await,
+            VifOrigin::Preexisting => self.unbind_if_ours(vif).await,
+        };
+        match result {
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => {
+                warn!(
+                    server.id = %vif.server_id, port.id = %vif.port_id, error = %e,
+                    "Could not release port {}; kept for retry", vif.port_id
+                );
+                return Ok(false);
+            }
+        }
+        self.store
+            .commit(vec![Change::DeleteVif {
+                server_id: vif.server_id,
+                port_id: vif.port_id.clone(),
+            }])
+            .await?;
+        info!(server.id = %vif.server_id, port.id = %vif.port_id, origin = %vif.origin, "Released port {}", vif.port_id);
+        Ok(true)
+    }
+
+    /// Unbinds a user's port, unless someone else has taken it since.
+    async fn unbind_if_ours(&self, vif: &VifRecord) -> netcache_neutron::Result<()> {
+        let port = self.neutron.show_port(&vif.port_id).await?;
+        if port.device_id != vif.server_id.to_string() {
+            return Ok(());
+        }
+        self.neutron
+            .update_port(&vif.port_id, &PortUpdate::unbind(), self.revision_guard(port.revision_number))
+            .await
+            .map(|_| ())
+    }
+}

@@ -1,0 +1,441 @@
+//! Server builds (with reschedules) and deletes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::change::Change;
+use netcache_domain::intent::IntentState;
+use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
+use netcache_domain::vif::{VifRecord, VifState};
+use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
+use netcache_store::ServerFilter;
+use tracing::{Instrument, error, info, info_span, warn};
+
+use crate::allocate::NewPortSlot;
+use crate::{Compute, Error, RequestContext, Result};
+
+/// A boot request, already parsed from the API body.
+#[derive(Clone, Debug)]
+pub struct CreateServer {
+    pub name: String,
+    pub flavor_ref: String,
+    pub image_ref: String,
+    pub metadata: BTreeMap<String, String>,
+    pub networks: NetworkRequests,
+}
+
+const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
+
+impl Compute {
+    /// Validates the request's networks and ports (Nova's rules), records the
+    /// server as building and starts its build in the background.
+    pub async fn create_server(self: &Arc<Self>, ctx: &RequestContext, request: CreateServer) -> Result<Server> {
+        let project = ProjectId::from(ctx.project_id.as_str());
+        let networks = self.validate_networks(&project, &request.networks).await?;
+        let now = self.clock.now();
+        let server = Server {
+            id: ServerId::new_v4(),
+            name: request.name,
+            project_id: project,
+            user_id: ctx.user_id.clone(),
+            host: None,
+            availability_zone: self.config.availability_zone.clone(),
+            vm_state: VmState::Building,
+            task_state: Some(TaskState::Scheduling),
+            fault: None,
+            flavor_ref: request.flavor_ref,
+            image_ref: request.image_ref,
+            metadata: request.metadata,
+            requested_networks: networks,
+            tried_hosts: vec![],
+            created_at: now,
+            updated_at: now,
+            launched_at: None,
+            deleted_at: None,
+            generation: 0,
+        };
+        self.store
+            .commit(vec![
+                Change::InsertServer(server.clone()),
+                Change::StartAction(action(ctx, server.id, "create", now)),
+            ])
+            .await?;
+        info!(server.id = %server.id, server.name = %server.name, "Accepted build of server {}", server.id);
+        self.start_build(server.id, ctx.request_id.clone());
+        Ok(server)
+    }
+
+    pub(crate) fn start_build(self: &Arc<Self>, server_id: ServerId, request_id: String) {
+        let compute = Arc::clone(self);
+        let span = info_span!("build", server.id = %server_id, request.id = %request_id);
+        self.spawn_tracked(
+            async move {
+                if let Err(e) = compute.run_build(server_id, &request_id).await {
+                    error!(server.id = %server_id, error = %e, "Build of server {server_id} stopped: {e}");
+                }
+            }
+            .instrument(span),
+        );
+    }
+
+    /// Nova's `validate_networks`: named networks must exist, requested ports must
+    /// be usable, and "auto" must find exactly one network. Returns the requests
+    /// with "auto" resolved, so a build never has to guess.
+    async fn validate_networks(&self, project: &ProjectId, requests: &NetworkRequests) -> Result<NetworkRequests> {
+        let explicit = match requests {
+            NetworkRequests::None => return Ok(NetworkRequests::None),
+            NetworkRequests::Auto => {
+                let network = self.only_available_network(project).await?;
+                return Ok(NetworkRequests::Explicit(vec![NetworkRequest::Network {
+                    network_id: Some(network),
+                    fixed_ip: None,
+                    tag: None,
+                }]));
+            }
+            NetworkRequests::Explicit(list) => list,
+        };
+        let named: Vec<NetworkId> = explicit
+            .iter()
+            .filter_map(|r| match r {
+                NetworkRequest::Network { network_id, .. } => network_id.clone(),
+                NetworkRequest::Port { .. } => None,
+            })
+            .collect();
+        let topology = self.catalog.topology(self.neutron.as_ref(), &named).await?;
+        if let Some(missing) = named.iter().find(|id| !topology.networks.contains_key(*id)) {
+            return Err(Error::NetworkNotFound(missing.clone()));
+        }
+        let mut ports = HashSet::new();
+        let mut resolved = Vec::with_capacity(explicit.len());
+        for request in explicit {
+            match request {
+                NetworkRequest::Port { port_id, .. } => {
+                    if !ports.insert(port_id.clone()) {
+                        return Err(Error::InvalidInput(format!("Port {port_id} is requested more than once.")));
+                    }
+                    self.usable_user_port(project, None, port_id).await?;
+                    if self.store.vif_by_port(port_id).await?.is_some() {
+                        return Err(Error::PortInUse(port_id.clone()));
+                    }
+                    resolved.push(request.clone());
+                }
+                NetworkRequest::Network { network_id: None, fixed_ip, tag } => {
+                    resolved.push(NetworkRequest::Network {
+                        network_id: Some(self.only_available_network(project).await?),
+                        fixed_ip: *fixed_ip,
+                        tag: tag.clone(),
+                    });
+                }
+                NetworkRequest::Network { .. } => resolved.push(request.clone()),
+            }
+        }
+        Ok(NetworkRequests::Explicit(resolved))
+    }
+
+    pub(crate) async fn only_available_network(&self, project: &ProjectId) -> Result<NetworkId> {
+        let available = self.catalog.available_networks(self.neutron.as_ref(), project).await?;
+        match available.as_slice() {
+            [] => Err(Error::NoNetworkAvailable),
+            [only] => Ok(only.id.clone()),
+            _ => Err(Error::NetworkAmbiguous),
+        }
+    }
+
+    /// Builds a server: pick a host, allocate, spawn; on a failure that another
+    /// host might not have, release this attempt's ports and reschedule.
+    async fn run_build(self: &Arc<Self>, server_id: ServerId, request_id: &str) -> Result<()> {
+        let _guard = self.locks.lock(server_id).await;
+        loop {
+            let Some(mut server) = self.store.server(server_id).await? else {
+                return Ok(());
+            };
+            if server.vm_state != VmState::Building {
+                return Ok(());
+            }
+            let host = match (&server.host, server.task_state) {
+                // Resuming an attempt interrupted by a restart.
+                (Some(host), Some(TaskState::Networking | TaskState::Spawning)) => host.clone(),
+                _ => match self.pick_host(&server.tried_hosts) {
+                    Some(host) if (server.tried_hosts.len() as u32) < self.config.max_attempts => {
+                        server.host = Some(host.clone());
+                        server.tried_hosts.push(host.clone());
+                        server.task_state = Some(TaskState::Networking);
+                        server = self.save_server(server).await?;
+                        host
+                    }
+                    _ => {
+                        let reason = format!(
+                            "Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance {server_id}."
+                        );
+                        return self.fail_build(server, request_id, Error::NoValidHost(reason)).await;
+                    }
+                },
+            };
+            let attempt = server.tried_hosts.len() as u32;
+            match self.build_on_host(&server, &host, attempt).await {
+                Ok(server) => {
+                    let now = self.clock.now();
+                    let server = Server {
+                        vm_state: VmState::Active,
+                        task_state: None,
+                        launched_at: Some(now),
+                        ..server
+                    };
+                    self.save_server(server).await?;
+                    self.add_event(server_id, request_id, ActionEvent::finished(BUILD_EVENT, now, true, None, Some(host.to_string())))
+                        .await?;
+                    info!(server.id = %server_id, host = %host, attempt, "Server {server_id} is ACTIVE on {host}");
+                    return Ok(());
+                }
+                Err(e @ Error::Crashed(_)) => return Err(e),
+                Err(e) => {
+                    let now = self.clock.now();
+                    self.add_event(
+                        server_id,
+                        request_id,
+                        ActionEvent::finished(BUILD_EVENT, now, false, Some(e.to_string()), Some(host.to_string())),
+                    )
+                    .await?;
+                    let server = self.release_all(server_id).await?;
+                    let reschedulable = e.is_reschedulable();
+                    if reschedulable && attempt < self.config.max_attempts {
+                        warn!(server.id = %server_id, host = %host, attempt, error = %e, "Rescheduling server {server_id} away from {host}: {e}");
+                        let server = Server {
+                            host: None,
+                            task_state: Some(TaskState::Scheduling),
+                            ..server
+                        };
+                        self.save_server(server).await?;
+                        continue;
+                    }
+                    let cause = if reschedulable {
+                        Error::NoValidHost(format!(
+                            "Exceeded max scheduling attempts {attempt} for instance {server_id}. Last exception: {e}"
+                        ))
+                    } else {
+                        e
+                    };
+                    return self.fail_build(server, request_id, cause).await;
+                }
+            }
+        }
+    }
+
+    /// Fills every empty slot, then spawns.
+    async fn build_on_host(&self, server: &Server, host: &HostName, attempt: u32) -> Result<Server> {
+        let vifs = self.store.vifs(server.id).await?;
+        for (position, request) in server.requested_networks.slots().into_iter().enumerate() {
+            let position = position as i64;
+            if vifs.iter().any(|v| v.position == position && v.is_attached()) {
+                continue;
+            }
+            match request {
+                NetworkRequest::Network { network_id, fixed_ip, tag } => {
+                    let network_id = network_id.ok_or(Error::NoNetworkAvailable)?;
+                    let slot = NewPortSlot {
+                        attempt,
+                        position,
+                        network_id,
+                        fixed_ip,
+                        tag,
+                    };
+                    self.allocate_new_port(server, host, &slot).await?;
+                }
+                NetworkRequest::Port { port_id, tag } => {
+                    self.attach_user_port(server, host, position, &port_id, tag).await?;
+                }
+            }
+        }
+        let spawning = self
+            .save_server(Server {
+                task_state: Some(TaskState::Spawning),
+                ..self.server(server.id).await?
+            })
+            .await?;
+        self.virt.spawn(host, &spawning).await.map_err(|reason| Error::SpawnFailed {
+            server: server.id,
+            host: host.to_string(),
+            reason,
+        })?;
+        Ok(spawning)
+    }
+
+    async fn fail_build(&self, server: Server, request_id: &str, cause: Error) -> Result<()> {
+        let now = self.clock.now();
+        let message = cause.to_string();
+        let server = Server {
+            vm_state: VmState::Error,
+            task_state: None,
+            fault: Some(Fault {
+                code: 500,
+                message: message.clone(),
+                created: now,
+            }),
+            ..server
+        };
+        let id = server.id;
+        self.save_server(server).await?;
+        self.add_event(id, request_id, ActionEvent::finished("conductor_schedule_and_build_instances", now, false, Some(message.clone()), None))
+            .await?;
+        error!(server.id = %id, error = %message, "Server {id} is in ERROR: {message}");
+        Ok(())
+    }
+
+    /// Round-robin over the hosts not tried yet.
+    fn pick_host(&self, tried: &[HostName]) -> Option<HostName> {
+        let hosts = &self.config.hosts;
+        let start = self.next_host.fetch_add(1, Ordering::Relaxed);
+        (0..hosts.len())
+            .map(|i| &hosts[(start + i) % hosts.len()])
+            .find(|h| !tried.contains(h))
+            .cloned()
+    }
+
+    /// Releases every port of the server and empties its cache. Ports whose release
+    /// failed stay recorded as `releasing`.
+    async fn release_all(&self, server_id: ServerId) -> Result<Server> {
+        for vif in self.store.vifs(server_id).await? {
+            match vif.state {
+                VifState::Attached | VifState::Releasing => {
+                    self.release_vif(&vif).await?;
+                }
+                // Neutron no longer gives this port to the server: not ours to touch.
+                VifState::Lost => {
+                    self.store
+                        .commit(vec![Change::DeleteVif {
+                            server_id,
+                            port_id: vif.port_id.clone(),
+                        }])
+                        .await?;
+                }
+            }
+        }
+        let remaining = self.store.vifs(server_id).await?;
+        self.commit_with_cache(server_id, &remaining, &HashMap::new(), vec![]).await?;
+        self.server(server_id).await
+    }
+
+    /// Deletes a server: releases its ports (created ones deleted, user ones
+    /// unbound), resolves its pending intents, empties its cache.
+    pub async fn delete_server(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
+        let _guard = self.locks.lock(server_id).await;
+        let server = self.server(server_id).await?;
+        let now = self.clock.now();
+        self.store.commit(vec![Change::StartAction(action(ctx, server_id, "delete", now))]).await?;
+        let server = self
+            .save_server(Server {
+                task_state: Some(TaskState::Deleting),
+                ..server
+            })
+            .await?;
+        self.release_all(server_id).await?;
+        self.close_pending_intents(server_id).await?;
+        let leftover = self.store.vifs(server_id).await?.len();
+        self.store
+            .commit(vec![Change::WriteCache {
+                server_id,
+                info: NetworkInfo::default(),
+                expected_generation: self.store.cache(server_id).await?.generation,
+            }])
+            .await?;
+        let now = self.clock.now();
+        self.save_server(Server {
+            vm_state: VmState::Deleted,
+            task_state: None,
+            deleted_at: Some(now),
+            ..server
+        })
+        .await?;
+        self.add_event(server_id, &ctx.request_id, ActionEvent::finished("compute_terminate_instance", now, true, None, None))
+            .await?;
+        info!(server.id = %server_id, ports_left_for_gc = leftover, "Deleted server {server_id}");
+        Ok(())
+    }
+
+    /// Resolves a gone server's pending intents: a port that carries one is ours and
+    /// unwanted, so it is deleted; the intent is abandoned either way.
+    async fn close_pending_intents(&self, server_id: ServerId) -> Result<()> {
+        for intent in self.store.intents(server_id).await? {
+            if intent.state != IntentState::Pending {
+                continue;
+            }
+            let marker = self.marker(intent.id);
+            let port = match self.resolve_by_marker(&marker).await {
+                Ok(netcache_domain::allocation::Resolution::Adopt(port)) => Some(port),
+                Ok(netcache_domain::allocation::Resolution::Abandon) => None,
+                Err(e) => {
+                    warn!(intent.id = %intent.id, error = %e, "Intent {} left pending: lookup failed", intent.id);
+                    continue;
+                }
+            };
+            if let Some(port) = &port
+                && let Err(e) = self.neutron.delete_port(&port.id, None).await
+            {
+                warn!(port.id = %port.id, error = %e, "Could not delete port {} of a closed intent", port.id);
+            }
+            self.finish_intent(&intent, IntentState::Abandoned, port.map(|p| p.id), Some("server deleted".to_owned()))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Writes a server row with optimistic concurrency; returns it as stored.
+    pub(crate) async fn save_server(&self, server: Server) -> Result<Server> {
+        let server = Server {
+            updated_at: self.clock.now(),
+            ..server
+        };
+        self.store.commit(vec![Change::UpdateServer(server.clone())]).await?;
+        Ok(Server {
+            generation: server.generation + 1,
+            ..server
+        })
+    }
+
+    pub(crate) async fn add_event(&self, server_id: ServerId, request_id: &str, event: ActionEvent) -> Result<()> {
+        self.store
+            .commit(vec![Change::AddActionEvent {
+                server_id,
+                request_id: request_id.to_owned(),
+                event,
+            }])
+            .await?;
+        Ok(())
+    }
+
+    /// Servers visible to a project (all when `None`).
+    pub async fn servers(&self, project: Option<&str>) -> Result<Vec<Server>> {
+        Ok(self
+            .store
+            .servers(&ServerFilter {
+                project_id: project.map(ProjectId::from),
+                include_deleted: false,
+            })
+            .await?)
+    }
+
+    pub async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {
+        self.server(server_id).await?;
+        Ok(self.store.actions(server_id).await?)
+    }
+
+    pub async fn vifs(&self, server_id: ServerId) -> Result<Vec<VifRecord>> {
+        Ok(self.store.vifs(server_id).await?)
+    }
+}
+
+pub(crate) fn action(ctx: &RequestContext, server_id: ServerId, name: &str, at: chrono::DateTime<chrono::Utc>) -> Action {
+    Action {
+        server_id,
+        request_id: ctx.request_id.clone(),
+        action: name.to_owned(),
+        project_id: ctx.project_id.clone(),
+        user_id: ctx.user_id.clone(),
+        start_time: at,
+        message: None,
+        events: vec![],
+    }
+}

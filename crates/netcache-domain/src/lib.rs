@@ -1,0 +1,25 @@
+//! The pure core of netcache: the model and the decisions, with no I/O.
+//!
+//! Everything here is plain data and functions over it. The I/O crates
+//! (Neutron client, store, compute service, API) wrap these decisions:
+//! - [`cache::build_network_info`] decides what a server's network info cache is,
+//!   from netcache's own VIF records plus Neutron's port details;
+//! - [`ghost::classify_ports`] decides which Neutron ports are ghosts;
+//! - [`allocation::resolve_ambiguous_create`] decides what to do after a create-port
+//!   call whose outcome is unknown.
+
+pub mod action;
+pub mod allocation;
+pub mod cache;
+pub mod change;
+pub mod gc;
+pub mod ghost;
+pub mod ids;
+pub mod intent;
+pub mod marker;
+pub mod network_info;
+pub mod neutron;
+pub mod server;
+pub mod vif;
+
+pub use ids::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId, SubnetId};

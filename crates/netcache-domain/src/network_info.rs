@@ -1,0 +1,163 @@
+//! The network info model, serialised exactly as Nova's `instance_info_caches.network_info`
+//! JSON (key order included), so operators who know Nova can read it.
+//!
+//! This is netcache's persisted cache format, hence serde lives here rather than at an
+//! API boundary.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// An ordered list of VIFs: one server's cache.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NetworkInfo(pub Vec<Vif>);
+
+impl NetworkInfo {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("network info is always serialisable")
+    }
+
+    /// Reads a stored cache, tolerating keys missing from older blobs.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    pub fn port_ids(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|v| v.id.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Vif {
+    pub id: String,
+    pub address: String,
+    pub network: Network,
+    #[serde(rename = "type")]
+    pub vif_type: Option<String>,
+    #[serde(default)]
+    pub details: Map<String, Value>,
+    pub devname: String,
+    pub ovs_interfaceid: Option<String>,
+    #[serde(default)]
+    pub qbh_params: Option<Value>,
+    #[serde(default)]
+    pub qbg_params: Option<Value>,
+    pub active: bool,
+    #[serde(default = "normal")]
+    pub vnic_type: String,
+    #[serde(default)]
+    pub profile: Map<String, Value>,
+    #[serde(default)]
+    pub preserve_on_delete: bool,
+    #[serde(default)]
+    pub delegate_create: bool,
+    #[serde(default)]
+    pub meta: Map<String, Value>,
+}
+
+fn normal() -> String {
+    "normal".to_owned()
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Network {
+    pub id: String,
+    pub bridge: Option<String>,
+    pub label: Option<String>,
+    pub subnets: Vec<Subnet>,
+    pub meta: NetworkMeta,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetworkMeta {
+    #[serde(default)]
+    pub injected: bool,
+    pub tenant_id: Option<String>,
+    #[serde(default)]
+    pub mtu: Option<u32>,
+    #[serde(default)]
+    pub physical_network: Option<String>,
+    #[serde(default)]
+    pub tunneled: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Subnet {
+    pub cidr: String,
+    pub dns: Vec<Ip>,
+    pub gateway: Ip,
+    pub ips: Vec<FixedIp>,
+    pub routes: Vec<Route>,
+    pub version: Option<u8>,
+    pub meta: SubnetMeta,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubnetMeta {
+    #[serde(default)]
+    pub enable_dhcp: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_address_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dhcp_server: Option<String>,
+}
+
+/// Nova's `IP`: an address with its type (`fixed`, `floating`, `gateway`, `dns`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ip {
+    pub address: Option<String>,
+    #[serde(rename = "type")]
+    pub ip_type: String,
+    pub version: Option<u8>,
+    #[serde(default)]
+    pub meta: Map<String, Value>,
+}
+
+impl Ip {
+    pub fn new(address: Option<std::net::IpAddr>, ip_type: &str) -> Self {
+        Self {
+            address: address.map(|a| a.to_string()),
+            ip_type: ip_type.to_owned(),
+            version: address.map(ip_version),
+            meta: Map::new(),
+        }
+    }
+}
+
+/// Nova's `FixedIP`: an `IP` of type `fixed` plus its floating IPs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FixedIp {
+    pub address: Option<String>,
+    #[serde(rename = "type")]
+    pub ip_type: String,
+    pub version: Option<u8>,
+    #[serde(default)]
+    pub meta: Map<String, Value>,
+    #[serde(default)]
+    pub floating_ips: Vec<Ip>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    pub cidr: String,
+    pub gateway: Ip,
+    pub interface: Option<String>,
+    #[serde(default)]
+    pub meta: Map<String, Value>,
+}
+
+pub fn ip_version(ip: std::net::IpAddr) -> u8 {
+    if ip.is_ipv4() { 4 } else { 6 }
+}
+
+impl Vif {
+    /// Fixed IPs, in subnet order.
+    pub fn fixed_ips(&self) -> impl Iterator<Item = &FixedIp> {
+        self.network.subnets.iter().flat_map(|s| s.ips.iter())
+    }
+
+    /// Floating IPs of all fixed IPs.
+    pub fn floating_ips(&self) -> impl Iterator<Item = &Ip> {
+        self.fixed_ips().flat_map(|ip| ip.floating_ips.iter())
+    }
+}

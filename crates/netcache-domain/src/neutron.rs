@@ -1,0 +1,96 @@
+//! Neutron's resources as netcache sees them: plain data, converted from the wire
+//! format at the client boundary.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::{NetworkId, PortId, ProjectId, SubnetId};
+
+/// A Neutron port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Port {
+    pub id: PortId,
+    pub name: String,
+    pub network_id: NetworkId,
+    pub project_id: ProjectId,
+    pub mac_address: String,
+    pub fixed_ips: Vec<PortFixedIp>,
+    pub status: String,
+    pub admin_state_up: bool,
+    pub device_id: String,
+    pub device_owner: String,
+    pub binding_host_id: Option<String>,
+    pub vif_type: Option<String>,
+    pub vnic_type: Option<String>,
+    /// `binding:vif_details`, kept as JSON because it is driver-specific.
+    pub vif_details: serde_json::Value,
+    /// `binding:profile`, kept as JSON because it is driver-specific.
+    pub profile: serde_json::Value,
+    pub tags: BTreeSet<String>,
+    pub revision_number: u64,
+}
+
+impl Port {
+    /// Whether Neutron holds this port for the given server (`device_id` match).
+    pub fn carries_device_id(&self, device_id: &str) -> bool {
+        self.device_id == device_id
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortFixedIp {
+    pub subnet_id: SubnetId,
+    pub ip_address: IpAddr,
+}
+
+/// A Neutron network.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Network {
+    pub id: NetworkId,
+    pub name: String,
+    pub project_id: ProjectId,
+    pub shared: bool,
+    pub external: bool,
+    pub mtu: Option<u32>,
+    pub subnet_ids: Vec<SubnetId>,
+}
+
+/// A Neutron subnet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Subnet {
+    pub id: SubnetId,
+    pub network_id: NetworkId,
+    pub cidr: IpNet,
+    pub gateway_ip: Option<IpAddr>,
+    pub enable_dhcp: bool,
+    pub dns_nameservers: Vec<IpAddr>,
+    pub host_routes: Vec<HostRoute>,
+    pub ipv6_address_mode: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostRoute {
+    pub destination: IpNet,
+    pub nexthop: IpAddr,
+}
+
+/// A Neutron floating IP.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatingIp {
+    pub id: String,
+    pub floating_ip_address: IpAddr,
+    pub fixed_ip_address: Option<IpAddr>,
+    pub port_id: Option<PortId>,
+}
+
+/// Neutron extension aliases netcache's behaviour depends on.
+pub mod extension {
+    /// `tags` in a port POST body are applied (else silently dropped).
+    pub const TAG_PORTS_DURING_BULK_CREATION: &str = "tag-ports-during-bulk-creation";
+    /// `If-Match: revision_number=N` on PUT and DELETE.
+    pub const REVISION_IF_MATCH: &str = "revision-if-match";
+    /// Port tags and the tag sub-resource.
+    pub const STANDARD_ATTR_TAG: &str = "standard-attr-tag";
+}

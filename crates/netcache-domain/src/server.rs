@@ -1,0 +1,160 @@
+//! Servers (instances) and what a boot request asks for.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use chrono::{DateTime, Utc};
+
+use crate::{HostName, NetworkId, PortId, ProjectId, ServerId};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Server {
+    pub id: ServerId,
+    pub name: String,
+    pub project_id: ProjectId,
+    pub user_id: String,
+    pub host: Option<HostName>,
+    pub availability_zone: String,
+    pub vm_state: VmState,
+    pub task_state: Option<TaskState>,
+    pub fault: Option<Fault>,
+    pub flavor_ref: String,
+    pub image_ref: String,
+    pub metadata: BTreeMap<String, String>,
+    pub requested_networks: NetworkRequests,
+    /// Hosts already tried by this build, in order (the reschedule history).
+    pub tried_hosts: Vec<HostName>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub launched_at: Option<DateTime<Utc>>,
+    pub deleted_at: Option<DateTime<Utc>>,
+    /// Optimistic-concurrency counter of the server row.
+    pub generation: i64,
+}
+
+impl Server {
+    /// Nova's `device_owner` for ports of this server.
+    pub fn device_owner(&self) -> String {
+        format!("compute:{}", self.availability_zone)
+    }
+
+    pub fn is_deleted(&self) -> bool {
+        self.vm_state == VmState::Deleted
+    }
+
+    /// Nova's API `status` for a vm_state/task_state pair.
+    pub fn api_status(&self) -> &'static str {
+        match (self.vm_state, self.task_state) {
+            (VmState::Building, _) => "BUILD",
+            (VmState::Active, _) => "ACTIVE",
+            (VmState::Error, _) => "ERROR",
+            (VmState::Deleted, _) => "DELETED",
+        }
+    }
+}
+
+macro_rules! string_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vdoc])* $variant),+ }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),+ }
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok(Self::$variant),)+
+                    other => Err(format!("unknown {} {other:?}", stringify!($name))),
+                }
+            }
+        }
+    };
+}
+pub(crate) use string_enum;
+
+string_enum!(
+    /// Nova's vm_state, the subset netcache uses.
+    VmState {
+        Building => "building",
+        Active => "active",
+        Error => "error",
+        Deleted => "deleted",
+    }
+);
+
+string_enum!(
+    /// Nova's task_state, the subset netcache uses.
+    TaskState {
+        Scheduling => "scheduling",
+        Networking => "networking",
+        Spawning => "spawning",
+        Deleting => "deleting",
+    }
+);
+
+/// Why a server went to ERROR, as Nova shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub code: u16,
+    pub message: String,
+    pub created: DateTime<Utc>,
+}
+
+/// The `networks` of a boot request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetworkRequests {
+    /// `"auto"`: the one network available to the project.
+    Auto,
+    /// `"none"`: no ports at all.
+    None,
+    /// One port per entry, in this order.
+    Explicit(Vec<NetworkRequest>),
+}
+
+impl NetworkRequests {
+    /// The slots a build must fill, one per port, in order.
+    pub fn slots(&self) -> Vec<NetworkRequest> {
+        match self {
+            Self::Auto => vec![NetworkRequest::Network {
+                network_id: None,
+                fixed_ip: None,
+                tag: None,
+            }],
+            Self::None => vec![],
+            Self::Explicit(requests) => requests.clone(),
+        }
+    }
+}
+
+/// One entry of a boot or attach request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetworkRequest {
+    /// A new port on a network (`None`: the only network available).
+    Network {
+        network_id: Option<NetworkId>,
+        fixed_ip: Option<IpAddr>,
+        tag: Option<String>,
+    },
+    /// A port the user created.
+    Port { port_id: PortId, tag: Option<String> },
+}
+
+impl NetworkRequest {
+    pub fn tag(&self) -> Option<&str> {
+        match self {
+            Self::Network { tag, .. } | Self::Port { tag, .. } => tag.as_deref(),
+        }
+    }
+}

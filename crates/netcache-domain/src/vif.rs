@@ -1,0 +1,51 @@
+//! VIF records: netcache's authoritative membership of ports in servers.
+
+use std::net::IpAddr;
+
+use crate::server::string_enum;
+use crate::{IntentId, NetworkId, PortId, ServerId};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VifRecord {
+    pub port_id: PortId,
+    pub server_id: ServerId,
+    /// Order of the interface in the server (boot order, then attach order).
+    pub position: i64,
+    pub origin: VifOrigin,
+    pub state: VifState,
+    /// The intent that created the port (`None` for a user's port).
+    pub intent_id: Option<IntentId>,
+    pub network_id: NetworkId,
+    pub requested_fixed_ip: Option<IpAddr>,
+    /// Nova's device-role tag.
+    pub tag: Option<String>,
+}
+
+impl VifRecord {
+    /// Whether this VIF counts as attached (shown in the cache).
+    pub fn is_attached(&self) -> bool {
+        self.state == VifState::Attached
+    }
+}
+
+string_enum!(
+    /// Who brought the port: netcache created it (and deletes it), or the user
+    /// did (netcache only unbinds it). Durable, unlike Nova's cache-only flag.
+    VifOrigin {
+        Created => "created",
+        Preexisting => "preexisting",
+    }
+);
+
+string_enum!(
+    /// Lifecycle of a VIF record.
+    VifState {
+        /// Attached to the server; shown in its cache.
+        Attached => "attached",
+        /// Being released (deleted or unbound). A record stays in this state while
+        /// the release has not succeeded, so the port is never forgotten.
+        Releasing => "releasing",
+        /// Gone from Neutron, or Neutron now gives it to another device.
+        Lost => "lost",
+    }
+);

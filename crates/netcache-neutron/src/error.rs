@@ -1,0 +1,67 @@
+//! Errors of Neutron calls, classified by what they tell about the outcome.
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Neutron answered with an error: the request definitely did not take effect.
+    #[error("Neutron refused {operation}: HTTP {status} {kind}: {message}")]
+    Rejected {
+        operation: &'static str,
+        status: u16,
+        /// Neutron's error `type`, e.g. `PortNotFound`, `IpAddressGenerationFailure`.
+        kind: String,
+        message: String,
+    },
+    /// The request may or may not have taken effect (timeout after sending, dropped
+    /// connection, 5xx).
+    #[error("outcome of {operation} is unknown: {reason}")]
+    Ambiguous { operation: &'static str, reason: String },
+    /// The request was never sent (connection refused, DNS, no endpoint).
+    #[error("Neutron is unreachable for {operation}: {reason}")]
+    Unreachable { operation: &'static str, reason: String },
+    /// Keystone refused or could not be reached.
+    #[error("Keystone authentication failed: {0}")]
+    Auth(String),
+    /// Neutron answered something that is not Neutron's JSON.
+    #[error("unexpected response to {operation}: {reason}")]
+    Protocol { operation: &'static str, reason: String },
+}
+
+impl Error {
+    /// Whether the outcome is unknown (a mutating call may have taken effect).
+    pub fn is_ambiguous(&self) -> bool {
+        matches!(self, Self::Ambiguous { .. })
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Rejected { status: 404, .. })
+    }
+
+    /// HTTP status of a definite refusal.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Rejected { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Neutron's error type of a definite refusal.
+    pub fn kind(&self) -> Option<&str> {
+        match self {
+            Self::Rejected { kind, .. } => Some(kind),
+            _ => None,
+        }
+    }
+
+    /// A short, stable label for metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Self::Rejected { .. } => "rejected",
+            Self::Ambiguous { .. } => "ambiguous",
+            Self::Unreachable { .. } => "unreachable",
+            Self::Auth(_) => "auth",
+            Self::Protocol { .. } => "protocol",
+        }
+    }
+}

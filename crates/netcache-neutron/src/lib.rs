@@ -1,0 +1,136 @@
+//! Neutron v2.0 client: the [`NeutronApi`] trait, its HTTP implementation
+//! [`HttpNeutron`] (reqwest, Keystone v3 or no auth), and the Neutron wire types.
+//!
+//! Wire types stay in [`wire`]; the trait speaks the domain's types.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use async_trait::async_trait;
+use netcache_domain::neutron::{FloatingIp, Network, Port, Subnet};
+use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
+
+mod auth;
+mod client;
+mod error;
+pub mod wire;
+
+pub use auth::{Auth, Interface, Token, TokenSource};
+pub use client::{BuildError, ClientConfig, HttpNeutron};
+pub use error::{Error, Result};
+
+/// The Neutron calls netcache makes.
+///
+/// Idempotent calls may be retried by an implementation; `create_port` never is:
+/// its ambiguous outcomes are resolved by the caller with a marker lookup.
+#[async_trait]
+pub trait NeutronApi: Send + Sync + 'static {
+    /// Extension aliases (`GET /v2.0/extensions`).
+    async fn list_extensions(&self) -> Result<BTreeSet<String>>;
+    async fn list_networks(&self, filter: &NetworkFilter) -> Result<Vec<Network>>;
+    async fn list_subnets(&self, filter: &SubnetFilter) -> Result<Vec<Subnet>>;
+    /// `POST /v2.0/ports`. Sent exactly once.
+    async fn create_port(&self, port: &PortCreate) -> Result<Port>;
+    async fn show_port(&self, id: &PortId) -> Result<Port>;
+    /// `GET /v2.0/ports` with server-side filters; long value lists are split into
+    /// several requests and pages are followed.
+    async fn list_ports(&self, filter: &PortFilter) -> Result<Vec<Port>>;
+    /// `PUT /v2.0/ports/{id}`, with `If-Match: revision_number=N` when given.
+    async fn update_port(&self, id: &PortId, update: &PortUpdate, if_revision: Option<u64>) -> Result<Port>;
+    /// `DELETE /v2.0/ports/{id}`, with `If-Match: revision_number=N` when given.
+    async fn delete_port(&self, id: &PortId, if_revision: Option<u64>) -> Result<()>;
+    /// Adds tags (`PUT /v2.0/ports/{id}/tags/{tag}` each).
+    async fn add_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()>;
+    async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>>;
+}
+
+/// Body of a create-port request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortCreate {
+    pub network_id: NetworkId,
+    /// Project owning the port (sent as `project_id`; needs an admin/service caller).
+    pub project_id: Option<ProjectId>,
+    pub fixed_ips: Vec<FixedIpRequest>,
+    pub device_id: String,
+    pub device_owner: String,
+    pub binding_host_id: Option<String>,
+    pub name: Option<String>,
+    /// Sent in the body; applied only if Neutron has `tag-ports-during-bulk-creation`.
+    pub tags: Vec<String>,
+    pub security_groups: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FixedIpRequest {
+    pub subnet_id: Option<SubnetId>,
+    pub ip_address: Option<IpAddr>,
+}
+
+/// A partial port update: `None` fields are not sent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PortUpdate {
+    pub device_id: Option<String>,
+    pub device_owner: Option<String>,
+    /// `Some(None)` clears the binding host (`null`).
+    pub binding_host_id: Option<Option<String>>,
+    pub binding_profile: Option<serde_json::Value>,
+}
+
+impl PortUpdate {
+    /// Binds a port to a server on a host.
+    pub fn bind(device_id: &str, device_owner: &str, host: &str) -> Self {
+        Self {
+            device_id: Some(device_id.to_owned()),
+            device_owner: Some(device_owner.to_owned()),
+            binding_host_id: Some(Some(host.to_owned())),
+            binding_profile: None,
+        }
+    }
+
+    /// Clears `device_id`, `device_owner` and `binding:host_id` (Nova's unbind).
+    pub fn unbind() -> Self {
+        Self {
+            device_id: Some(String::new()),
+            device_owner: Some(String::new()),
+            binding_host_id: Some(None),
+            binding_profile: None,
+        }
+    }
+}
+
+/// Server-side filters for `GET /v2.0/ports`. Empty lists do not filter.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PortFilter {
+    pub ids: Vec<PortId>,
+    /// OR of device ids.
+    pub device_ids: Vec<String>,
+    pub network_ids: Vec<NetworkId>,
+    pub project_id: Option<ProjectId>,
+    pub device_owner: Option<String>,
+    pub name: Option<String>,
+    /// All of these tags.
+    pub tags: Vec<String>,
+    /// Any of these tags.
+    pub tags_any: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NetworkFilter {
+    pub ids: Vec<NetworkId>,
+    pub name: Option<String>,
+    pub project_id: Option<ProjectId>,
+    pub shared: Option<bool>,
+    pub external: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SubnetFilter {
+    pub ids: Vec<SubnetId>,
+    pub network_ids: Vec<NetworkId>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FloatingIpFilter {
+    /// OR of port ids.
+    pub port_ids: Vec<PortId>,
+}

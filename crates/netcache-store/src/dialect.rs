@@ -1,0 +1,28 @@
+//! What differs between the backends once the SQL text is shared: how timestamps
+//! and uuids are represented, how a write transaction starts, and how many rows a
+//! statement touched.
+
+use chrono::{DateTime, SubsecRound, Utc};
+use sqlx::{Database, Decode, Encode, Type};
+use uuid::Uuid;
+
+pub(crate) trait Dialect: Database {
+    /// A timestamp as bound and read (microsecond precision on both backends).
+    type Ts: Type<Self> + for<'q> Encode<'q, Self> + for<'r> Decode<'r, Self> + Send + Sync;
+    /// A uuid as bound and read.
+    type Uuid: Type<Self> + for<'q> Encode<'q, Self> + for<'r> Decode<'r, Self> + Send + Sync;
+
+    /// Opens the transaction of a [`commit`](crate::Store::commit) batch.
+    const BEGIN_WRITE: &'static str;
+
+    fn ts(t: DateTime<Utc>) -> Self::Ts;
+    fn from_ts(v: Self::Ts) -> Result<DateTime<Utc>, String>;
+    fn uuid(u: Uuid) -> Self::Uuid;
+    fn from_uuid(v: Self::Uuid) -> Result<Uuid, String>;
+    fn rows_affected(result: &Self::QueryResult) -> u64;
+}
+
+/// Both backends keep microseconds; anything finer is dropped the same way on both.
+pub(crate) fn to_micros(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.trunc_subsecs(6)
+}

@@ -1,0 +1,573 @@
+//! The one implementation of [`Store`], generic over the sqlx database: every
+//! statement, bind and row decoding is written once here and runs on both
+//! backends. The backend modules only connect, migrate and supply a [`Dialect`].
+
+use std::fmt::Display;
+use std::marker::PhantomData;
+use std::str::FromStr;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::change::Change;
+use netcache_domain::ghost::{GhostOwner, GhostSighting};
+use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::server::{Fault, Server};
+use netcache_domain::vif::{VifRecord, VifState};
+use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
+use sqlx::query::Query;
+use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
+use uuid::Uuid;
+
+use crate::dialect::Dialect;
+use crate::{Error, Result, ServerFilter, Store, StoredCache, json, sql};
+
+/// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.
+pub(crate) trait Backend: Send + Sync + 'static {
+    type Db: Dialect;
+    fn pool(&self) -> &Pool<Self::Db>;
+}
+
+type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
+
+/// Namespace of the generic helpers (statements, binds, row decoding).
+pub(crate) struct Sql<DB>(PhantomData<DB>);
+
+// The where clauses of `Sql` and of the `Store` impl below are the same list: what
+// the shared code binds and decodes, which sqlx states per database.
+impl<DB> Sql<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
+    str: Type<DB>,
+    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    for<'s> Option<&'s str>: Encode<'s, DB>,
+    Option<String>: for<'q> Encode<'q, DB>,
+    Option<i64>: for<'q> Encode<'q, DB>,
+    Option<DB::Ts>: for<'q> Encode<'q, DB>,
+    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
+{
+    /// Stamps the deployment id on first open; a no-op once any process has.
+    pub(crate) async fn ensure_deployment(pool: &Pool<DB>) -> Result<()> {
+        let fresh = format!("nc-{}", &Uuid::new_v4().simple().to_string()[..12]);
+        sqlx::query(sql::INSERT_DEPLOYMENT).bind(fresh).execute(pool).await?;
+        Ok(())
+    }
+
+    /// Runs one write, mapping key violations to the caller's failed precondition.
+    async fn run(conn: &mut DB::Connection, query: Q<'_, DB>) -> Result<u64> {
+        let result = query.execute(conn).await.map_err(Error::from_write)?;
+        Ok(DB::rows_affected(&result))
+    }
+
+    async fn apply(conn: &mut DB::Connection, change: &Change) -> Result<()> {
+        match change {
+            Change::InsertServer(server) => {
+                Self::run(conn, Self::bind_server(sqlx::query(sql::INSERT_SERVER), server)).await?;
+                let cache = sqlx::query(sql::INSERT_EMPTY_CACHE).bind(DB::uuid(server.id.0));
+                Self::run(conn, cache).await?;
+            }
+            Change::UpdateServer(server) => {
+                let query = Self::bind_server(sqlx::query(sql::UPDATE_SERVER), server);
+                if Self::run(conn, query).await? == 0 {
+                    return Err(Error::Conflict(format!(
+                        "server {} is not at generation {}",
+                        server.id, server.generation
+                    )));
+                }
+            }
+            Change::InsertVif(vif) => {
+                Self::run(conn, Self::bind_vif(sqlx::query(sql::INSERT_VIF), vif)).await?;
+            }
+            Change::UpdateVif(vif) => {
+                if Self::run(conn, Self::bind_vif(sqlx::query(sql::UPDATE_VIF), vif)).await? == 0 {
+                    return Err(vif_not_found(vif.server_id, &vif.port_id));
+                }
+            }
+            Change::DeleteVif { server_id, port_id } => {
+                let query = sqlx::query(sql::DELETE_VIF)
+                    .bind(DB::uuid(server_id.0))
+                    .bind(port_id.as_str());
+                if Self::run(conn, query).await? == 0 {
+                    return Err(vif_not_found(*server_id, port_id));
+                }
+            }
+            Change::InsertIntent(intent) => {
+                Self::run(conn, Self::bind_intent(sqlx::query(sql::INSERT_INTENT), intent)).await?;
+            }
+            Change::UpdateIntent { intent, expected } => {
+                let query = Self::bind_intent(sqlx::query(sql::UPDATE_INTENT), intent).bind(expected.as_str());
+                if Self::run(conn, query).await? == 0 {
+                    return Err(Error::Conflict(format!("intent {} is not {expected}", intent.id)));
+                }
+            }
+            Change::WriteCache {
+                server_id,
+                info,
+                expected_generation,
+            } => {
+                let query = sqlx::query(sql::WRITE_CACHE)
+                    .bind(DB::uuid(server_id.0))
+                    .bind(*expected_generation)
+                    .bind(info.to_json());
+                if Self::run(conn, query).await? == 0 {
+                    return Err(Error::Conflict(format!(
+                        "cache of server {server_id} is not at generation {expected_generation}"
+                    )));
+                }
+            }
+            Change::StartAction(action) => {
+                let query = sqlx::query(sql::INSERT_ACTION)
+                    .bind(DB::uuid(action.server_id.0))
+                    .bind(action.request_id.as_str())
+                    .bind(action.action.as_str())
+                    .bind(action.project_id.as_str())
+                    .bind(action.user_id.as_str())
+                    .bind(DB::ts(action.start_time))
+                    .bind(action.message.as_deref());
+                Self::run(conn, query).await?;
+                for event in &action.events {
+                    Self::add_event(conn, action.server_id, &action.request_id, event).await?;
+                }
+            }
+            Change::AddActionEvent {
+                server_id,
+                request_id,
+                event,
+            } => Self::add_event(conn, *server_id, request_id, event).await?,
+            Change::UpsertGhostSighting(ghost) => {
+                let intent = match &ghost.owner {
+                    GhostOwner::Ours { intent } => intent.map(|i| DB::uuid(i.0)),
+                    GhostOwner::Foreign => None,
+                };
+                let query = sqlx::query(sql::UPSERT_GHOST)
+                    .bind(ghost.port_id.as_str())
+                    .bind(ghost.device_id.as_str())
+                    .bind(ghost.owner.label())
+                    .bind(intent)
+                    .bind(DB::ts(ghost.first_seen))
+                    .bind(DB::ts(ghost.last_seen))
+                    .bind(i64::from(ghost.times_seen))
+                    .bind(to_i64("revision_number", ghost.revision_number)?);
+                Self::run(conn, query).await?;
+            }
+            // Deleting a sighting that is already gone is not an error: two sweeps
+            // may both see the ghost disappear.
+            Change::DeleteGhostSighting { port_id } => {
+                Self::run(conn, sqlx::query(sql::DELETE_GHOST).bind(port_id.as_str())).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn add_event(
+        conn: &mut DB::Connection,
+        server: ServerId,
+        request_id: &str,
+        event: &ActionEvent,
+    ) -> Result<()> {
+        let query = sqlx::query(sql::INSERT_ACTION_EVENT)
+            .bind(DB::uuid(server.0))
+            .bind(request_id)
+            .bind(event.event.as_str())
+            .bind(DB::ts(event.start_time))
+            .bind(event.finish_time.map(DB::ts))
+            .bind(event.result.as_deref())
+            .bind(event.details.as_deref())
+            .bind(event.host.as_deref());
+        if Self::run(conn, query).await? == 0 {
+            return Err(Error::NotFound(format!("action {request_id} of server {server}")));
+        }
+        Ok(())
+    }
+
+    /// `$1` id, `$2` generation, then the other columns (see [`sql::UPDATE_SERVER`]).
+    fn bind_server<'q>(query: Q<'q, DB>, s: &Server) -> Q<'q, DB> {
+        query
+            .bind(DB::uuid(s.id.0))
+            .bind(s.generation)
+            .bind(s.name.as_str())
+            .bind(s.project_id.as_str())
+            .bind(s.user_id.as_str())
+            .bind(s.host.as_ref().map(HostName::as_str))
+            .bind(s.availability_zone.as_str())
+            .bind(s.vm_state.as_str())
+            .bind(s.task_state.map(|t| t.as_str()))
+            .bind(s.fault.as_ref().map(|f| i64::from(f.code)))
+            .bind(s.fault.as_ref().map(|f| f.message.as_str()))
+            .bind(s.fault.as_ref().map(|f| DB::ts(f.created)))
+            .bind(s.flavor_ref.as_str())
+            .bind(s.image_ref.as_str())
+            .bind(json::metadata_to_json(&s.metadata))
+            .bind(json::requests_to_json(&s.requested_networks))
+            .bind(json::hosts_to_json(&s.tried_hosts))
+            .bind(DB::ts(s.created_at))
+            .bind(DB::ts(s.updated_at))
+            .bind(s.launched_at.map(DB::ts))
+            .bind(s.deleted_at.map(DB::ts))
+    }
+
+    /// `$1` server, `$2` port, then the other columns (see [`sql::UPDATE_VIF`]).
+    fn bind_vif<'q>(query: Q<'q, DB>, v: &VifRecord) -> Q<'q, DB> {
+        query
+            .bind(DB::uuid(v.server_id.0))
+            .bind(v.port_id.as_str())
+            .bind(v.position)
+            .bind(v.origin.as_str())
+            .bind(v.state.as_str())
+            .bind(v.intent_id.map(|i| DB::uuid(i.0)))
+            .bind(v.network_id.as_str())
+            .bind(v.requested_fixed_ip.map(|ip| ip.to_string()))
+            .bind(v.tag.as_deref())
+    }
+
+    /// `$1` id, then the other columns (see [`sql::UPDATE_INTENT`]).
+    fn bind_intent<'q>(query: Q<'q, DB>, i: &PortIntent) -> Q<'q, DB> {
+        query
+            .bind(DB::uuid(i.id.0))
+            .bind(DB::uuid(i.server_id.0))
+            .bind(i64::from(i.attempt))
+            .bind(i.position)
+            .bind(i.host.as_str())
+            .bind(i.network_id.as_str())
+            .bind(i.fixed_ip.map(|ip| ip.to_string()))
+            .bind(i.tag.as_deref())
+            .bind(i.state.as_str())
+            .bind(i.port_id.as_ref().map(PortId::as_str))
+            .bind(i.adopted)
+            .bind(i.reason.as_deref())
+            .bind(DB::ts(i.created_at))
+            .bind(DB::ts(i.updated_at))
+    }
+
+    fn server(row: &DB::Row) -> Result<Server> {
+        let c = Cols::<DB>(row);
+        let fault = match c.get::<Option<i64>>("fault_code")? {
+            None => None,
+            Some(code) => Some(Fault {
+                code: c.narrow("fault_code", code)?,
+                message: c.get("fault_message")?,
+                created: c.ts("fault_created")?,
+            }),
+        };
+        Ok(Server {
+            id: ServerId(c.uuid("id")?),
+            name: c.get("name")?,
+            project_id: ProjectId(c.get("project_id")?),
+            user_id: c.get("user_id")?,
+            host: c.get::<Option<String>>("host")?.map(HostName),
+            availability_zone: c.get("availability_zone")?,
+            vm_state: c.parse("vm_state")?,
+            task_state: c.parse_opt("task_state")?,
+            fault,
+            flavor_ref: c.get("flavor_ref")?,
+            image_ref: c.get("image_ref")?,
+            metadata: c.json("metadata", json::metadata_from_json)?,
+            requested_networks: c.json("requested_networks", json::requests_from_json)?,
+            tried_hosts: c.json("tried_hosts", json::hosts_from_json)?,
+            created_at: c.ts("created_at")?,
+            updated_at: c.ts("updated_at")?,
+            launched_at: c.ts_opt("launched_at")?,
+            deleted_at: c.ts_opt("deleted_at")?,
+            generation: c.get("generation")?,
+        })
+    }
+
+    fn vif(row: &DB::Row) -> Result<VifRecord> {
+        let c = Cols::<DB>(row);
+        Ok(VifRecord {
+            port_id: PortId(c.get("port_id")?),
+            server_id: ServerId(c.uuid("server_id")?),
+            position: c.get("position")?,
+            origin: c.parse("origin")?,
+            state: c.parse("state")?,
+            intent_id: c.uuid_opt("intent_id")?.map(IntentId),
+            network_id: NetworkId(c.get("network_id")?),
+            requested_fixed_ip: c.parse_opt("requested_fixed_ip")?,
+            tag: c.get("tag")?,
+        })
+    }
+
+    fn intent(row: &DB::Row) -> Result<PortIntent> {
+        let c = Cols::<DB>(row);
+        Ok(PortIntent {
+            id: IntentId(c.uuid("id")?),
+            server_id: ServerId(c.uuid("server_id")?),
+            attempt: c.narrow("attempt", c.get("attempt")?)?,
+            position: c.get("position")?,
+            host: HostName(c.get("host")?),
+            network_id: NetworkId(c.get("network_id")?),
+            fixed_ip: c.parse_opt("fixed_ip")?,
+            tag: c.get("tag")?,
+            state: c.parse("state")?,
+            port_id: c.get::<Option<String>>("port_id")?.map(PortId),
+            adopted: c.get("adopted")?,
+            reason: c.get("reason")?,
+            created_at: c.ts("created_at")?,
+            updated_at: c.ts("updated_at")?,
+        })
+    }
+
+    fn ghost(row: &DB::Row) -> Result<GhostSighting> {
+        let c = Cols::<DB>(row);
+        let owner = match c.get::<String>("owner")?.as_str() {
+            "ours" => GhostOwner::Ours {
+                intent: c.uuid_opt("owner_intent_id")?.map(IntentId),
+            },
+            "foreign" => GhostOwner::Foreign,
+            other => return Err(corrupt("owner", format!("unknown ghost owner {other:?}"))),
+        };
+        Ok(GhostSighting {
+            port_id: PortId(c.get("port_id")?),
+            device_id: c.get("device_id")?,
+            owner,
+            first_seen: c.ts("first_seen")?,
+            last_seen: c.ts("last_seen")?,
+            times_seen: c.narrow("times_seen", c.get("times_seen")?)?,
+            revision_number: c.narrow("revision_number", c.get("revision_number")?)?,
+        })
+    }
+
+    /// Folds the rows of [`sql::SELECT_ACTIONS`] (one per event) into actions.
+    fn actions(server_id: ServerId, rows: &[DB::Row]) -> Result<Vec<Action>> {
+        let mut actions: Vec<(i64, Action)> = Vec::new();
+        for row in rows {
+            let c = Cols::<DB>(row);
+            let seq: i64 = c.get("seq")?;
+            if actions.last().is_none_or(|(last, _)| *last != seq) {
+                let action = Action {
+                    server_id,
+                    request_id: c.get("request_id")?,
+                    action: c.get("action")?,
+                    project_id: c.get("project_id")?,
+                    user_id: c.get("user_id")?,
+                    start_time: c.ts("start_time")?,
+                    message: c.get("message")?,
+                    events: Vec::new(),
+                };
+                actions.push((seq, action));
+            }
+            if let Some(event) = c.get::<Option<String>>("event")? {
+                let (_, action) = actions.last_mut().expect("pushed above");
+                action.events.push(ActionEvent {
+                    event,
+                    start_time: c.ts("event_start_time")?,
+                    finish_time: c.ts_opt("finish_time")?,
+                    result: c.get("result")?,
+                    details: c.get("details")?,
+                    host: c.get("host")?,
+                });
+            }
+        }
+        Ok(actions.into_iter().map(|(_, action)| action).collect())
+    }
+}
+
+#[async_trait]
+impl<B> Store for B
+where
+    B: Backend,
+    for<'c> &'c mut <B::Db as Database>::Connection: Executor<'c, Database = B::Db>,
+    <B::Db as Database>::Arguments: IntoArguments<B::Db>,
+    for<'s> &'s str: ColumnIndex<<B::Db as Database>::Row> + Encode<'s, B::Db>,
+    str: Type<B::Db>,
+    String: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
+    i64: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
+    bool: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
+    for<'s> Option<&'s str>: Encode<'s, B::Db>,
+    Option<String>: for<'q> Encode<'q, B::Db>,
+    Option<i64>: for<'q> Encode<'q, B::Db>,
+    Option<<B::Db as Dialect>::Ts>: for<'q> Encode<'q, B::Db>,
+    Option<<B::Db as Dialect>::Uuid>: for<'q> Encode<'q, B::Db>,
+{
+    async fn deployment_id(&self) -> Result<DeploymentId> {
+        let row = sqlx::query(sql::SELECT_DEPLOYMENT).fetch_optional(self.pool()).await?;
+        let row = row.ok_or_else(|| corrupt("deployment", "no deployment row (was the store migrated?)"))?;
+        Ok(DeploymentId(Cols::<B::Db>(&row).get("id")?))
+    }
+
+    async fn commit(&self, changes: Vec<Change>) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
+        let mut applied = Ok(());
+        for change in &changes {
+            applied = Sql::<B::Db>::apply(&mut tx, change).await;
+            if applied.is_err() {
+                break;
+            }
+        }
+        match applied {
+            Ok(()) => tx.commit().await.map_err(Error::from_write),
+            Err(error) => {
+                // Roll back now rather than on drop, so the write lock (SQLite) or the
+                // row locks (PostgreSQL) are released before the caller retries.
+                if let Err(rollback) = tx.rollback().await {
+                    tracing::warn!(error = %rollback, "Rollback of a failed batch failed: {rollback}");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    async fn server(&self, id: ServerId) -> Result<Option<Server>> {
+        let row = sqlx::query(sql::SELECT_SERVER)
+            .bind(<B::Db as Dialect>::uuid(id.0))
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(Sql::<B::Db>::server).transpose()
+    }
+
+    async fn servers(&self, filter: &ServerFilter) -> Result<Vec<Server>> {
+        let query = match &filter.project_id {
+            None => sqlx::query(sql::SELECT_SERVERS).bind(filter.include_deleted),
+            Some(project) => sqlx::query(sql::SELECT_PROJECT_SERVERS)
+                .bind(filter.include_deleted)
+                .bind(project.as_str()),
+        };
+        let rows = query.fetch_all(self.pool()).await?;
+        rows.iter().map(Sql::<B::Db>::server).collect()
+    }
+
+    async fn vifs(&self, server: ServerId) -> Result<Vec<VifRecord>> {
+        let rows = sqlx::query(sql::SELECT_SERVER_VIFS)
+            .bind(<B::Db as Dialect>::uuid(server.0))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::vif).collect()
+    }
+
+    async fn vif_by_port(&self, port: &PortId) -> Result<Option<VifRecord>> {
+        let row = sqlx::query(sql::SELECT_VIF_BY_PORT)
+            .bind(port.as_str())
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(Sql::<B::Db>::vif).transpose()
+    }
+
+    async fn releasing_vifs(&self) -> Result<Vec<VifRecord>> {
+        let rows = sqlx::query(sql::SELECT_VIFS_IN_STATE)
+            .bind(VifState::Releasing.as_str())
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::vif).collect()
+    }
+
+    async fn cache(&self, server: ServerId) -> Result<StoredCache> {
+        let row = sqlx::query(sql::SELECT_CACHE)
+            .bind(<B::Db as Dialect>::uuid(server.0))
+            .fetch_optional(self.pool())
+            .await?;
+        let row = row.ok_or_else(|| Error::NotFound(format!("cache of server {server}")))?;
+        let c = Cols::<B::Db>(&row);
+        Ok(StoredCache {
+            info: c.json("network_info", NetworkInfo::from_json)?,
+            generation: c.get("generation")?,
+        })
+    }
+
+    async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>> {
+        let row = sqlx::query(sql::SELECT_INTENT)
+            .bind(<B::Db as Dialect>::uuid(id.0))
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(Sql::<B::Db>::intent).transpose()
+    }
+
+    async fn intents(&self, server: ServerId) -> Result<Vec<PortIntent>> {
+        let rows = sqlx::query(sql::SELECT_SERVER_INTENTS)
+            .bind(<B::Db as Dialect>::uuid(server.0))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::intent).collect()
+    }
+
+    async fn pending_intents(&self) -> Result<Vec<PortIntent>> {
+        let rows = sqlx::query(sql::SELECT_INTENTS_IN_STATE)
+            .bind(IntentState::Pending.as_str())
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::intent).collect()
+    }
+
+    async fn actions(&self, server: ServerId) -> Result<Vec<Action>> {
+        let rows = sqlx::query(sql::SELECT_ACTIONS)
+            .bind(<B::Db as Dialect>::uuid(server.0))
+            .fetch_all(self.pool())
+            .await?;
+        Sql::<B::Db>::actions(server, &rows)
+    }
+
+    async fn ghost_sightings(&self) -> Result<Vec<GhostSighting>> {
+        let rows = sqlx::query(sql::SELECT_GHOSTS).fetch_all(self.pool()).await?;
+        rows.iter().map(Sql::<B::Db>::ghost).collect()
+    }
+}
+
+/// Typed access to a row's columns; every failure names the column.
+struct Cols<'r, DB: Database>(&'r DB::Row);
+
+impl<'r, DB> Cols<'r, DB>
+where
+    DB: Dialect,
+    for<'s> &'s str: ColumnIndex<DB::Row>,
+    String: Type<DB> + for<'d> Decode<'d, DB>,
+{
+    fn get<T: Decode<'r, DB> + Type<DB>>(&self, column: &'static str) -> Result<T> {
+        self.0.try_get(column).map_err(|e| corrupt(column, e))
+    }
+
+    fn ts(&self, column: &'static str) -> Result<DateTime<Utc>> {
+        DB::from_ts(self.get(column)?).map_err(|e| corrupt(column, e))
+    }
+
+    fn ts_opt(&self, column: &'static str) -> Result<Option<DateTime<Utc>>> {
+        let value: Option<DB::Ts> = self.get(column)?;
+        value.map(DB::from_ts).transpose().map_err(|e| corrupt(column, e))
+    }
+
+    fn uuid(&self, column: &'static str) -> Result<Uuid> {
+        DB::from_uuid(self.get(column)?).map_err(|e| corrupt(column, e))
+    }
+
+    fn uuid_opt(&self, column: &'static str) -> Result<Option<Uuid>> {
+        let value: Option<DB::Uuid> = self.get(column)?;
+        value.map(DB::from_uuid).transpose().map_err(|e| corrupt(column, e))
+    }
+
+    fn parse<T: FromStr<Err: Display>>(&self, column: &'static str) -> Result<T> {
+        self.get::<String>(column)?.parse().map_err(|e| corrupt(column, e))
+    }
+
+    fn parse_opt<T: FromStr<Err: Display>>(&self, column: &'static str) -> Result<Option<T>> {
+        let value: Option<String> = self.get(column)?;
+        value.map(|v| v.parse()).transpose().map_err(|e| corrupt(column, e))
+    }
+
+    fn json<T>(&self, column: &'static str, read: fn(&str) -> serde_json::Result<T>) -> Result<T> {
+        read(&self.get::<String>(column)?).map_err(|e| corrupt(column, e))
+    }
+
+    /// An integer column read into a narrower (or unsigned) domain type.
+    fn narrow<T: TryFrom<i64>>(&self, column: &'static str, value: i64) -> Result<T> {
+        T::try_from(value).map_err(|_| corrupt(column, format!("{value} is out of range")))
+    }
+}
+
+fn to_i64(field: &str, value: u64) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::Corrupt(format!("{field} {value} does not fit a BIGINT column")))
+}
+
+fn corrupt(column: &str, error: impl Display) -> Error {
+    Error::Corrupt(format!("column {column}: {error}"))
+}
+
+fn vif_not_found(server: ServerId, port: &PortId) -> Error {
+    Error::NotFound(format!("VIF record of port {port} in server {server}"))
+}

@@ -1,0 +1,80 @@
+//! The shared backend: PostgreSQL, used by several netcache processes on several
+//! hosts at once.
+
+use chrono::{DateTime, Utc};
+use sqlx::Postgres;
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgPool, PgPoolOptions, PgQueryResult};
+use uuid::Uuid;
+
+use crate::Result;
+use crate::dialect::{Dialect, to_micros};
+use crate::engine::{Backend, Sql};
+
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
+
+/// The store in PostgreSQL.
+///
+/// Durability is the server's: with the default `synchronous_commit = on`, a
+/// returned [`commit`](crate::Store::commit) is flushed to the server's WAL.
+/// Batches run at READ COMMITTED; every precondition is a single statement's
+/// `WHERE` clause or a key, which PostgreSQL re-checks against the latest row
+/// version, so concurrent writers on other hosts get [`Conflict`](crate::Error::Conflict).
+#[derive(Clone, Debug)]
+pub struct PgStore(PgPool);
+
+impl PgStore {
+    /// Opens `postgres://…` / `postgresql://…` and migrates it (sqlx serialises
+    /// concurrent migrations with an advisory lock).
+    pub async fn open(url: &str) -> Result<Self> {
+        let pool = PgPoolOptions::new().connect(url).await?;
+        Self::from_pool(pool).await
+    }
+
+    /// Migrates a pool the caller configured, and stamps the deployment id.
+    pub async fn from_pool(pool: PgPool) -> Result<Self> {
+        MIGRATOR.run(&pool).await?;
+        Sql::<Postgres>::ensure_deployment(&pool).await?;
+        Ok(Self(pool))
+    }
+
+    /// The pool, e.g. for advisory locks between hosts.
+    pub fn pool(&self) -> &PgPool {
+        &self.0
+    }
+}
+
+impl Backend for PgStore {
+    type Db = Postgres;
+
+    fn pool(&self) -> &PgPool {
+        &self.0
+    }
+}
+
+impl Dialect for Postgres {
+    type Ts = DateTime<Utc>;
+    type Uuid = Uuid;
+
+    const BEGIN_WRITE: &'static str = "BEGIN";
+
+    fn ts(t: DateTime<Utc>) -> DateTime<Utc> {
+        to_micros(t)
+    }
+
+    fn from_ts(v: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+        Ok(v)
+    }
+
+    fn uuid(u: Uuid) -> Uuid {
+        u
+    }
+
+    fn from_uuid(v: Uuid) -> Result<Uuid, String> {
+        Ok(v)
+    }
+
+    fn rows_affected(result: &PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}

@@ -1,0 +1,161 @@
+//! SQL text shared by both backends. `$N` placeholders work on SQLite and
+//! PostgreSQL alike; each parameter's meaning is fixed by the `bind_*` helper named
+//! next to the statement, so inserts and updates of a row share one bind order.
+//!
+//! Every precondition is part of a statement's `WHERE` clause (or a key), never
+//! checked by reading first: several processes may share one database.
+
+// ---- deployment ----
+
+pub(crate) const INSERT_DEPLOYMENT: &str =
+    "INSERT INTO deployment (singleton, id) VALUES (1, $1) ON CONFLICT (singleton) DO NOTHING";
+pub(crate) const SELECT_DEPLOYMENT: &str = "SELECT id FROM deployment WHERE singleton = 1";
+
+// ---- servers (bind_server: $1 id, $2 generation, $3.. the other columns) ----
+
+macro_rules! server_columns {
+    () => {
+        "id, name, project_id, user_id, host, availability_zone, vm_state, task_state, fault_code, \
+         fault_message, fault_created, flavor_ref, image_ref, metadata, requested_networks, tried_hosts, \
+         created_at, updated_at, launched_at, deleted_at, generation"
+    };
+}
+
+pub(crate) const INSERT_SERVER: &str = concat!(
+    "INSERT INTO servers (",
+    server_columns!(),
+    ") VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $2)"
+);
+
+/// Compare-and-swap on the generation the caller read.
+pub(crate) const UPDATE_SERVER: &str = "UPDATE servers SET name = $3, project_id = $4, user_id = $5, \
+     host = $6, availability_zone = $7, vm_state = $8, task_state = $9, fault_code = $10, \
+     fault_message = $11, fault_created = $12, flavor_ref = $13, image_ref = $14, metadata = $15, \
+     requested_networks = $16, tried_hosts = $17, created_at = $18, updated_at = $19, \
+     launched_at = $20, deleted_at = $21, generation = generation + 1 \
+     WHERE id = $1 AND generation = $2";
+
+pub(crate) const INSERT_EMPTY_CACHE: &str =
+    "INSERT INTO info_caches (server_id, network_info, generation) VALUES ($1, '[]', 0)";
+
+// ---- vifs (bind_vif: $1 server_id, $2 port_id, $3.. the other columns) ----
+
+macro_rules! vif_columns {
+    () => {
+        "server_id, port_id, position, origin, state, intent_id, network_id, requested_fixed_ip, tag"
+    };
+}
+
+pub(crate) const INSERT_VIF: &str = concat!(
+    "INSERT INTO vifs (",
+    vif_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+);
+
+pub(crate) const UPDATE_VIF: &str = "UPDATE vifs SET position = $3, origin = $4, state = $5, \
+     intent_id = $6, network_id = $7, requested_fixed_ip = $8, tag = $9 \
+     WHERE server_id = $1 AND port_id = $2";
+
+pub(crate) const DELETE_VIF: &str = "DELETE FROM vifs WHERE server_id = $1 AND port_id = $2";
+
+// ---- port intents (bind_intent: $1 id, $2.. the other columns; updates add $15) ----
+
+macro_rules! intent_columns {
+    () => {
+        "id, server_id, attempt, position, host, network_id, fixed_ip, tag, state, port_id, adopted, \
+         reason, created_at, updated_at"
+    };
+}
+
+pub(crate) const INSERT_INTENT: &str = concat!(
+    "INSERT INTO port_intents (",
+    intent_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+);
+
+/// Compare-and-swap on the state the caller read ($15).
+pub(crate) const UPDATE_INTENT: &str = "UPDATE port_intents SET server_id = $2, attempt = $3, \
+     position = $4, host = $5, network_id = $6, fixed_ip = $7, tag = $8, state = $9, port_id = $10, \
+     adopted = $11, reason = $12, created_at = $13, updated_at = $14 \
+     WHERE id = $1 AND state = $15";
+
+// ---- caches ----
+
+/// Compare-and-swap on the generation the caller read.
+pub(crate) const WRITE_CACHE: &str = "UPDATE info_caches SET network_info = $3, generation = generation + 1 \
+     WHERE server_id = $1 AND generation = $2";
+
+// ---- actions (bind_event: $1 server_id, $2 request_id, $3.. the event) ----
+
+pub(crate) const INSERT_ACTION: &str = "INSERT INTO actions (server_id, request_id, action, project_id, \
+     user_id, start_time, message) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Inserts nothing when the action does not exist.
+pub(crate) const INSERT_ACTION_EVENT: &str = "INSERT INTO action_events (server_id, request_id, event, \
+     start_time, finish_time, result, details, host) \
+     SELECT server_id, request_id, $3, $4, $5, $6, $7, $8 FROM actions \
+     WHERE server_id = $1 AND request_id = $2";
+
+// ---- ghost sightings (bind_ghost) ----
+
+pub(crate) const UPSERT_GHOST: &str = "INSERT INTO ghost_sightings (port_id, device_id, owner, \
+     owner_intent_id, first_seen, last_seen, times_seen, revision_number) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+     ON CONFLICT (port_id) DO UPDATE SET device_id = excluded.device_id, owner = excluded.owner, \
+     owner_intent_id = excluded.owner_intent_id, first_seen = excluded.first_seen, \
+     last_seen = excluded.last_seen, times_seen = excluded.times_seen, \
+     revision_number = excluded.revision_number";
+
+pub(crate) const DELETE_GHOST: &str = "DELETE FROM ghost_sightings WHERE port_id = $1";
+
+// ---- reads ----
+
+macro_rules! select_servers {
+    ($tail:literal) => {
+        concat!("SELECT ", server_columns!(), " FROM servers ", $tail)
+    };
+}
+
+pub(crate) const SELECT_SERVER: &str = select_servers!("WHERE id = $1");
+/// `$1`: whether deleted servers are included.
+pub(crate) const SELECT_SERVERS: &str = select_servers!("WHERE ($1 OR vm_state <> 'deleted') ORDER BY created_at, id");
+/// `$1`: whether deleted servers are included; `$2`: the project.
+pub(crate) const SELECT_PROJECT_SERVERS: &str =
+    select_servers!("WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 ORDER BY created_at, id");
+
+macro_rules! select_vifs {
+    ($tail:literal) => {
+        concat!("SELECT ", vif_columns!(), " FROM vifs ", $tail)
+    };
+}
+
+pub(crate) const SELECT_SERVER_VIFS: &str = select_vifs!("WHERE server_id = $1 ORDER BY position, port_id");
+pub(crate) const SELECT_VIF_BY_PORT: &str = select_vifs!("WHERE port_id = $1");
+/// `$1`: the state.
+pub(crate) const SELECT_VIFS_IN_STATE: &str = select_vifs!("WHERE state = $1 ORDER BY server_id, position, port_id");
+
+pub(crate) const SELECT_CACHE: &str = "SELECT network_info, generation FROM info_caches WHERE server_id = $1";
+
+macro_rules! select_intents {
+    ($tail:literal) => {
+        concat!("SELECT ", intent_columns!(), " FROM port_intents ", $tail)
+    };
+}
+
+pub(crate) const SELECT_INTENT: &str = select_intents!("WHERE id = $1");
+pub(crate) const SELECT_SERVER_INTENTS: &str = select_intents!("WHERE server_id = $1 ORDER BY created_at, id");
+/// `$1`: the state.
+pub(crate) const SELECT_INTENTS_IN_STATE: &str = select_intents!("WHERE state = $1 ORDER BY created_at, id");
+
+/// A server's actions, newest first, each followed by its events in order (one row
+/// per event; an action without events has one row with NULL event columns).
+pub(crate) const SELECT_ACTIONS: &str = "SELECT a.seq, a.request_id, a.action, a.project_id, a.user_id, \
+     a.start_time, a.message, e.event, e.start_time AS event_start_time, e.finish_time, e.result, \
+     e.details, e.host \
+     FROM actions a LEFT JOIN action_events e \
+     ON e.server_id = a.server_id AND e.request_id = a.request_id \
+     WHERE a.server_id = $1 \
+     ORDER BY a.start_time DESC, a.seq DESC, e.id";
+
+pub(crate) const SELECT_GHOSTS: &str = "SELECT port_id, device_id, owner, owner_intent_id, first_seen, \
+     last_seen, times_seen, revision_number FROM ghost_sightings ORDER BY first_seen, port_id";

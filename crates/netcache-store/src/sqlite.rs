@@ -1,0 +1,131 @@
+//! The embedded backend: one SQLite file (or an in-memory database for tests).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::Sqlite;
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteQueryResult, SqliteSynchronous,
+};
+use uuid::Uuid;
+
+use crate::Result;
+use crate::dialect::{Dialect, to_micros};
+use crate::engine::{Backend, Sql};
+
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
+
+/// How long a write waits for another connection's (or process's) write to finish.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The store in SQLite.
+///
+/// Durability: WAL journal with `synchronous = FULL`, so a returned
+/// [`commit`](crate::Store::commit) has been fsynced and survives a process crash
+/// or a power loss. Write batches start with `BEGIN IMMEDIATE`, taking the write
+/// lock up front (waiting up to the busy timeout) instead of failing mid-batch.
+#[derive(Clone, Debug)]
+pub struct SqliteStore(SqlitePool);
+
+impl SqliteStore {
+    /// Opens `sqlite:PATH` (creating the file if missing) or `sqlite::memory:`,
+    /// and migrates it.
+    pub async fn open(url: &str) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let pool = if is_in_memory(url) {
+            // Every connection to `sqlite::memory:` would be its own database, and
+            // closing the last one drops it: keep exactly one, forever.
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect_with(options)
+                .await?
+        } else {
+            let options = options
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Full);
+            SqlitePoolOptions::new().connect_with(options).await?
+        };
+        Self::from_pool(pool).await
+    }
+
+    /// Migrates a pool the caller configured, and stamps the deployment id.
+    pub async fn from_pool(pool: SqlitePool) -> Result<Self> {
+        MIGRATOR.run(&pool).await?;
+        Sql::<Sqlite>::ensure_deployment(&pool).await?;
+        Ok(Self(pool))
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.0
+    }
+}
+
+fn is_in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
+impl Backend for SqliteStore {
+    type Db = Sqlite;
+
+    fn pool(&self) -> &SqlitePool {
+        &self.0
+    }
+}
+
+/// RFC 3339 in UTC with exactly six fractional digits: fixed width, so the text
+/// order of a column is its time order.
+const TIMESTAMP_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6fZ";
+
+impl Dialect for Sqlite {
+    type Ts = String;
+    type Uuid = String;
+
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+
+    fn ts(t: DateTime<Utc>) -> String {
+        to_micros(t).format(TIMESTAMP_FORMAT).to_string()
+    }
+
+    fn from_ts(v: String) -> Result<DateTime<Utc>, String> {
+        DateTime::parse_from_rfc3339(&v)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| format!("{v:?} is not an RFC 3339 timestamp: {e}"))
+    }
+
+    fn uuid(u: Uuid) -> String {
+        u.hyphenated().to_string()
+    }
+
+    fn from_uuid(v: String) -> Result<Uuid, String> {
+        Uuid::parse_str(&v).map_err(|e| format!("{v:?} is not a uuid: {e}"))
+    }
+
+    fn rows_affected(result: &SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn timestamps_are_fixed_width_so_text_order_is_time_order() {
+        let whole = Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap();
+        let later = whole + chrono::Duration::nanoseconds(500_999);
+        assert_eq!(Sqlite::ts(whole), "2026-01-02T03:04:05.000000Z");
+        assert_eq!(Sqlite::ts(later), "2026-01-02T03:04:05.000500Z");
+        assert!(Sqlite::ts(whole) < Sqlite::ts(later));
+        assert_eq!(Sqlite::from_ts(Sqlite::ts(later)).unwrap(), to_micros(later));
+    }
+}

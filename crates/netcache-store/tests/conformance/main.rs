@@ -1,0 +1,80 @@
+//! Store conformance: every case runs on SQLite (a temp file and `sqlite::memory:`)
+//! and, when `NETCACHE_TEST_PG_URL` is set (e.g.
+//! `postgres://postgres@127.0.0.1:5432/postgres`), on PostgreSQL in a scratch
+//! database per case.
+
+mod cases;
+mod fixtures;
+mod harness;
+
+use harness::conformance;
+
+conformance!(
+    deployment_id_is_generated_once_and_stable,
+    deployment_ids_differ_between_databases,
+    servers_round_trip_every_field,
+    timestamps_keep_microseconds_and_sort_in_time_order,
+    servers_are_oldest_first_and_filtered,
+    update_server_compares_and_swaps_the_generation,
+    vifs_round_trip_by_position,
+    missing_vifs_are_not_found,
+    a_port_is_in_at_most_one_servers_records,
+    releasing_vifs_span_servers,
+    intents_round_trip_in_every_state,
+    update_intent_requires_the_expected_state,
+    pending_intents_span_servers_oldest_first,
+    cache_writes_compare_and_swap_on_generation,
+    actions_are_newest_first_with_events_in_order,
+    ghost_sightings_upsert_by_port,
+    a_failed_batch_applies_nothing,
+    data_survives_reopen,
+    concurrent_writers_on_one_row_one_wins,
+);
+
+/// Not per backend: what `open` accepts.
+mod open {
+    use netcache_store::{Error, SqliteStore};
+
+    #[tokio::test]
+    async fn unknown_schemes_are_refused() {
+        for url in [
+            "mysql://root@localhost/netcache",
+            "/var/lib/netcache.db",
+            "file:netcache.db",
+            "",
+        ] {
+            match netcache_store::open(url).await {
+                Err(Error::UnsupportedUrl(u)) => assert_eq!(u, url),
+                Err(other) => panic!("{url:?}: {other}"),
+                Ok(_) => panic!("{url:?} opened"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn sqlite_file_is_created_durable_and_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fresh.db");
+        assert!(!path.exists());
+        let url = format!("sqlite:{}", path.display());
+        let store = SqliteStore::open(&url).await.unwrap();
+        assert!(path.exists());
+
+        let (journal,): (String,) = sqlx::query_as("PRAGMA journal_mode")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(journal, "wal");
+        // 2 = FULL: the WAL is fsynced at every commit.
+        let (synchronous,): (i64,) = sqlx::query_as("PRAGMA synchronous")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(synchronous, 2);
+        let (foreign_keys,): (i64,) = sqlx::query_as("PRAGMA foreign_keys")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(foreign_keys, 1);
+    }
+}

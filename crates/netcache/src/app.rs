@@ -1,0 +1,168 @@
+//! Wires the pieces into a running service: store, Neutron (embedded or real),
+//! compute service and the compute API.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use netcache_api::{ApiConfig, AppState};
+use netcache_compute::Compute;
+use netcache_compute::virt::FakeVirt;
+use netcache_neutron::{Auth, ClientConfig, HttpNeutron};
+use neutron_sim::{NeutronSim, RunningSim, SimConfig};
+use tokio::net::TcpListener;
+use tracing::info;
+use url::Url;
+
+use crate::settings::Settings;
+
+/// A running netcache: the API server plus, unless a Neutron URL is configured,
+/// the embedded Neutron.
+pub struct App {
+    pub compute: Arc<Compute>,
+    pub api_addr: SocketAddr,
+    pub neutron_url: String,
+    pub embedded_neutron: Option<RunningSim>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl App {
+    /// Starts everything. `listen` of the settings may use port 0 (tests).
+    pub async fn start(settings: &Settings) -> anyhow::Result<Self> {
+        Self::start_with_sim(settings, SimConfig::default()).await
+    }
+
+    /// As [`App::start`], with the embedded Neutron configured as given.
+    pub async fn start_with_sim(settings: &Settings, sim_config: SimConfig) -> anyhow::Result<Self> {
+        let store = open_store(&settings.database).await?;
+        let (neutron_url, embedded_neutron) = match &settings.neutron.url {
+            Some(url) => (url.clone(), None),
+            None => {
+                let sim = NeutronSim::start(sim_config, settings.neutron.embedded_listen)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "cannot start the embedded Neutron on {} (set neutron.embedded_listen or neutron.url)",
+                            settings.neutron.embedded_listen
+                        )
+                    })?;
+                let topology = sim.handle().create_default_topology(&settings.api.default_project);
+                info!(
+                    url = %sim.url(), private = %topology.private_network_id, public = %topology.public_network_id,
+                    "Embedded Neutron is up with networks private and public"
+                );
+                (sim.url(), Some(sim))
+            }
+        };
+        let neutron = Arc::new(neutron_client(settings, &neutron_url)?);
+        let compute = Compute::start(
+            settings.compute_config(),
+            store,
+            neutron,
+            Arc::new(FakeVirt::new(&settings.compute_config().virt)),
+        )
+        .await
+        .context("cannot start the compute service")?;
+
+        let listener = TcpListener::bind(settings.listen)
+            .await
+            .with_context(|| format!("cannot listen on {} (set listen or NETCACHE_LISTEN)", settings.listen))?;
+        let api_addr = listener.local_addr()?;
+        let public_url = match &settings.api.public_url {
+            Some(url) => url.clone(),
+            None => format!("http://{api_addr}"),
+        };
+        let router = netcache_api::router(AppState {
+            compute: Arc::clone(&compute),
+            config: Arc::new(ApiConfig {
+                default_project: settings.api.default_project.clone(),
+                public_url,
+            }),
+        });
+        let server = tokio::spawn(async move { axum::serve(listener, router).await });
+        info!(addr = %api_addr, neutron = %neutron_url, database = %settings.database, "netcache compute API listening on http://{api_addr}");
+        Ok(Self {
+            compute,
+            api_addr,
+            neutron_url,
+            embedded_neutron,
+            server,
+        })
+    }
+
+    pub fn api_url(&self) -> String {
+        format!("http://{}", self.api_addr)
+    }
+
+    /// Stops serving (in-flight builds are awaited first).
+    pub async fn shutdown(self) {
+        self.compute.settle().await;
+        self.server.abort();
+        if let Some(sim) = self.embedded_neutron {
+            sim.shutdown().await;
+        }
+    }
+
+    /// Runs until the API server stops.
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.server.await??;
+        Ok(())
+    }
+}
+
+/// Opens the store, creating a SQLite file's folder if needed.
+pub async fn open_store(url: &str) -> anyhow::Result<Arc<dyn netcache_store::Store>> {
+    if let Some(path) = url.strip_prefix("sqlite:").filter(|p| !p.starts_with(":memory:")) {
+        let path = path.trim_start_matches("//");
+        let path = path.split('?').next().unwrap_or(path);
+        if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+    }
+    netcache_store::open(url)
+        .await
+        .with_context(|| format!("cannot open the database {url}"))
+}
+
+/// The Neutron client the settings describe.
+pub fn neutron_client(settings: &Settings, url: &str) -> anyhow::Result<HttpNeutron> {
+    let n = &settings.neutron;
+    let auth = match (&n.auth_url, &n.application_credential_id) {
+        (None, _) => Auth::none(Url::parse(url).with_context(|| format!("invalid configuration: neutron.url {url:?}"))?),
+        (Some(auth_url), Some(id)) => Auth::ApplicationCredential {
+            auth_url: parse_url(auth_url, "neutron.auth_url")?,
+            id: id.clone(),
+            secret: n
+                .application_credential_secret
+                .clone()
+                .context("invalid configuration: neutron.application_credential_secret is required")?,
+        },
+        (Some(auth_url), None) => {
+            let (Some(username), Some(password), Some(project)) = (&n.username, &n.password, &n.project_name) else {
+                bail!("invalid configuration: Keystone auth needs neutron.username, neutron.password and neutron.project_name (or an application credential)");
+            };
+            Auth::Password {
+                auth_url: parse_url(auth_url, "neutron.auth_url")?,
+                username: username.clone(),
+                password: password.clone(),
+                user_domain_name: n.user_domain_name.clone(),
+                project_name: project.clone(),
+                project_domain_name: n.project_domain_name.clone(),
+            }
+        }
+    };
+    let mut config = ClientConfig::new(auth);
+    config.timeout = Duration::from_secs_f64(n.timeout);
+    config.retries = n.retries as usize;
+    config.region = n.region.clone();
+    config.interface = n
+        .interface
+        .parse()
+        .map_err(|e| anyhow::anyhow!("invalid configuration: neutron.interface: {e}"))?;
+    Ok(HttpNeutron::new(config)?)
+}
+
+fn parse_url(text: &str, key: &str) -> anyhow::Result<Url> {
+    Url::parse(text).with_context(|| format!("invalid configuration: {key} {text:?} is not a URL"))
+}

@@ -1,0 +1,7 @@
+//! The `netcache` binary's library: configuration, service wiring, the CLI's
+//! client commands and the demo. `main.rs` only parses flags and dispatches.
+
+pub mod app;
+pub mod client;
+pub mod demo;
+pub mod settings;

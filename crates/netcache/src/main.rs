@@ -1,0 +1,246 @@
+//! `netcache`: the compute side's source of truth for port attachments.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use netcache::app::App;
+use netcache::client::{self, ApiClient, Output};
+use netcache::settings::Settings;
+use serde_json::json;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(name = "netcache", version, about = "Keeps which Neutron ports are attached to which servers — netcache is the source of truth.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the compute API and hosts, with the embedded Neutron unless neutron.url is set.
+    Serve(ServeArgs),
+    /// Run the embedded Neutron on its own.
+    NeutronSim(SimArgs),
+    /// Run the seed scenario end to end and show the ghost port.
+    Demo,
+    /// Servers: list, show, create, delete.
+    Server {
+        #[command(flatten)]
+        target: Target,
+        #[command(subcommand)]
+        command: ServerCommand,
+    },
+    /// Interfaces of a server: list, attach, detach.
+    Interface {
+        #[command(flatten)]
+        target: Target,
+        #[command(subcommand)]
+        command: InterfaceCommand,
+    },
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// TOML configuration file.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Address of the compute API (default 127.0.0.1:8774).
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// sqlite:PATH or postgres://… (default sqlite:netcache.db).
+    #[arg(long)]
+    database: Option<String>,
+    /// A real Neutron's URL instead of the embedded one.
+    #[arg(long)]
+    neutron_url: Option<String>,
+}
+
+#[derive(Args)]
+struct SimArgs {
+    #[arg(long, default_value = "127.0.0.1:9696")]
+    listen: SocketAddr,
+    /// JSON or TOML file with the simulator's configuration (faults, extensions…).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Hide an extension alias (repeatable), e.g. tag-ports-during-bulk-creation.
+    #[arg(long = "without-extension")]
+    without_extensions: Vec<String>,
+    /// Nova endpoint for os-server-external-events.
+    #[arg(long)]
+    nova_url: Option<String>,
+    /// Create networks `private` and `public` for this project at start.
+    #[arg(long)]
+    default_topology: Option<String>,
+}
+
+#[derive(Args)]
+struct Target {
+    /// netcache's compute API.
+    #[arg(long, env = "NETCACHE_URL", default_value = "http://127.0.0.1:8774", global = true)]
+    url: String,
+    /// Project to act as (X-Project-Id).
+    #[arg(long, env = "NETCACHE_PROJECT", global = true)]
+    project: Option<String>,
+    #[arg(long, short, value_enum, default_value = "table", global = true)]
+    output: Output,
+}
+
+#[derive(Subcommand)]
+enum ServerCommand {
+    List,
+    Show { server: String },
+    Create {
+        name: String,
+        /// Network id for a new port (repeatable; none and no --port means "auto").
+        #[arg(long = "network")]
+        networks: Vec<String>,
+        /// Fixed IP on the first --network.
+        #[arg(long)]
+        fixed_ip: Option<String>,
+        /// A port you created (repeatable).
+        #[arg(long = "port")]
+        ports: Vec<String>,
+        #[arg(long, default_value = "1")]
+        flavor: String,
+        #[arg(long, default_value = "cirros")]
+        image: String,
+        /// Return at once instead of waiting for the build.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    Delete { server: String },
+}
+
+#[derive(Subcommand)]
+enum InterfaceCommand {
+    List { server: String },
+    Attach {
+        server: String,
+        #[arg(long, conflicts_with = "port")]
+        network: Option<String>,
+        #[arg(long, requires = "network")]
+        fixed_ip: Option<String>,
+        #[arg(long)]
+        port: Option<String>,
+    },
+    Detach { server: String, port: String },
+}
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_env("NETCACHE_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run(cli).await {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve(args).await,
+        Command::NeutronSim(args) => {
+            let (config, listen) = neutron_sim::Cli {
+                listen: args.listen,
+                config: args.config,
+                seed: args.seed,
+                without_extensions: args.without_extensions,
+                nova_url: args.nova_url,
+                default_topology_project: args.default_topology,
+            }
+            .into_config()?;
+            neutron_sim::serve_forever(config, listen).await
+        }
+        Command::Demo => netcache::demo::run().await,
+        Command::Server { target, command } => server_command(target, command).await,
+        Command::Interface { target, command } => interface_command(target, command).await,
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let mut overrides = Vec::new();
+    if let Some(listen) = args.listen {
+        overrides.push(("listen", listen.to_string()));
+    }
+    if let Some(database) = args.database {
+        overrides.push(("database", database));
+    }
+    if let Some(url) = args.neutron_url {
+        overrides.push(("neutron.url", url));
+    }
+    let settings = Settings::load(args.config.as_deref(), &overrides)?;
+    let app = App::start(&settings).await?;
+    println!("netcache is serving the compute API on {}/v2.1 (Neutron: {})", app.api_url(), app.neutron_url);
+    tokio::select! {
+        result = app.wait() => result,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("shutting down");
+            Ok(())
+        }
+    }
+}
+
+async fn server_command(target: Target, command: ServerCommand) -> anyhow::Result<()> {
+    let api = ApiClient::new(&target.url, target.project)?;
+    match command {
+        ServerCommand::List => client::print_servers(target.output, &api.get("/servers/detail").await?),
+        ServerCommand::Show { server } => {
+            client::print_server(target.output, &api.get(&format!("/servers/{server}")).await?["server"]);
+        }
+        ServerCommand::Create { name, networks, fixed_ip, ports, flavor, image, no_wait } => {
+            let body = client::create_body(&name, &flavor, &image, &networks, &ports, fixed_ip.as_deref());
+            let created = api.post("/servers", body).await?;
+            let id = created["server"]["id"].as_str().context("the API returned no server id")?;
+            let server = if no_wait {
+                api.get(&format!("/servers/{id}")).await?["server"].take()
+            } else {
+                api.wait_until_built(id).await?
+            };
+            client::print_server(target.output, &server);
+        }
+        ServerCommand::Delete { server } => {
+            api.delete(&format!("/servers/{server}")).await?;
+            println!("Deleted server {server}");
+        }
+    }
+    Ok(())
+}
+
+async fn interface_command(target: Target, command: InterfaceCommand) -> anyhow::Result<()> {
+    let api = ApiClient::new(&target.url, target.project)?;
+    match command {
+        InterfaceCommand::List { server } => {
+            client::print_interfaces(target.output, &api.get(&format!("/servers/{server}/os-interface")).await?);
+        }
+        InterfaceCommand::Attach { server, network, fixed_ip, port } => {
+            let mut attachment = json!({});
+            if let Some(network) = network {
+                attachment["net_id"] = json!(network);
+            }
+            if let Some(ip) = fixed_ip {
+                attachment["fixed_ips"] = json!([{"ip_address": ip}]);
+            }
+            if let Some(port) = port {
+                attachment["port_id"] = json!(port);
+            }
+            let attached = api
+                .post(&format!("/servers/{server}/os-interface"), json!({"interfaceAttachment": attachment}))
+                .await?;
+            let list = json!({"interfaceAttachments": [attached["interfaceAttachment"]]});
+            client::print_interfaces(target.output, &list);
+        }
+        InterfaceCommand::Detach { server, port } => {
+            api.delete(&format!("/servers/{server}/os-interface/{port}")).await?;
+            println!("Detached port {port} from server {server}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! Configuration: defaults, then a TOML file, then `NETCACHE_*` environment
+//! variables, then flags. A bad value stops start-up with an error naming the key.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use netcache_compute::{ComputeConfig, CrashPoint, VirtConfig};
+use netcache_domain::HostName;
+use serde::{Deserialize, Serialize};
+
+/// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
+const SECTIONS: [&str; 3] = ["neutron", "compute", "api"];
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Where the compute API listens.
+    pub listen: SocketAddr,
+    /// `sqlite:PATH` (default, created on first run) or `postgres://…`.
+    pub database: String,
+    pub api: ApiSettings,
+    pub neutron: NeutronSettings,
+    pub compute: ComputeSettings,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApiSettings {
+    /// Project of requests without `X-Project-Id`.
+    pub default_project: String,
+    /// Base URL in `links`; defaults to `http://<listen>`.
+    pub public_url: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NeutronSettings {
+    /// Neutron endpoint; unset runs the embedded Neutron.
+    pub url: Option<String>,
+    /// Per-call timeout in seconds.
+    pub timeout: f64,
+    /// Retries of idempotent calls (never of a create).
+    pub retries: u32,
+    /// Keystone v3 URL; unset means no auth (static `url`).
+    pub auth_url: Option<String>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub user_domain_name: String,
+    pub project_name: Option<String>,
+    pub project_domain_name: String,
+    pub application_credential_id: Option<String>,
+    pub application_credential_secret: Option<String>,
+    pub region: Option<String>,
+    pub interface: String,
+    /// Where the embedded Neutron listens.
+    pub embedded_listen: SocketAddr,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ComputeSettings {
+    pub hosts: Vec<String>,
+    pub availability_zone: String,
+    pub max_attempts: u32,
+    pub create_attempts_per_host: u32,
+    /// Seconds network details are reused.
+    pub network_details_ttl: f64,
+    /// Hosts whose spawns always fail (to force reschedules).
+    pub failing_hosts: Vec<String>,
+    /// Probability of a spawn failure on any host.
+    pub spawn_failure_rate: f64,
+    pub seed: u64,
+    /// Simulated crash point (`after-intent-recorded`, `after-create-sent`): drills only.
+    pub crash_at: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8774".parse().expect("valid default address"),
+            database: "sqlite:netcache.db".to_owned(),
+            api: ApiSettings::default(),
+            neutron: NeutronSettings::default(),
+            compute: ComputeSettings::default(),
+        }
+    }
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        Self {
+            default_project: "demo".to_owned(),
+            public_url: None,
+        }
+    }
+}
+
+impl Default for NeutronSettings {
+    fn default() -> Self {
+        Self {
+            url: None,
+            timeout: 30.0,
+            retries: 3,
+            auth_url: None,
+            username: None,
+            password: None,
+            user_domain_name: "Default".to_owned(),
+            project_name: None,
+            project_domain_name: "Default".to_owned(),
+            application_credential_id: None,
+            application_credential_secret: None,
+            region: None,
+            interface: "public".to_owned(),
+            embedded_listen: "127.0.0.1:9696".parse().expect("valid default address"),
+        }
+    }
+}
+
+impl Default for ComputeSettings {
+    fn default() -> Self {
+        let defaults = ComputeConfig::default();
+        Self {
+            hosts: defaults.hosts.iter().map(ToString::to_string).collect(),
+            availability_zone: defaults.availability_zone,
+            max_attempts: defaults.max_attempts,
+            create_attempts_per_host: defaults.create_attempts_per_host,
+            network_details_ttl: defaults.network_details_ttl.as_secs_f64(),
+            failing_hosts: vec![],
+            spawn_failure_rate: 0.0,
+            seed: 0,
+            crash_at: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Defaults < file < environment < `overrides` (from flags).
+    pub fn load(file: Option<&Path>, overrides: &[(&str, String)]) -> anyhow::Result<Self> {
+        let mut figment = Figment::from(Serialized::defaults(Settings::default()));
+        if let Some(path) = file {
+            if !path.exists() {
+                bail!("config file {} does not exist", path.display());
+            }
+            figment = figment.merge(Toml::file(path));
+        }
+        figment = figment.merge(Env::prefixed("NETCACHE_").ignore(&["url"]).map(|key| {
+            let key = key.as_str().to_ascii_lowercase();
+            SECTIONS
+                .iter()
+                .find_map(|s| key.strip_prefix(&format!("{s}_")).map(|rest| format!("{s}.{rest}")))
+                .unwrap_or(key)
+                .into()
+        }));
+        for (key, value) in overrides {
+            figment = figment.merge(Serialized::default(key, value));
+        }
+        let settings: Settings = figment.extract().context("invalid configuration")?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if !(self.neutron.timeout > 0.0 && self.neutron.timeout.is_finite()) {
+            bail!("invalid configuration: neutron.timeout must be a positive number of seconds");
+        }
+        if self.compute.hosts.is_empty() {
+            bail!("invalid configuration: compute.hosts must name at least one host");
+        }
+        if self.compute.max_attempts == 0 {
+            bail!("invalid configuration: compute.max_attempts must be at least 1");
+        }
+        if !(0.0..=1.0).contains(&self.compute.spawn_failure_rate) {
+            bail!("invalid configuration: compute.spawn_failure_rate must be between 0 and 1");
+        }
+        if !(self.compute.network_details_ttl >= 0.0 && self.compute.network_details_ttl.is_finite()) {
+            bail!("invalid configuration: compute.network_details_ttl must be a non-negative number of seconds");
+        }
+        self.crash_point()?;
+        Ok(())
+    }
+
+    fn crash_point(&self) -> anyhow::Result<Option<CrashPoint>> {
+        self.compute
+            .crash_at
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e: String| anyhow::anyhow!("invalid configuration: compute.crash_at: {e}"))
+    }
+
+    pub fn compute_config(&self) -> ComputeConfig {
+        let c = &self.compute;
+        ComputeConfig {
+            hosts: c.hosts.iter().map(|h| HostName::from(h.as_str())).collect(),
+            availability_zone: c.availability_zone.clone(),
+            max_attempts: c.max_attempts,
+            create_attempts_per_host: c.create_attempts_per_host,
+            network_details_ttl: Duration::from_secs_f64(c.network_details_ttl),
+            virt: VirtConfig {
+                failing_hosts: c.failing_hosts.iter().map(|h| HostName::from(h.as_str())).collect(),
+                failure_rate: c.spawn_failure_rate,
+                seed: c.seed,
+            },
+            crash_at: self.crash_point().ok().flatten(),
+            ..ComputeConfig::default()
+        }
+    }
+
+    pub fn public_url(&self) -> String {
+        self.api
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+    }
+}
+
+#[cfg(test)]
+// figment's Jail fixes the closure's error type.
+#[allow(clippy::result_large_err)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_need_no_config() {
+        let s = Settings::default();
+        assert!(s.validate().is_ok());
+        assert_eq!(s.compute.hosts, ["host1", "host2", "host3"]);
+        assert_eq!(s.listen.to_string(), "127.0.0.1:8774");
+    }
+
+    #[test]
+    fn a_bad_value_names_its_key() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("NETCACHE_NEUTRON_TIMEOUT", "soon");
+            let err = format!("{:#}", Settings::load(None, &[]).unwrap_err());
+            assert!(err.to_lowercase().contains("neutron.timeout") && err.contains("NETCACHE_"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn file_env_and_flags_layer_in_order() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("netcache.toml", "database = \"sqlite:from-file.db\"\n[compute]\nmax_attempts = 5\n")?;
+            jail.set_env("NETCACHE_COMPUTE_MAX_ATTEMPTS", "7");
+            let s = Settings::load(Some(Path::new("netcache.toml")), &[("listen", "127.0.0.1:9999".into())]).unwrap();
+            assert_eq!(s.database, "sqlite:from-file.db");
+            assert_eq!(s.compute.max_attempts, 7);
+            assert_eq!(s.listen.to_string(), "127.0.0.1:9999");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_ranges_are_refused() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("bad.toml", "[compute]\nmax_attempt = 5\n")?;
+            let err = format!("{:#}", Settings::load(Some(Path::new("bad.toml")), &[]).unwrap_err());
+            assert!(err.contains("max_attempt"), "{err}");
+            jail.create_file("rate.toml", "[compute]\nspawn_failure_rate = 2.0\n")?;
+            let err = format!("{:#}", Settings::load(Some(Path::new("rate.toml")), &[]).unwrap_err());
+            assert!(err.contains("compute.spawn_failure_rate"), "{err}");
+            Ok(())
+        });
+    }
+}

@@ -1,0 +1,209 @@
+//! TestApp: netcache (compute API + compute hosts + SQLite store) over an
+//! embedded Neutron that outlives it, so a test can crash and restart netcache
+//! against the same Neutron and database. Everything binds 127.0.0.1.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use netcache::app::App;
+use netcache::settings::Settings;
+use neutron_sim::{DefaultTopology, FaultRule, NeutronSim, RunningSim, SimConfig, SimHandle};
+use serde_json::{Value, json};
+
+pub const PROJECT: &str = "demo";
+
+pub struct TestApp {
+    pub app: Option<App>,
+    pub sim: RunningSim,
+    pub topology: DefaultTopology,
+    pub settings: Settings,
+    pub http: reqwest::Client,
+    _dir: tempfile::TempDir,
+}
+
+pub struct Options {
+    pub sim: SimConfig,
+    /// netcache's Neutron call timeout. Faults that hold a request never answer,
+    /// so this only bounds how long a test waits, not whether it passes.
+    pub neutron_timeout: Duration,
+    pub tweak: fn(&mut Settings),
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            sim: SimConfig::default(),
+            neutron_timeout: Duration::from_millis(500),
+            tweak: |_| {},
+        }
+    }
+}
+
+/// A sim without the `tag-ports-during-bulk-creation` extension.
+pub fn sim_without_tag_extension() -> SimConfig {
+    SimConfig::default().without_extension("tag-ports-during-bulk-creation")
+}
+
+impl TestApp {
+    pub async fn start() -> Self {
+        Self::with(Options::default()).await
+    }
+
+    pub async fn with(options: Options) -> Self {
+        let sim = NeutronSim::start(options.sim, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let topology = sim.handle().create_default_topology(PROJECT);
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = Settings {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database: format!("sqlite:{}/netcache.db", dir.path().display()),
+            ..Settings::default()
+        };
+        settings.neutron.url = Some(sim.url());
+        settings.neutron.timeout = options.neutron_timeout.as_secs_f64();
+        settings.neutron.retries = 1;
+        (options.tweak)(&mut settings);
+        let app = App::start(&settings).await.unwrap();
+        sim.handle().reset_stats();
+        Self {
+            app: Some(app),
+            sim,
+            topology,
+            settings,
+            http: reqwest::Client::new(),
+            _dir: dir,
+        }
+    }
+
+    pub fn app(&self) -> &App {
+        self.app.as_ref().expect("netcache is running")
+    }
+
+    pub fn neutron(&self) -> SimHandle {
+        self.sim.handle()
+    }
+
+    pub fn fault(&self, rule: FaultRule) {
+        self.sim.handle().add_fault(rule);
+    }
+
+    /// Stops netcache (as a crash would: nothing is flushed that was not
+    /// committed) and starts it again on the same database and Neutron.
+    pub async fn restart(&mut self, tweak: fn(&mut Settings)) {
+        if let Some(app) = self.app.take() {
+            app.shutdown().await;
+        }
+        tweak(&mut self.settings);
+        self.app = Some(App::start(&self.settings).await.unwrap());
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/v2.1{path}", self.app().api_url())
+    }
+
+    pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = self.http.request(method, self.url(path));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        self.call(reqwest::Method::DELETE, path, None).await
+    }
+
+    /// Sends raw bytes (for malformed-body tests).
+    pub async fn post_raw(&self, path: &str, body: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .header("content-type", "application/json")
+            .body(body.to_owned())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Boots a server and waits for its build to finish; returns its id.
+    pub async fn boot(&self, networks: Value) -> String {
+        let (status, body) = self
+            .post("/servers", json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": "cirros", "networks": networks}}))
+            .await;
+        assert_eq!(status, 202, "{body}");
+        let id = body["server"]["id"].as_str().unwrap().to_owned();
+        self.app().compute.settle().await;
+        id
+    }
+
+    pub async fn boot_on_private(&self) -> String {
+        self.boot(json!([{"uuid": self.topology.private_network_id}])).await
+    }
+
+    pub async fn server(&self, id: &str) -> Value {
+        let (status, body) = self.get(&format!("/servers/{id}")).await;
+        assert_eq!(status, 200, "{body}");
+        body["server"].clone()
+    }
+
+    /// Port ids netcache shows in `/servers/{id}` (through their MACs).
+    pub async fn interface_port_ids(&self, id: &str) -> Vec<String> {
+        let (status, body) = self.get(&format!("/servers/{id}/os-interface")).await;
+        assert_eq!(status, 200, "{body}");
+        let mut ids: Vec<String> = body["interfaceAttachments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["port_id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// Neutron's ports carrying this device id, read behind netcache's back.
+    pub fn neutron_ports(&self, device_id: &str) -> Vec<Value> {
+        let (status, body) = self.neutron().request("GET", &format!("/v2.0/ports?device_id={device_id}"), None);
+        assert_eq!(status, 200, "{body}");
+        body["ports"].as_array().unwrap().clone()
+    }
+
+    pub fn neutron_port(&self, port_id: &str) -> (u16, Value) {
+        self.neutron().request("GET", &format!("/v2.0/ports/{port_id}"), None)
+    }
+
+    /// A port created directly in Neutron in the test project.
+    pub fn user_port(&self, body: Value) -> Value {
+        let mut port = json!({"network_id": self.topology.private_network_id, "project_id": PROJECT});
+        port.as_object_mut().unwrap().extend(body.as_object().unwrap().clone());
+        let (status, created) = self.neutron().request("POST", "/v2.0/ports", Some(json!({"port": port})));
+        assert_eq!(status, 201, "{created}");
+        created["port"].clone()
+    }
+
+    /// MAC addresses shown in `/servers/{id}` addresses.
+    pub fn macs(server: &Value) -> Vec<String> {
+        let mut macs: Vec<String> = server["addresses"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|ips| ips.as_array().unwrap().iter())
+            .map(|ip| ip["OS-EXT-IPS-MAC:mac_addr"].as_str().unwrap().to_owned())
+            .collect();
+        macs.sort();
+        macs.dedup();
+        macs
+    }
+}

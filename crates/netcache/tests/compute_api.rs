@@ -1,0 +1,251 @@
+//! The compute API over the embedded Neutron: ghosts never shown, user ports,
+//! attach/detach, bad input, Neutron call budgets.
+
+mod common;
+
+use common::{PROJECT, TestApp};
+use serde_json::{Value, json};
+
+fn assert_nova_error(status: u16, body: &Value, expected: u16) {
+    assert_eq!(status, expected, "{body}");
+    let key = match expected {
+        400 => "badRequest",
+        404 => "itemNotFound",
+        409 => "conflictingRequest",
+        other => panic!("unexpected {other}"),
+    };
+    assert_eq!(body[key]["code"], expected, "{body}");
+    assert!(body[key]["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_created_in_neutron_with_the_device_id_never_appears() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let mine = t.interface_port_ids(&id).await;
+    let foreign = t.user_port(json!({"device_id": id, "device_owner": "compute:nova", "binding:host_id": "host1"}));
+    let foreign_id = foreign["id"].as_str().unwrap();
+    let foreign_ip = foreign["fixed_ips"][0]["ip_address"].as_str().unwrap();
+    assert_eq!(t.neutron_ports(&id).len(), 2);
+
+    let server = t.server(&id).await;
+    assert!(!server.to_string().contains(foreign_ip), "{server}");
+    assert!(!TestApp::macs(&server).contains(&foreign["mac_address"].as_str().unwrap().to_owned()));
+    let (_, ips) = t.get(&format!("/servers/{id}/ips")).await;
+    assert!(!ips.to_string().contains(foreign_ip), "{ips}");
+    let (_, detail) = t.get("/servers/detail").await;
+    assert!(!detail.to_string().contains(foreign_ip));
+    assert_eq!(t.interface_port_ids(&id).await, mine);
+    let (status, body) = t.get(&format!("/servers/{id}/os-interface/{foreign_id}")).await;
+    assert_nova_error(status, &body, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_port_survives_server_delete_unbound() {
+    let t = TestApp::start().await;
+    let port = t.user_port(json!({"name": "mine"}));
+    let port_id = port["id"].as_str().unwrap();
+    let id = t.boot(json!([{"port": port_id}])).await;
+    let server = t.server(&id).await;
+    assert_eq!(server["status"], "ACTIVE");
+    assert_eq!(t.interface_port_ids(&id).await, [port_id]);
+    let (_, bound) = t.neutron_port(port_id);
+    assert_eq!(bound["port"]["device_id"], id.as_str());
+    assert_eq!(bound["port"]["device_owner"], "compute:nova");
+    assert_eq!(bound["port"]["binding:host_id"], server["OS-EXT-SRV-ATTR:host"]);
+
+    let (status, _) = t.delete(&format!("/servers/{id}")).await;
+    assert_eq!(status, 204);
+    let (status, after) = t.neutron_port(port_id);
+    assert_eq!(status, 200, "the user's port must survive: {after}");
+    assert_eq!(after["port"]["device_id"], "");
+    assert_eq!(after["port"]["device_owner"], "");
+    assert!(after["port"]["binding:host_id"].as_str().unwrap_or("").is_empty(), "{after}");
+    let (status, body) = t.get(&format!("/servers/{id}")).await;
+    assert_nova_error(status, &body, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_in_use_or_of_another_project_is_refused() {
+    let t = TestApp::start().await;
+    let used = t.user_port(json!({"device_id": "someone-else"}));
+    let (status, body) = t
+        .post("/servers", json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": used["id"]}]}}))
+        .await;
+    assert_nova_error(status, &body, 409);
+    let (_, other) = t.neutron().request(
+        "POST",
+        "/v2.0/ports",
+        Some(json!({"port": {"network_id": t.topology.public_network_id, "project_id": "other"}})),
+    );
+    let (status, body) = t
+        .post("/servers", json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": other["port"]["id"]}]}}))
+        .await;
+    assert_nova_error(status, &body, 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_and_detach_by_network_fixed_ip_and_port() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let net = t.topology.private_network_id.clone();
+    let path = format!("/servers/{id}/os-interface");
+
+    let (status, by_net) = t.post(&path, json!({"interfaceAttachment": {"net_id": net}})).await;
+    assert_eq!(status, 200, "{by_net}");
+    assert_eq!(by_net["interfaceAttachment"]["net_id"], net.as_str());
+
+    let (status, by_ip) = t
+        .post(&path, json!({"interfaceAttachment": {"net_id": net, "fixed_ips": [{"ip_address": "10.0.0.77"}]}}))
+        .await;
+    assert_eq!(status, 200, "{by_ip}");
+    assert_eq!(by_ip["interfaceAttachment"]["fixed_ips"][0]["ip_address"], "10.0.0.77");
+
+    let user = t.user_port(json!({}));
+    let user_id = user["id"].as_str().unwrap();
+    let (status, by_port) = t.post(&path, json!({"interfaceAttachment": {"port_id": user_id}})).await;
+    assert_eq!(status, 200, "{by_port}");
+    assert_eq!(by_port["interfaceAttachment"]["port_id"], user_id);
+
+    // The same fixed IP again is a conflict; a missing network a 400.
+    let (status, body) = t
+        .post(&path, json!({"interfaceAttachment": {"net_id": net, "fixed_ips": [{"ip_address": "10.0.0.77"}]}}))
+        .await;
+    assert_nova_error(status, &body, 409);
+    let (status, body) = t
+        .post(&path, json!({"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}))
+        .await;
+    assert_nova_error(status, &body, 400);
+
+    assert_eq!(t.interface_port_ids(&id).await.len(), 4);
+    let server = t.server(&id).await;
+    assert_eq!(TestApp::macs(&server).len(), 4, "{server}");
+    assert!(server["addresses"]["private"].to_string().contains("10.0.0.77"));
+
+    let by_net_id = by_net["interfaceAttachment"]["port_id"].as_str().unwrap().to_owned();
+    let by_ip_id = by_ip["interfaceAttachment"]["port_id"].as_str().unwrap().to_owned();
+    for port in [&by_net_id, &by_ip_id, &user_id.to_owned()] {
+        let (status, _) = t.delete(&format!("{path}/{port}")).await;
+        assert_eq!(status, 202);
+    }
+    assert_eq!(t.interface_port_ids(&id).await.len(), 1);
+    assert_eq!(t.neutron_port(&by_net_id).0, 404, "a port netcache created is deleted on detach");
+    assert_eq!(t.neutron_port(&by_ip_id).0, 404);
+    let (status, user_after) = t.neutron_port(user_id);
+    assert_eq!(status, 200, "a user's port is only unbound on detach");
+    assert_eq!(user_after["port"]["device_id"], "");
+    let server = t.server(&id).await;
+    assert!(!server["addresses"].to_string().contains("10.0.0.77"));
+    let (status, body) = t.delete(&format!("{path}/{by_net_id}")).await;
+    assert_nova_error(status, &body, 404);
+
+    // Tempest waits for this action event after a detach.
+    let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
+    let detach = actions["instanceActions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"] == "detach_interface")
+        .unwrap()
+        .clone();
+    let (_, action) = t
+        .get(&format!("/servers/{id}/os-instance-actions/{}", detach["request_id"].as_str().unwrap()))
+        .await;
+    assert_eq!(action["instanceAction"]["events"][0]["event"], "compute_detach_interface");
+    assert_eq!(action["instanceAction"]["events"][0]["result"], "Success");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_nova_format_4xx_never_500() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let missing = "6d3c0c6e-0a9e-4c2a-9e2b-000000000000";
+    let cases: Vec<(&str, reqwest::Method, String, Option<&str>, u16)> = vec![
+        ("malformed JSON", reqwest::Method::POST, "/servers".into(), Some("{\"server\": "), 400),
+        ("empty body", reqwest::Method::POST, "/servers".into(), Some(""), 400),
+        ("not an object", reqwest::Method::POST, "/servers".into(), Some("[1, 2]"), 400),
+        ("missing name", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"flavorRef": "1"}}"#), 400),
+        ("missing flavorRef", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a"}}"#), 400),
+        ("bad network uuid", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "nope"}]}}"#), 400),
+        ("bad networks keyword", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": "some"}}"#), 400),
+        ("bad fixed ip", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "fixed_ip": "10.0.0.999"}]}}"#), 400),
+        ("unknown network", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#), 400),
+        ("unknown port", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"port": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#), 400),
+        ("unknown server", reqwest::Method::GET, format!("/servers/{missing}"), None, 404),
+        ("bad server uuid", reqwest::Method::GET, "/servers/not-a-uuid".into(), None, 404),
+        ("delete unknown server", reqwest::Method::DELETE, format!("/servers/{missing}"), None, 404),
+        ("ips of unknown network", reqwest::Method::GET, format!("/servers/{id}/ips/nowhere"), None, 404),
+        ("interfaces of unknown server", reqwest::Method::GET, format!("/servers/{missing}/os-interface"), None, 404),
+        ("attach malformed", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some("{"), 400),
+        ("attach net and port", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000001"}}"#), 400),
+        ("attach unknown attribute", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"network": "x"}}"#), 400),
+        ("attach fixed ip without net", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"fixed_ips": [{"ip_address": "10.0.0.5"}]}}"#), 400),
+        ("attach unknown port", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}"#), 400),
+        ("detach unknown port", reqwest::Method::DELETE, format!("/servers/{id}/os-interface/{missing}"), None, 404),
+        ("unknown action", reqwest::Method::GET, format!("/servers/{id}/os-instance-actions/req-nope"), None, 404),
+        ("unknown path", reqwest::Method::GET, "/flavors-of-the-month".into(), None, 404),
+    ];
+    for (what, method, path, body, expected) in cases {
+        let mut request = t.http.request(method, t.url(&path));
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body.to_owned());
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        assert!(status < 500, "{what}: got {status} {body}");
+        assert_nova_error(status, &body, expected);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_network_and_ambiguity() {
+    let t = TestApp::start().await;
+    let id = t.boot(json!("auto")).await;
+    assert_eq!(t.server(&id).await["status"], "ACTIVE");
+    assert_eq!(t.interface_port_ids(&id).await.len(), 1);
+    let none = t.boot(json!("none")).await;
+    assert_eq!(t.interface_port_ids(&none).await.len(), 0);
+    // A second project network makes "auto" ambiguous: Nova's 409.
+    t.neutron()
+        .request("POST", "/v2.0/networks", Some(json!({"network": {"name": "second", "project_id": PROJECT}})));
+    let (status, body) = t.post("/servers", json!({"server": {"name": "a", "flavorRef": "1", "networks": "auto"}})).await;
+    assert_nova_error(status, &body, 409);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boot_and_delete_cost_at_most_two_neutron_calls_each() {
+    let t = TestApp::start().await;
+    // The first boot learns the network's details; later ones reuse them.
+    t.boot_on_private().await;
+    t.neutron().reset_stats();
+
+    let id = t.boot_on_private().await;
+    assert_eq!(t.server(&id).await["status"], "ACTIVE");
+    let boot_calls = t.neutron().stats().total();
+    assert!(boot_calls <= 2, "boot cost {boot_calls} Neutron calls: {:?}", t.neutron().stats());
+
+    t.neutron().reset_stats();
+    let (status, _) = t.delete(&format!("/servers/{id}")).await;
+    assert_eq!(status, 204);
+    let delete_calls = t.neutron().stats().total();
+    assert!(delete_calls <= 2, "delete cost {delete_calls} Neutron calls: {:?}", t.neutron().stats());
+    assert!(t.neutron_ports(&id).is_empty());
+    println!("Neutron calls: boot {boot_calls}, delete {delete_calls} (Nova: about 9 and 3)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_failures_reschedule_then_error_with_ports_released() {
+    let t = TestApp::with(common::Options {
+        tweak: |s| s.compute.failing_hosts = vec!["host1".into(), "host2".into(), "host3".into()],
+        ..common::Options::default()
+    })
+    .await;
+    let id = t.boot_on_private().await;
+    let server = t.server(&id).await;
+    assert_eq!(server["status"], "ERROR", "{server}");
+    assert!(server["fault"]["message"].as_str().unwrap().contains("No valid host"), "{server}");
+    assert!(t.neutron_ports(&id).is_empty(), "every attempt's port was released");
+    assert_eq!(t.neutron().stats().calls("ports.create"), 3);
+    assert_eq!(t.neutron().stats().calls("ports.delete"), 3);
+}

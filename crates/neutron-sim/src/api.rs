@@ -1,0 +1,518 @@
+//! Neutron v2.0 routes: path → operation name, and synchronous execution against the store.
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::config::SimConfig;
+use crate::core::{Caller, Kind, Obj, Store, check_tag, parse_tags};
+use crate::error::{Error, Result};
+use crate::query::{collection, fields_of, project};
+
+/// (alias, name, description, updated) as real Neutron 29.0.0 lists them.
+const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
+    (
+        "binding",
+        "Port Binding",
+        "Expose port bindings of a virtual port to external application",
+        "2014-02-03T10:00:00-00:00",
+    ),
+    (
+        "empty-string-filtering",
+        "Empty String Filtering Extension",
+        "Allow filtering by attributes with empty string value",
+        "2018-05-01T10:00:00-00:00",
+    ),
+    (
+        "ext-gw-mode",
+        "Neutron L3 Configurable external gateway mode",
+        "Extension of the router abstraction for specifying whether SNAT should occur on the external gateway",
+        "2013-03-28T10:00:00-00:00",
+    ),
+    (
+        "external-net",
+        "Neutron external network",
+        "Adds external network attribute to network resource.",
+        "2013-01-14T10:00:00-00:00",
+    ),
+    (
+        "filter-validation",
+        "Filter parameters validation",
+        "Provides validation on filter parameters.",
+        "2018-07-04T10:00:00-00:00",
+    ),
+    (
+        "fip-port-details",
+        "Floating IP Port Details Extension",
+        "Add port_details attribute to Floating IP resource",
+        "2018-04-09T10:00:00-00:00",
+    ),
+    (
+        "ip-substring-filtering",
+        "IP address substring filtering",
+        "Provides IP address substring filtering when listing ports",
+        "2017-11-28T09:00:00-00:00",
+    ),
+    (
+        "net-mtu",
+        "Network MTU",
+        "Provides MTU attribute for a network resource.",
+        "2015-03-25T10:00:00-00:00",
+    ),
+    (
+        "pagination",
+        "Pagination support",
+        "Extension that indicates that pagination is enabled.",
+        "2016-06-12T00:00:00-00:00",
+    ),
+    (
+        "port-security",
+        "Port Security",
+        "Provides port security",
+        "2012-07-23T10:00:00-00:00",
+    ),
+    (
+        "project-id",
+        "project_id field enabled",
+        "Extension that indicates that project_id field is enabled.",
+        "2016-09-09T09:09:09-09:09",
+    ),
+    (
+        "revision-if-match",
+        "If-Match constraints based on revision_number",
+        "Extension indicating that If-Match based on revision_number is supported.",
+        "2016-12-11T00:00:00-00:00",
+    ),
+    (
+        "router",
+        "Neutron L3 Router",
+        "Router abstraction for basic L3 forwarding between L2 Neutron networks and access to external networks via a NAT gateway.",
+        "2012-07-20T10:00:00-00:00",
+    ),
+    (
+        "sorting",
+        "Sorting support",
+        "Extension that indicates that sorting is enabled.",
+        "2016-06-12T00:00:00-00:00",
+    ),
+    (
+        "standard-attr-description",
+        "standard-attr-description",
+        "Extension to add descriptions to standard attributes",
+        "2016-02-10T10:00:00-00:00",
+    ),
+    (
+        "standard-attr-revisions",
+        "Resource revision numbers",
+        "This extension will display the revision number of neutron resources.",
+        "2016-04-11T10:00:00-00:00",
+    ),
+    (
+        "standard-attr-tag",
+        "Tag support for resources with standard attribute: port, subnet, subnetpool, network, security_group, router, floatingip, policy, trunk, network_segment_range",
+        "Enables to set tag on resources with standard attribute.",
+        "2017-01-01T00:00:00-00:00",
+    ),
+    (
+        "standard-attr-timestamp",
+        "Resource timestamps",
+        "Adds created_at and updated_at fields to all Neutron resources that have Neutron standard attributes.",
+        "2016-09-12T10:00:00-00:00",
+    ),
+    (
+        "tag-ports-during-bulk-creation",
+        "Tag Ports During Bulk Creation",
+        "Allow to tag ports during bulk creation",
+        "2019-12-29T19:00:00-00:00",
+    ),
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Route {
+    Versions,
+    Resources,
+    Extensions,
+    Extension(String),
+    Collection(Kind),
+    Item(Kind, String),
+    Tags(Kind, String),
+    Tag(Kind, String, String),
+    RouterInterface(String, bool),
+}
+
+/// One API call, independent of HTTP.
+pub(crate) struct ApiRequest {
+    pub method: Method,
+    pub route: Route,
+    pub params: Vec<(String, String)>,
+    pub body: bytes::Bytes,
+    pub caller: Caller,
+    pub if_match: Option<String>,
+    /// `http://host:port`, for links.
+    pub base: String,
+}
+
+fn kind_of(seg: &str) -> Option<Kind> {
+    Some(match seg {
+        "networks" => Kind::Network,
+        "subnets" => Kind::Subnet,
+        "ports" => Kind::Port,
+        "routers" => Kind::Router,
+        "floatingips" => Kind::FloatingIp,
+        _ => return None,
+    })
+}
+
+fn singular(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Network => "network",
+        Kind::Subnet => "subnet",
+        Kind::Port => "port",
+        Kind::Router => "router",
+        Kind::FloatingIp => "floatingip",
+    }
+}
+
+fn decode(seg: &str) -> String {
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(b) = std::str::from_utf8(&bytes[i + 1..=i + 2])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Maps method + path to (operation name, route); `None` = unknown route (404).
+pub(crate) fn route(method: &Method, path: &str) -> Option<(String, Route)> {
+    let path = path.strip_suffix(".json").unwrap_or(path);
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let get = method == Method::GET;
+    let r = match segs.as_slice() {
+        [] if get => ("versions".to_string(), Route::Versions),
+        ["v2.0"] if get => ("versions".to_string(), Route::Resources),
+        ["v2.0", "extensions"] if get => ("extensions.list".into(), Route::Extensions),
+        ["v2.0", "extensions", a] if get => ("extensions.show".into(), Route::Extension(decode(a))),
+        ["v2.0", c] => {
+            let k = kind_of(c)?;
+            let verb = match *method {
+                Method::GET => "list",
+                Method::POST => "create",
+                _ => return None,
+            };
+            (format!("{c}.{verb}"), Route::Collection(k))
+        }
+        ["v2.0", c, id] => {
+            let k = kind_of(c)?;
+            let verb = match *method {
+                Method::GET => "show",
+                Method::PUT => "update",
+                Method::DELETE => "delete",
+                _ => return None,
+            };
+            (format!("{c}.{verb}"), Route::Item(k, decode(id)))
+        }
+        [
+            "v2.0",
+            "routers",
+            id,
+            action @ ("add_router_interface" | "remove_router_interface"),
+        ] if method == Method::PUT => (
+            format!("routers.{action}"),
+            Route::RouterInterface(decode(id), *action == "add_router_interface"),
+        ),
+        ["v2.0", c, id, "tags"] if [Method::GET, Method::PUT, Method::DELETE].contains(method) => {
+            (format!("{c}.tags"), Route::Tags(kind_of(c)?, decode(id)))
+        }
+        ["v2.0", c, id, "tags", tag]
+            if [Method::GET, Method::PUT, Method::DELETE].contains(method) =>
+        {
+            (
+                format!("{c}.tags"),
+                Route::Tag(kind_of(c)?, decode(id), decode(tag)),
+            )
+        }
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn parse_body(body: &[u8]) -> Result<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::bad("Resource body required"));
+    }
+    serde_json::from_slice(body).map_err(|_| Error::bad("Body contains invalid data"))
+}
+
+fn resource_body(body: &[u8], key: &str) -> Result<Obj> {
+    let v = parse_body(body)?;
+    let Value::Object(mut o) = v else {
+        return Err(Error::bad("Body contains invalid data"));
+    };
+    match o.remove(key) {
+        Some(Value::Object(inner)) => Ok(inner),
+        Some(_) => Err(Error::bad("Body contains invalid data")),
+        None => Err(Error::bad(format!(
+            "Unable to find '{key}' in request body"
+        ))),
+    }
+}
+
+pub(crate) type Answer = (StatusCode, Option<Value>);
+
+/// Executes one call (after faults). Never panics on bad input.
+pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> Result<Answer> {
+    let caller = &req.caller;
+    let ext = |a: &str| cfg.has_extension(a);
+    let if_match = if ext("revision-if-match") {
+        req.if_match.as_deref()
+    } else {
+        None
+    };
+    let gated = |k: Kind| matches!(k, Kind::Router | Kind::FloatingIp) && !ext("router");
+    match &req.route {
+        Route::Versions => Ok((
+            StatusCode::OK,
+            Some(
+                json!({"versions": [{"id": "v2.0", "status": "CURRENT", "links": [{"rel": "self", "href": format!("{}/v2.0/", req.base)}]}]}),
+            ),
+        )),
+        Route::Resources => {
+            let res: Vec<Value> = ["network", "subnet", "subnetpool", "port"]
+                .iter()
+                .map(|r| json!({"name": r, "collection": format!("{r}s"), "links": [{"rel": "self", "href": format!("{}/v2.0/{r}s", req.base)}]}))
+                .collect();
+            Ok((StatusCode::OK, Some(json!({"resources": res}))))
+        }
+        Route::Extensions => {
+            let list: Vec<Value> = EXTENSIONS
+                .iter()
+                .filter(|e| ext(e.0))
+                .map(ext_json)
+                .collect();
+            Ok((StatusCode::OK, Some(json!({"extensions": list}))))
+        }
+        Route::Extension(alias) => EXTENSIONS
+            .iter()
+            .find(|e| e.0 == alias && ext(e.0))
+            .map(|e| (StatusCode::OK, Some(json!({"extension": ext_json(e)}))))
+            .ok_or_else(|| {
+                Error::NotFound(
+                    "HTTPNotFound",
+                    format!("Extension with alias {alias} does not exist"),
+                )
+            }),
+        Route::Collection(k) if gated(*k) => Err(Error::route_not_found()),
+        Route::Item(k, _) | Route::Tags(k, _) | Route::Tag(k, _, _) if gated(*k) => {
+            Err(Error::route_not_found())
+        }
+        Route::RouterInterface(..) if !ext("router") => Err(Error::route_not_found()),
+        Route::Tags(..) | Route::Tag(..) if !ext("standard-attr-tag") => {
+            Err(Error::route_not_found())
+        }
+        Route::Collection(k) if req.method == Method::GET => {
+            let base = format!("{}/v2.0/{}", req.base, collection(*k));
+            Ok((
+                StatusCode::OK,
+                Some(store.list(caller, *k, &req.params, &base)?),
+            ))
+        }
+        Route::Collection(k) => create(store, caller, *k, &req.body),
+        Route::Item(k, id) => {
+            store.check_visible(caller, *k, id)?;
+            match req.method {
+                Method::GET => {
+                    let v = store
+                        .render(caller, *k, id)
+                        .ok_or_else(|| Error::not_found(k.not_found(), id))?;
+                    Ok((
+                        StatusCode::OK,
+                        Some(json!({singular(*k): project(v, &fields_of(&req.params))})),
+                    ))
+                }
+                Method::PUT => {
+                    let obj = resource_body(&req.body, singular(*k))?;
+                    store.check_revision(*k, id, if_match)?;
+                    match k {
+                        Kind::Network => store.update_network(&obj, id)?,
+                        Kind::Subnet => store.update_subnet(&obj, id)?,
+                        Kind::Port => store.update_port(caller, &obj, id)?,
+                        Kind::Router => store.update_router(caller, &obj, id)?,
+                        Kind::FloatingIp => store.update_fip(caller, &obj, id)?,
+                    }
+                    let v = store
+                        .render(caller, *k, id)
+                        .ok_or_else(|| Error::not_found(k.not_found(), id))?;
+                    Ok((StatusCode::OK, Some(json!({singular(*k): v}))))
+                }
+                _ => {
+                    store.check_revision(*k, id, if_match)?;
+                    match k {
+                        Kind::Network => store.delete_network(id)?,
+                        Kind::Subnet => store.delete_subnet(id)?,
+                        Kind::Port => store.delete_port(id, true)?,
+                        Kind::Router => store.delete_router(id)?,
+                        Kind::FloatingIp => store.delete_fip(id)?,
+                    }
+                    Ok((StatusCode::NO_CONTENT, None))
+                }
+            }
+        }
+        Route::RouterInterface(id, add) => {
+            store.check_visible(caller, Kind::Router, id)?;
+            let v = parse_body(&req.body)?;
+            let obj = v
+                .as_object()
+                .cloned()
+                .ok_or_else(|| Error::bad("Body contains invalid data"))?;
+            let out = if *add {
+                store.add_router_interface(caller, id, &obj)?
+            } else {
+                store.remove_router_interface(id, &obj)?
+            };
+            Ok((StatusCode::OK, Some(out)))
+        }
+        Route::Tags(k, id) => {
+            store.check_visible(caller, *k, id)?;
+            match req.method {
+                Method::GET => Ok((StatusCode::OK, Some(json!({"tags": store.tags(*k, id)?})))),
+                Method::PUT => {
+                    let v = parse_body(&req.body)?;
+                    let tags = v
+                        .get("tags")
+                        .ok_or_else(|| Error::bad("Unable to find 'tags' in request body"))?;
+                    store.set_tags(*k, id, parse_tags(tags)?)?;
+                    // Real Neutron echoes the list in the order given.
+                    Ok((StatusCode::OK, Some(json!({"tags": tags}))))
+                }
+                _ => {
+                    store.set_tags(*k, id, Default::default())?;
+                    Ok((StatusCode::NO_CONTENT, None))
+                }
+            }
+        }
+        Route::Tag(k, id, tag) => {
+            store.check_visible(caller, *k, id)?;
+            let mut tags: std::collections::BTreeSet<String> =
+                store.tags(*k, id)?.into_iter().collect();
+            match req.method {
+                Method::GET if tags.contains(tag) => Ok((StatusCode::NO_CONTENT, None)),
+                Method::PUT => {
+                    check_tag(tag)?;
+                    tags.insert(tag.clone());
+                    store.set_tags(*k, id, tags)?;
+                    Ok((StatusCode::CREATED, Some(Value::Null)))
+                }
+                Method::DELETE if tags.remove(tag) => {
+                    store.set_tags(*k, id, tags)?;
+                    Ok((StatusCode::NO_CONTENT, None))
+                }
+                _ => Err(Error::not_found("TagNotFound", tag)),
+            }
+        }
+    }
+}
+
+fn ext_json(e: &(&str, &str, &str, &str)) -> Value {
+    json!({"name": e.1, "alias": e.0, "description": e.2, "updated": e.3, "links": []})
+}
+
+fn create_one(store: &mut Store, caller: &Caller, kind: Kind, obj: &Obj) -> Result<String> {
+    match kind {
+        Kind::Network => store.create_network(caller, obj),
+        Kind::Subnet => store.create_subnet(caller, obj),
+        Kind::Port => store.create_port(caller, obj),
+        Kind::Router => store.create_router(caller, obj),
+        Kind::FloatingIp => store.create_fip(caller, obj),
+    }
+}
+
+fn delete_one(store: &mut Store, kind: Kind, id: &str) {
+    let _ = match kind {
+        Kind::Network => store.delete_network(id),
+        Kind::Subnet => store.delete_subnet(id),
+        Kind::Port => store.delete_port(id, false),
+        Kind::Router => store.delete_router(id),
+        Kind::FloatingIp => store.delete_fip(id),
+    };
+}
+
+fn create(store: &mut Store, caller: &Caller, kind: Kind, body: &[u8]) -> Result<Answer> {
+    let v = parse_body(body)?;
+    let one = singular(kind);
+    let many = collection(kind);
+    let Value::Object(mut o) = v else {
+        return Err(Error::bad("Body contains invalid data"));
+    };
+    if let Some(Value::Array(items)) = o.remove(many) {
+        // Bulk create: all or nothing.
+        let mut ids = Vec::new();
+        for item in &items {
+            let res = item
+                .as_object()
+                .ok_or_else(|| Error::bad("Body contains invalid data"))
+                .and_then(|obj| create_one(store, caller, kind, obj));
+            match res {
+                Ok(id) => ids.push(id),
+                Err(e) => {
+                    for id in ids.iter().rev() {
+                        delete_one(store, kind, id);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let out: Vec<Value> = ids
+            .iter()
+            .filter_map(|id| store.render(caller, kind, id))
+            .collect();
+        return Ok((StatusCode::CREATED, Some(json!({many: out}))));
+    }
+    let obj = match o.remove(one) {
+        Some(Value::Object(inner)) => inner,
+        Some(_) => return Err(Error::bad("Body contains invalid data")),
+        None => {
+            return Err(Error::bad(format!(
+                "Unable to find '{one}' in request body"
+            )));
+        }
+    };
+    let id = create_one(store, caller, kind, &obj)?;
+    let v = store
+        .render(caller, kind, &id)
+        .ok_or_else(|| Error::not_found(kind.not_found(), &id))?;
+    Ok((StatusCode::CREATED, Some(json!({one: v}))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        assert_eq!(
+            route(&Method::POST, "/v2.0/ports").map(|r| r.0),
+            Some("ports.create".into())
+        );
+        assert_eq!(
+            route(&Method::GET, "/v2.0/ports.json").map(|r| r.0),
+            Some("ports.list".into())
+        );
+        assert_eq!(
+            route(&Method::PUT, "/v2.0/ports/x/tags/a%20b").map(|r| r.1),
+            Some(Route::Tag(Kind::Port, "x".into(), "a b".into()))
+        );
+        assert_eq!(route(&Method::GET, "/v2.0/nope"), None);
+        assert_eq!(route(&Method::PATCH, "/v2.0/ports/x"), None);
+    }
+}

@@ -1,0 +1,500 @@
+//! Each fault kind does exactly what it says, seen by a real reqwest client with a timeout.
+//! Timing uses tokio's paused clock: delays are virtual and exact, nothing sleeps for real.
+
+use std::time::Duration;
+
+use neutron_sim::{FaultAction, FaultRule, NeutronSim, RunningSim, SimConfig, SimHandle};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+struct Fixture {
+    sim: RunningSim,
+    h: SimHandle,
+    net: String,
+}
+
+async fn fixture(cfg: SimConfig) -> Fixture {
+    let sim = NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("start");
+    let h = sim.handle();
+    let (st, v) = h.request(
+        "POST",
+        "/v2.0/networks",
+        Some(json!({"network": {"name": "f"}})),
+    );
+    assert_eq!(st, 201);
+    let net = v["network"]["id"].as_str().expect("id").to_string();
+    let (st, _) = h.request(
+        "POST",
+        "/v2.0/subnets",
+        Some(json!({"subnet": {"network_id": net, "ip_version": 4, "cidr": "10.0.0.0/16"}})),
+    );
+    assert_eq!(st, 201);
+    Fixture { sim, h, net }
+}
+
+/// A client with a (virtual-time) timeout and no idle-pool timer.
+fn client(timeout: Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .pool_idle_timeout(None)
+        .build()
+        .expect("client")
+}
+
+impl Fixture {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.sim.url())
+    }
+    async fn create(&self, c: &reqwest::Client, device: &str) -> reqwest::Result<(u16, Value)> {
+        let body = json!({"port": {"network_id": self.net, "device_id": device}});
+        let r = c.post(self.url("/v2.0/ports")).json(&body).send().await?;
+        let st = r.status().as_u16();
+        Ok((st, r.json().await.unwrap_or(Value::Null)))
+    }
+    /// Ports with this device_id, read in-process (no I/O).
+    fn ports_of(&self, device: &str) -> usize {
+        let (st, v) = self.h.request(
+            "GET",
+            &format!("/v2.0/ports?device_id={device}&fields=id"),
+            None,
+        );
+        assert_eq!(st, 200);
+        v["ports"].as_array().map_or(0, Vec::len)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn latency_fixed_and_random_range() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(FaultRule::new(
+        "ports.list",
+        FaultAction::Latency {
+            ms: 1500,
+            max_ms: None,
+        },
+    ));
+    let c = client(Duration::from_secs(3600));
+    let t0 = Instant::now();
+    let r = c.get(f.url("/v2.0/ports")).send().await.expect("response");
+    let elapsed = t0.elapsed();
+    assert_eq!(r.status(), 200);
+    assert!(
+        elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_millis(1510),
+        "{elapsed:?}"
+    );
+    // Other operations are not delayed.
+    let t0 = Instant::now();
+    f.create(&c, "d").await.expect("create");
+    assert!(t0.elapsed() < Duration::from_millis(10));
+    // Random range, seeded.
+    f.h.clear_faults();
+    f.h.add_fault(FaultRule::new(
+        "networks.list",
+        FaultAction::Latency {
+            ms: 100,
+            max_ms: Some(200),
+        },
+    ));
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        c.get(f.url("/v2.0/networks"))
+            .send()
+            .await
+            .expect("response");
+        let e = t0.elapsed();
+        assert!(
+            e >= Duration::from_millis(100) && e < Duration::from_millis(210),
+            "{e:?}"
+        );
+    }
+    assert_eq!(f.h.stats().outcome("networks.list", "ok"), 5);
+    f.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn error_500_and_503_before_commit() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Error { status: 503 }).nth(1));
+    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Error { status: 500 }).nth(2));
+    let c = client(Duration::from_secs(30));
+    let (st, v) = f.create(&c, "e1").await.expect("response");
+    assert_eq!(st, 503);
+    assert_eq!(v["NeutronError"]["type"], "HTTPServiceUnavailable");
+    let (st, v) = f.create(&c, "e1").await.expect("response");
+    assert_eq!(st, 500);
+    assert_eq!(v["NeutronError"]["type"], "HTTPInternalServerError");
+    assert_eq!(f.ports_of("e1"), 0, "nothing committed");
+    let (st, _) = f.create(&c, "e1").await.expect("response");
+    assert_eq!(st, 201);
+    assert_eq!(f.ports_of("e1"), 1);
+    let s = f.h.stats();
+    assert_eq!(
+        (
+            s.outcome("ports.create", "fault_503"),
+            s.outcome("ports.create", "fault_500"),
+            s.outcome("ports.create", "ok")
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(s.calls("ports.create"), 3);
+    f.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn reset_before_commit() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Reset).times(1));
+    let c = client(Duration::from_secs(30));
+    let t0 = Instant::now();
+    let err = f
+        .create(&c, "r1")
+        .await
+        .expect_err("connection reset, no response");
+    assert!(!err.is_timeout(), "{err:?}");
+    // The socket was closed with RST: the client sees ECONNRESET, not a response.
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    let mut reset = false;
+    while let Some(e) = src {
+        reset |= e
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionReset);
+        src = e.source();
+    }
+    assert!(reset, "{err:?}");
+    assert!(t0.elapsed() < Duration::from_secs(1), "reset is immediate");
+    assert_eq!(f.ports_of("r1"), 0);
+    assert_eq!(f.h.stats().outcome("ports.create", "fault_reset"), 1);
+    // The rule fired once; the same client recovers on a new connection.
+    let (st, _) = f.create(&c, "r1").await.expect("response");
+    assert_eq!(st, 201);
+    assert_eq!(f.ports_of("r1"), 1);
+    f.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn commit_then_drop() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(FaultRule::new("ports.create", FaultAction::CommitThenDrop));
+    let c = client(Duration::from_secs(5));
+    let t0 = Instant::now();
+    let err = f.create(&c, "cd").await.expect_err("no answer");
+    assert!(err.is_timeout(), "{err:?}");
+    assert_eq!(t0.elapsed(), Duration::from_secs(5));
+    assert_eq!(f.ports_of("cd"), 1, "committed although never answered");
+    assert_eq!(
+        f.h.stats()
+            .outcome("ports.create", "fault_commit_then_drop"),
+        1
+    );
+    f.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn commit_then_answer_late() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(FaultRule::new(
+        "ports.create",
+        FaultAction::CommitThenDelay { ms: 8000 },
+    ));
+    // A patient client gets the 201 after 8 s.
+    let t0 = Instant::now();
+    let (st, v) = f
+        .create(&client(Duration::from_secs(60)), "late")
+        .await
+        .expect("answer");
+    assert_eq!(st, 201);
+    assert_eq!(v["port"]["device_id"], "late");
+    let e = t0.elapsed();
+    assert!(
+        e >= Duration::from_millis(8000) && e < Duration::from_millis(8010),
+        "{e:?}"
+    );
+    // An impatient one times out, but the port exists.
+    let err = f
+        .create(&client(Duration::from_secs(2)), "late2")
+        .await
+        .expect_err("timeout");
+    assert!(err.is_timeout());
+    assert_eq!(f.ports_of("late2"), 1);
+    assert_eq!(
+        f.h.stats()
+            .outcome("ports.create", "fault_commit_then_delay"),
+        2
+    );
+    f.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn delayed_commit_port_appears_after_client_gave_up() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(
+        FaultRule::new(
+            "ports.create",
+            FaultAction::DelayedCommit {
+                ms: 10_000,
+                status: None,
+            },
+        )
+        .times(1),
+    );
+    let t0 = Instant::now();
+    let err = f
+        .create(&client(Duration::from_secs(3)), "race")
+        .await
+        .expect_err("no answer");
+    assert!(err.is_timeout());
+    assert_eq!(t0.elapsed(), Duration::from_secs(3));
+    assert_eq!(
+        f.ports_of("race"),
+        0,
+        "absent right after the client gave up"
+    );
+    tokio::time::sleep_until(t0 + Duration::from_millis(9_990)).await;
+    assert_eq!(f.ports_of("race"), 0);
+    tokio::time::sleep_until(t0 + Duration::from_millis(10_010)).await;
+    assert_eq!(f.ports_of("race"), 1, "present after 10 s");
+    // With a status: the error comes at once, the commit still happens later.
+    f.h.add_fault(
+        FaultRule::new(
+            "ports.create",
+            FaultAction::DelayedCommit {
+                ms: 4000,
+                status: Some(500),
+            },
+        )
+        .times(1),
+    );
+    let t1 = Instant::now();
+    let (st, _) = f
+        .create(&client(Duration::from_secs(30)), "race2")
+        .await
+        .expect("answer");
+    assert_eq!(st, 500);
+    assert!(t1.elapsed() < Duration::from_millis(10));
+    assert_eq!(f.ports_of("race2"), 0);
+    tokio::time::sleep_until(t1 + Duration::from_millis(4010)).await;
+    assert_eq!(f.ports_of("race2"), 1);
+    assert_eq!(
+        f.h.stats().outcome("ports.create", "fault_delayed_commit"),
+        2
+    );
+    f.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn nth_call_rule() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Error { status: 500 }).nth(3));
+    let c = client(Duration::from_secs(30));
+    let mut codes = Vec::new();
+    for i in 0..5 {
+        codes.push(f.create(&c, &format!("n{i}")).await.expect("response").0);
+    }
+    assert_eq!(codes, [201, 201, 500, 201, 201]);
+    assert_eq!(f.h.faults()[0].fired, 1);
+    assert_eq!(f.h.faults()[0].matched, 5);
+    f.sim.shutdown().await;
+}
+
+async fn probability_pattern(seed: u64) -> Vec<u16> {
+    let cfg = SimConfig {
+        seed,
+        faults: vec![
+            FaultRule::new("networks.list", FaultAction::Error { status: 500 }).probability(0.3),
+        ],
+        ..SimConfig::default()
+    };
+    let f = fixture(cfg).await;
+    let c = client(Duration::from_secs(30));
+    let mut out = Vec::new();
+    for _ in 0..40 {
+        out.push(
+            c.get(f.url("/v2.0/networks"))
+                .send()
+                .await
+                .expect("response")
+                .status()
+                .as_u16(),
+        );
+    }
+    let s = f.h.stats();
+    assert_eq!(
+        s.outcome("networks.list", "fault_500") as usize,
+        out.iter().filter(|c| **c == 500).count()
+    );
+    f.sim.shutdown().await;
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn probability_rule_is_seeded() {
+    let a = probability_pattern(42).await;
+    let b = probability_pattern(42).await;
+    assert_eq!(a, b, "same seed, same faults");
+    let n = a.iter().filter(|c| **c == 500).count();
+    assert!((4..=20).contains(&n), "about 30% of 40: {n}");
+    assert_ne!(
+        probability_pattern(43).await,
+        a,
+        "another seed, other faults"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn body_and_query_match_rules() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(
+        FaultRule::new("ports.create", FaultAction::Error { status: 500 })
+            .body_matches(json!({"port": {"device_id": "victim"}})),
+    );
+    f.h.add_fault(
+        FaultRule::new("ports.list", FaultAction::Error { status: 503 })
+            .query_param("device_id", "victim")
+            .times(1),
+    );
+    f.h.add_fault(
+        FaultRule::new("ports.list", FaultAction::Error { status: 500 })
+            .query_contains("name=boom"),
+    );
+    let c = client(Duration::from_secs(30));
+    assert_eq!(f.create(&c, "other").await.expect("r").0, 201);
+    assert_eq!(f.create(&c, "victim").await.expect("r").0, 500);
+    assert_eq!(f.ports_of("victim"), 0);
+    let get = |q: &str| c.get(f.url(&format!("/v2.0/ports?{q}"))).send();
+    assert_eq!(get("device_id=other").await.expect("r").status(), 200);
+    assert_eq!(
+        get("device_id=other&device_id=victim")
+            .await
+            .expect("r")
+            .status(),
+        503
+    );
+    assert_eq!(
+        get("device_id=victim").await.expect("r").status(),
+        200,
+        "times(1) exhausted"
+    );
+    assert_eq!(get("name=boom").await.expect("r").status(), 500);
+    f.sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn admin_endpoints_faults_stats_reset() {
+    let f = fixture(SimConfig::default()).await;
+    let c = client(Duration::from_secs(30));
+    // Add a rule over HTTP (JSON), list it, see it fire.
+    let rule = json!({"op": "ports.create", "action": {"kind": "error", "status": 503}, "nth": 1});
+    let r = c
+        .post(f.url("/_sim/faults"))
+        .json(&rule)
+        .send()
+        .await
+        .expect("r");
+    assert_eq!(r.status(), 201);
+    assert_eq!(f.create(&c, "a").await.expect("r").0, 503);
+    assert_eq!(f.create(&c, "a").await.expect("r").0, 201);
+    let v: Value = c
+        .get(f.url("/_sim/faults"))
+        .send()
+        .await
+        .expect("r")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v["faults"][0]["op"], "ports.create");
+    assert_eq!(v["faults"][0]["fired"], 1);
+    assert_eq!(v["faults"][0]["matched"], 2);
+    c.get(f.url("/v2.0/nope")).send().await.expect("r");
+    let v: Value = c
+        .get(f.url("/_sim/stats"))
+        .send()
+        .await
+        .expect("r")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        v["operations"]["ports.create"],
+        json!({"fault_503": 1, "ok": 1})
+    );
+    assert_eq!(v["operations"]["unknown"], json!({"error_4xx": 1}));
+    assert_eq!(v["total"], 3);
+    // Bulk add, clear.
+    let r = c
+        .post(f.url("/_sim/faults"))
+        .json(&json!({"faults": [rule, rule]}))
+        .send()
+        .await
+        .expect("r");
+    assert_eq!(r.status(), 201);
+    assert_eq!(f.h.faults().len(), 3);
+    let r = c.delete(f.url("/_sim/faults")).send().await.expect("r");
+    assert_eq!(r.status(), 204);
+    assert!(f.h.faults().is_empty());
+    // Bad rule: 400, not a panic.
+    let r = c
+        .post(f.url("/_sim/faults"))
+        .json(&json!({"op": "x", "action": {"kind": "nope"}}))
+        .send()
+        .await
+        .expect("r");
+    assert_eq!(r.status(), 400);
+    // Reset: stats and faults; with data, resources too.
+    f.h.add_fault(FaultRule::new("*", FaultAction::Reset));
+    let r = c.post(f.url("/_sim/reset")).send().await.expect("r");
+    assert_eq!(r.status(), 204);
+    assert_eq!(f.h.stats().total(), 0);
+    assert!(f.h.faults().is_empty());
+    assert_eq!(f.ports_of("a"), 1);
+    let r = c
+        .post(f.url("/_sim/reset"))
+        .json(&json!({"data": true}))
+        .send()
+        .await
+        .expect("r");
+    assert_eq!(r.status(), 204);
+    assert_eq!(f.h.port_count(), 0);
+    f.sim.shutdown().await;
+}
+
+#[test]
+fn config_from_json_and_toml() {
+    let json_cfg = r#"{"seed": 7, "bind_activates": false, "extensions": ["binding"],
+        "faults": [{"op": "ports.create", "action": {"kind": "delayed_commit", "ms": 500, "status": 503},
+                    "body": {"port": {"device_id": "x"}}, "times": 2}]}"#;
+    let c = SimConfig::from_text(json_cfg).expect("json");
+    assert_eq!(c.seed, 7);
+    assert!(!c.bind_activates);
+    assert_eq!(
+        c.faults[0].action,
+        FaultAction::DelayedCommit {
+            ms: 500,
+            status: Some(503)
+        }
+    );
+    assert_eq!(c.faults[0].times, Some(2));
+    let toml_cfg = r#"
+        seed = 9
+        nova_url = "http://127.0.0.1:8774/v2.1"
+        [[faults]]
+        op = "ports.list"
+        probability = 0.25
+        action = { kind = "latency", ms = 100, max_ms = 300 }
+    "#;
+    let c = SimConfig::from_text(toml_cfg).expect("toml");
+    assert_eq!(c.seed, 9);
+    assert_eq!(
+        c.faults[0].action,
+        FaultAction::Latency {
+            ms: 100,
+            max_ms: Some(300)
+        }
+    );
+    assert_eq!(c.faults[0].probability, Some(0.25));
+    assert!(
+        SimConfig::from_text(r#"{"sede": 1}"#).is_err(),
+        "unknown keys are rejected"
+    );
+}

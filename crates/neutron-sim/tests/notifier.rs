@@ -1,0 +1,337 @@
+//! Nova notifier: events reach a local `os-server-external-events` endpoint, batched,
+//! with Neutron's headers, retried on failure, never blocking the API.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use neutron_sim::{NeutronSim, SimConfig};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+#[derive(Clone)]
+struct Nova {
+    tx: mpsc::UnboundedSender<(HeaderMap, Value)>,
+    /// Number of first requests to fail with 500.
+    fail_first: Arc<AtomicU32>,
+}
+
+async fn events(State(n): State<Nova>, headers: HeaderMap, body: axum::Json<Value>) -> StatusCode {
+    if n.fail_first.load(Ordering::SeqCst) > 0 {
+        n.fail_first.fetch_sub(1, Ordering::SeqCst);
+        return StatusCode::INTERNAL_SERVER_ERROR;
+    }
+    let _ = n.tx.send((headers, body.0));
+    StatusCode::OK
+}
+
+/// A fake Nova on 127.0.0.1:0; returns its `/v2.1` URL and the received batches.
+async fn fake_nova(fail_first: u32) -> (String, mpsc::UnboundedReceiver<(HeaderMap, Value)>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let state = Nova {
+        tx,
+        fail_first: Arc::new(AtomicU32::new(fail_first)),
+    };
+    let app = Router::new()
+        .route("/v2.1/os-server-external-events", post(events))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/v2.1", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+/// Waits (virtual time, bounded) until `cond` holds.
+async fn wait_for(cond: impl Fn() -> bool) {
+    for _ in 0..1000 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("condition not reached");
+}
+
+/// As real Neutron 29 sends them: only vif plugged/unplugged carry a status.
+fn ev(name: &str, server: &str, tag: &str) -> Value {
+    if name.ends_with("plugged") {
+        json!({"name": name, "server_uuid": server, "status": "completed", "tag": tag})
+    } else {
+        json!({"name": name, "server_uuid": server, "tag": tag})
+    }
+}
+
+struct Api {
+    c: reqwest::Client,
+    base: String,
+}
+
+impl Api {
+    async fn call(&self, m: reqwest::Method, path: &str, body: Value) -> Value {
+        let r = self
+            .c
+            .request(m, format!("{}{path}", self.base))
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        assert!(r.status().is_success(), "{path}: {}", r.status());
+        r.json().await.unwrap_or(Value::Null)
+    }
+}
+
+async fn next_batch(rx: &mut mpsc::UnboundedReceiver<(HeaderMap, Value)>) -> Vec<Value> {
+    let (headers, body) = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+        .await
+        .expect("a batch")
+        .expect("open");
+    assert_eq!(headers["x-auth-token"], "notused");
+    assert_eq!(headers["x-openstack-nova-api-version"], "2.1");
+    body["events"].as_array().expect("events").clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn plugged_changed_fip_unplugged_deleted() {
+    let (nova, mut rx) = fake_nova(0).await;
+    let cfg = SimConfig {
+        nova_url: Some(nova),
+        ..SimConfig::default()
+    };
+    let sim = NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("start");
+    let topo = sim.handle().create_default_topology("demo");
+    let api = Api {
+        c: reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("c"),
+        base: sim.url(),
+    };
+    let (vm1, vm2) = (
+        uuid::Uuid::new_v4().to_string(),
+        uuid::Uuid::new_v4().to_string(),
+    );
+    let port = |vm: &str| json!({"port": {"network_id": topo.private_network_id, "device_id": vm, "device_owner": "compute:nova", "binding:host_id": "h1"}});
+
+    // Binding makes the port ACTIVE: network-vif-plugged. A second port in the same interval: one batch.
+    let p1 = api
+        .call(reqwest::Method::POST, "/v2.0/ports", port(&vm1))
+        .await["port"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let p2 = api
+        .call(reqwest::Method::POST, "/v2.0/ports", port(&vm2))
+        .await["port"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![
+            ev("network-vif-plugged", &vm1, &p1),
+            ev("network-vif-plugged", &vm2, &p2)
+        ]
+    );
+
+    // Fixed IP change: network-changed.
+    api.call(reqwest::Method::PUT, &format!("/v2.0/ports/{p1}"), json!({"port": {"fixed_ips": [{"subnet_id": topo.private_subnet_id, "ip_address": "10.0.0.200"}]}})).await;
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-changed", &vm1, &p1)]
+    );
+
+    // FIP associated, moved to another port (event for both), deleted.
+    let fip = api
+        .call(
+            reqwest::Method::POST,
+            "/v2.0/floatingips",
+            json!({"floatingip": {"floating_network_id": topo.public_network_id, "port_id": p1}}),
+        )
+        .await;
+    let fid = fip["floatingip"]["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-changed", &vm1, &p1)]
+    );
+    api.call(
+        reqwest::Method::PUT,
+        &format!("/v2.0/floatingips/{fid}"),
+        json!({"floatingip": {"port_id": p2}}),
+    )
+    .await;
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![
+            ev("network-changed", &vm1, &p1),
+            ev("network-changed", &vm2, &p2)
+        ]
+    );
+    api.call(
+        reqwest::Method::PUT,
+        &format!("/v2.0/floatingips/{fid}"),
+        json!({"floatingip": {"port_id": null}}),
+    )
+    .await;
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-changed", &vm2, &p2)]
+    );
+    api.call(
+        reqwest::Method::PUT,
+        &format!("/v2.0/floatingips/{fid}"),
+        json!({"floatingip": {"port_id": p2}}),
+    )
+    .await;
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-changed", &vm2, &p2)]
+    );
+    let r = api
+        .c
+        .delete(format!("{}/v2.0/floatingips/{fid}", api.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-changed", &vm2, &p2)]
+    );
+
+    // Unbinding: ACTIVE -> DOWN, network-vif-unplugged, then network-changed (any change).
+    api.call(
+        reqwest::Method::PUT,
+        &format!("/v2.0/ports/{p1}"),
+        json!({"port": {"binding:host_id": ""}}),
+    )
+    .await;
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![
+            ev("network-vif-unplugged", &vm1, &p1),
+            ev("network-changed", &vm1, &p1)
+        ]
+    );
+    api.call(
+        reqwest::Method::PUT,
+        &format!("/v2.0/ports/{p1}"),
+        json!({"port": {"name": "renamed"}}),
+    )
+    .await;
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-changed", &vm1, &p1)]
+    );
+
+    // Deletion: network-vif-deleted.
+    let r = api
+        .c
+        .delete(format!("{}/v2.0/ports/{p1}", api.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-vif-deleted", &vm1, &p1)]
+    );
+
+    // Nothing for: detaching a port (device cleared), then deleting it; non-uuid device ids;
+    // non-compute owners. The next batch is the plugging of a new compute port.
+    api.call(
+        reqwest::Method::PUT,
+        &format!("/v2.0/ports/{p2}"),
+        json!({"port": {"device_id": "", "device_owner": ""}}),
+    )
+    .await;
+    api.c
+        .delete(format!("{}/v2.0/ports/{p2}", api.base))
+        .send()
+        .await
+        .expect("send");
+    api.call(reqwest::Method::POST, "/v2.0/ports", json!({"port": {"network_id": topo.private_network_id, "device_id": "not-a-uuid", "device_owner": "compute:nova", "binding:host_id": "h"}})).await;
+    api.call(reqwest::Method::POST, "/v2.0/ports", json!({"port": {"network_id": topo.private_network_id, "device_id": vm1, "binding:host_id": "h"}})).await;
+    let p4 = api
+        .call(reqwest::Method::POST, "/v2.0/ports", port(&vm2))
+        .await["port"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-vif-plugged", &vm2, &p4)]
+    );
+    let h = sim.handle();
+    wait_for(|| h.stats().nova_batches_sent == 11).await;
+    assert_eq!(h.stats().nova_events_sent, 14);
+    sim.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn retried_with_backoff_and_never_blocks_the_api() {
+    let (nova, mut rx) = fake_nova(2).await;
+    let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("start");
+    let h = sim.handle();
+    let topo = h.create_default_topology("demo");
+    let c = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("c");
+    let vm = uuid::Uuid::new_v4().to_string();
+    let body = json!({"port": {"network_id": topo.private_network_id, "device_id": vm, "device_owner": "compute:nova", "binding:host_id": "h1"}});
+
+    // Nova unreachable (nothing listens there): the API answers at once anyway, and the
+    // batch is tried 1 + notify_retries times, then dropped.
+    let dead = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let dead_url = format!("http://{}/v2.1", dead.local_addr().expect("addr"));
+    drop(dead);
+    h.set_nova_url(Some(dead_url));
+    let t0 = tokio::time::Instant::now();
+    let r = c
+        .post(format!("{}/v2.0/ports", sim.url()))
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 201);
+    assert!(t0.elapsed() < Duration::from_millis(10));
+    wait_for(|| h.stats().nova_post_failures == 4).await;
+    // Backoff 200 + 400 + 800 ms after the 1 s batching interval.
+    assert!(
+        t0.elapsed() >= Duration::from_millis(2400),
+        "{:?}",
+        t0.elapsed()
+    );
+
+    // Nova failing twice with 500: the third attempt delivers.
+    h.set_nova_url(Some(nova));
+    let r = c
+        .post(format!("{}/v2.0/ports", sim.url()))
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    let pid = r.json::<Value>().await.expect("json")["port"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(
+        next_batch(&mut rx).await,
+        vec![ev("network-vif-plugged", &vm, &pid)]
+    );
+    wait_for(|| h.stats().nova_events_sent == 1).await;
+    assert_eq!(h.stats().nova_post_failures, 6);
+    sim.shutdown().await;
+}
