@@ -135,7 +135,8 @@ pub fn addresses(server: &Server, info: &NetworkInfo, extended: bool) -> Map<Str
             }
             v
         };
-        for ip in vif.fixed_ips() {
+        for fixed_ip in vif.fixed_ips() {
+            let ip = &fixed_ip.ip;
             fixed.entry(label.clone()).or_default().push(entry(&ip.address, ip.version, "fixed"));
         }
         for ip in vif.floating_ips() {

@@ -112,16 +112,7 @@ impl Compute {
     pub async fn detach_interface(&self, ctx: &RequestContext, server_id: ServerId, port_id: &PortId) -> Result<()> {
         let _guard = self.locks.lock(server_id).await;
         let server = self.server(server_id).await?;
-        let vif = self
-            .store
-            .vifs(server_id)
-            .await?
-            .into_iter()
-            .find(|v| &v.port_id == port_id && v.is_attached())
-            .ok_or_else(|| Error::InterfaceNotFound {
-                server: server_id,
-                port: port_id.clone(),
-            })?;
+        let vif = self.attached_vif(server_id, port_id).await?;
         let now = self.clock.now();
         self.store
             .commit(vec![Change::StartAction(action(ctx, server_id, "detach_interface", now))])
@@ -139,6 +130,18 @@ impl Compute {
         self.add_event(server_id, &ctx.request_id, event).await?;
         info!(server.id = %server_id, port.id = %port_id, released, "Detached port {port_id} from server {server_id}");
         Ok(())
+    }
+
+    async fn attached_vif(&self, server_id: ServerId, port_id: &PortId) -> Result<VifRecord> {
+        self.store
+            .vifs(server_id)
+            .await?
+            .into_iter()
+            .find(|v| &v.port_id == port_id && v.is_attached())
+            .ok_or_else(|| Error::InterfaceNotFound {
+                server: server_id,
+                port: port_id.clone(),
+            })
     }
 
     /// The server's attached interfaces with Neutron's current details (one call).
@@ -174,16 +177,7 @@ impl Compute {
     /// One attached interface; 404 unless it is in the server's VIF records.
     pub async fn interface(&self, server_id: ServerId, port_id: &PortId) -> Result<Interface> {
         self.server(server_id).await?;
-        let vif = self
-            .store
-            .vifs(server_id)
-            .await?
-            .into_iter()
-            .find(|v| &v.port_id == port_id && v.is_attached())
-            .ok_or_else(|| Error::InterfaceNotFound {
-                server: server_id,
-                port: port_id.clone(),
-            })?;
+        let vif = self.attached_vif(server_id, port_id).await?;
         let port = match self.neutron.show_port(port_id).await {
             Ok(port) => Some(port),
             Err(e) if e.is_not_found() => None,

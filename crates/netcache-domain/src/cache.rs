@@ -178,10 +178,7 @@ fn render_subnets(port: &Port, floating_ips: &[FloatingIp], subnets: &HashMap<Su
             .iter()
             .filter(|f| f.subnet_id == fixed.subnet_id)
             .map(|f| FixedIp {
-                address: Some(f.ip_address.to_string()),
-                ip_type: "fixed".to_owned(),
-                version: Some(network_info::ip_version(f.ip_address)),
-                meta: Map::new(),
+                ip: Ip::new(Some(f.ip_address), "fixed"),
                 floating_ips: floating_ips
                     .iter()
                     .filter(|fip| fip.fixed_ip_address == Some(f.ip_address))
@@ -430,7 +427,7 @@ pub(crate) mod tests {
             OnLost::Drop,
         );
         assert_eq!(second.info.port_ids().collect::<Vec<_>>(), ["a", "b"]);
-        let ip: IpAddr = second.info.0[0].fixed_ips().next().unwrap().address.as_ref().unwrap().parse().unwrap();
+        let ip: IpAddr = second.info.0[0].fixed_ips().next().unwrap().ip.address.as_ref().unwrap().parse().unwrap();
         assert_eq!(ip.to_string(), "10.0.0.5");
     }
 }

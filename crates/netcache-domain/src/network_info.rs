@@ -127,12 +127,8 @@ impl Ip {
 /// Nova's `FixedIP`: an `IP` of type `fixed` plus its floating IPs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FixedIp {
-    pub address: Option<String>,
-    #[serde(rename = "type")]
-    pub ip_type: String,
-    pub version: Option<u8>,
-    #[serde(default)]
-    pub meta: Map<String, Value>,
+    #[serde(flatten)]
+    pub ip: Ip,
     #[serde(default)]
     pub floating_ips: Vec<Ip>,
 }

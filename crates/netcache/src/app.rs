@@ -30,7 +30,10 @@ pub struct App {
 impl App {
     /// Starts everything. `listen` of the settings may use port 0 (tests).
     pub async fn start(settings: &Settings) -> anyhow::Result<Self> {
-        Self::start_with_sim(settings, SimConfig::default()).await
+        // A fresh seed per run: the embedded Neutron's ids must not repeat those of
+        // an earlier run that the database may still hold.
+        let seed = uuid::Uuid::new_v4().as_u64_pair().0;
+        Self::start_with_sim(settings, SimConfig { seed, ..SimConfig::default() }).await
     }
 
     /// As [`App::start`], with the embedded Neutron configured as given.

@@ -1,5 +1,6 @@
 //! `netcache`: the compute side's source of truth for port attachments.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -137,6 +138,7 @@ async fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_env("NETCACHE_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     if let Err(e) = run(cli).await {
         eprintln!("error: {e:#}");
