@@ -14,7 +14,9 @@ use netcache_compute::{Compute, RequestContext, new_request_id};
 use netcache_domain::ServerId;
 
 mod error;
+mod events;
 mod interfaces;
+pub mod metrics;
 mod servers;
 mod versions;
 pub mod wire;
@@ -39,12 +41,16 @@ pub struct AppState {
 }
 
 pub fn router(state: AppState) -> Router {
+    metrics::handle();
+    metrics::describe();
     Router::new()
         .route("/", get(versions::root))
+        .route("/metrics", get(metrics::render))
         .route("/v2.1", get(versions::v2_1))
         .route("/v2.1/", get(versions::v2_1))
         .merge(servers::routes())
         .merge(interfaces::routes())
+        .merge(events::routes())
         .fallback(|| async { nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })
         .layer(middleware::from_fn(stamp_response))
         .with_state(state)
@@ -90,7 +96,9 @@ impl FromRequestParts<AppState> for Caller {
         };
         let project = header("x-project-id").unwrap_or(&state.config.default_project).to_owned();
         let user = header("x-user-id").unwrap_or("netcache-user").to_owned();
-        let is_admin = header("x-roles").is_some_and(|roles| roles.split(',').any(|r| r.trim() == "admin"));
+        // Without Keystone, a caller that names no roles is the local operator
+        // (admin), as in Neutron's noauth mode; named roles are honoured.
+        let is_admin = header("x-roles").is_none_or(|roles| roles.split(',').any(|r| matches!(r.trim(), "admin" | "service")));
         let request_id = parts
             .extensions
             .get::<RequestId>()
@@ -107,6 +115,14 @@ impl FromRequestParts<AppState> for Caller {
 }
 
 impl Caller {
+    pub fn require_admin(&self, what: &str) -> ApiResult<()> {
+        if self.is_admin {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(format!("Policy doesn't allow {what} to be performed.")))
+        }
+    }
+
     /// The server, if it exists and the caller may see it; 404 otherwise (Nova
     /// does not reveal other projects' servers).
     pub async fn server(&self, state: &AppState, id: &str) -> ApiResult<netcache_domain::server::Server> {

@@ -234,3 +234,50 @@ fn event_view(event: &ActionEvent) -> Value {
         "host": event.host,
     })
 }
+
+/// The drift report as JSON (API and `netcache audit --json`).
+pub fn audit_view(report: &netcache_compute::AuditReport) -> Value {
+    let t = &report.totals;
+    let servers: Vec<Value> = report
+        .servers
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id.to_string(),
+                "name": s.name,
+                "deleted": s.deleted,
+                "drift": s.has_drift(),
+                "cached_ports": s.cached_ports,
+                "neutron_ports": s.neutron_ports.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "stale_cache": s.stale_cache,
+                "ghosts": s.ghosts.iter().map(|g| json!({
+                    "port_id": g.port_id.to_string(),
+                    "owner": g.owner,
+                    "intent": g.intent.map(|i| i.to_string()),
+                    "first_seen": g.first_seen.map(iso),
+                    "times_seen": g.times_seen,
+                })).collect::<Vec<_>>(),
+                "lost": s.lost.iter().map(|l| json!({"port_id": l.port_id.to_string(), "reason": l.reason})).collect::<Vec<_>>(),
+                "recorded_lost": s.recorded_lost.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "releasing": s.releasing.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "pending_intents": s.pending_intents.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "abandoned_intents": s.abandoned_intents.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({"audit": {
+        "clean": report.is_clean(),
+        "totals": {
+            "servers": t.servers,
+            "drift": t.drift(),
+            "ghosts_ours": t.ghosts_ours,
+            "ghosts_foreign": t.ghosts_foreign,
+            "deleted_server_ghosts": t.deleted_server_ghosts,
+            "lost": t.lost,
+            "stale_caches": t.stale_caches,
+            "pending_intents": t.pending_intents,
+            "releasing": t.releasing,
+        },
+        "servers": servers,
+    }})
+}

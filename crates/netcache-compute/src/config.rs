@@ -20,6 +20,8 @@ pub struct ComputeConfig {
     pub network_details_ttl: Duration,
     pub cache: CacheOptions,
     pub virt: VirtConfig,
+    pub heal: HealConfig,
+    pub gc: GcConfig,
     /// Simulates a process death at a point of the allocation protocol (tests, drills).
     pub crash_at: Option<CrashPoint>,
 }
@@ -34,7 +36,53 @@ impl Default for ComputeConfig {
             network_details_ttl: Duration::from_secs(300),
             cache: CacheOptions::default(),
             virt: VirtConfig::default(),
+            heal: HealConfig::default(),
+            gc: GcConfig::default(),
             crash_at: None,
+        }
+    }
+}
+
+/// The periodic heal.
+#[derive(Clone, Debug)]
+pub struct HealConfig {
+    /// Time between passes; zero disables the loop (`netcache heal` still works).
+    pub interval: Duration,
+    /// Each wait is the interval plus up to this much, drawn from a seeded RNG.
+    pub jitter: Duration,
+    /// Servers per Neutron port list (Neutron's URL limit makes ~100 safe).
+    pub batch_size: usize,
+    /// Deleted servers stay watched for ghosts this long.
+    pub deleted_window: Duration,
+}
+
+impl Default for HealConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(60),
+            jitter: Duration::from_secs(10),
+            batch_size: 100,
+            deleted_window: Duration::from_secs(7 * 24 * 3600),
+        }
+    }
+}
+
+/// The garbage collector.
+#[derive(Clone, Debug)]
+pub struct GcConfig {
+    /// Time between passes; zero disables the loop (`netcache gc` still works).
+    pub interval: Duration,
+    pub policy: netcache_domain::gc::GcPolicy,
+    /// Report what would be done, do nothing.
+    pub dry_run: bool,
+}
+
+impl Default for GcConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(300),
+            policy: netcache_domain::gc::GcPolicy::default(),
+            dry_run: false,
         }
     }
 }

@@ -21,18 +21,27 @@ use tokio::task::JoinHandle;
 use tracing::info;
 
 mod allocate;
+mod audit;
 mod build;
+mod events;
+mod gc;
+mod heal;
 pub mod catalog;
 pub mod clock;
 pub mod config;
 mod error;
 mod interfaces;
 mod locks;
+mod loops;
 mod recovery;
 pub mod virt;
 
+pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, ServerAudit};
 pub use build::CreateServer;
-pub use config::{ComputeConfig, CrashPoint, VirtConfig};
+pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
+pub use gc::GcReport;
+pub use heal::HealReport;
+pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, VirtConfig};
 pub use error::{Error, Result};
 pub use interfaces::{AttachRequest, Interface};
 
@@ -91,6 +100,19 @@ impl Compute {
         neutron: Arc<dyn NeutronApi>,
         virt: Arc<dyn VirtDriver>,
     ) -> Result<Arc<Self>> {
+        let compute = Self::open(config, store, neutron, virt).await?;
+        compute.recover().await?;
+        Ok(compute)
+    }
+
+    /// The service without start-up recovery: for one-off commands (audit, heal,
+    /// gc) that run beside a live service and must not resume its builds.
+    pub async fn open(
+        config: ComputeConfig,
+        store: Arc<dyn Store>,
+        neutron: Arc<dyn NeutronApi>,
+        virt: Arc<dyn VirtDriver>,
+    ) -> Result<Arc<Self>> {
         let deployment = store.deployment_id().await?;
         let extensions = neutron.list_extensions().await?;
         let marker_mode = MarkerMode::for_extensions(&extensions);
@@ -100,7 +122,7 @@ impl Compute {
             "Neutron {} tags in create-port requests",
             if marker_mode == MarkerMode::Tags { "accepts" } else { "does not accept" }
         );
-        let compute = Arc::new(Self {
+        Ok(Arc::new(Self {
             catalog: NetworkCatalog::new(config.network_details_ttl),
             store,
             neutron,
@@ -114,9 +136,7 @@ impl Compute {
             builds: Mutex::new(Vec::new()),
             next_host: AtomicUsize::new(0),
             crashed: AtomicBool::new(false),
-        });
-        compute.recover().await?;
-        Ok(compute)
+        }))
     }
 
     pub fn deployment_id(&self) -> &DeploymentId {
@@ -137,6 +157,10 @@ impl Compute {
 
     pub fn neutron(&self) -> &Arc<dyn NeutronApi> {
         &self.neutron
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     pub fn config(&self) -> &ComputeConfig {

@@ -41,7 +41,7 @@ impl Compute {
 
     /// A pending intent's port is adopted only if the build it belongs to is still
     /// waiting for it; otherwise it is abandoned (a port carrying it is garbage).
-    async fn recover_intent(&self, intent: &PortIntent) -> Result<()> {
+    pub(crate) async fn recover_intent(&self, intent: &PortIntent) -> Result<()> {
         let resolution = self.resolve_by_marker(&self.marker(intent.id)).await?;
         let server = self.store.server(intent.server_id).await?;
         let slot_free = self

@@ -311,6 +311,15 @@ impl Keystone {
 #[async_trait]
 impl TokenSource for Keystone {
     async fn issue(&self) -> Result<Token> {
+        let outcome = self.request_token().await;
+        crate::client::record_keystone_auth(&outcome);
+        outcome
+    }
+}
+
+impl Keystone {
+    /// `POST /v3/auth/tokens` and the endpoint from the answer's catalog.
+    async fn request_token(&self) -> Result<Token> {
         let url = tokens_url(&self.auth_url);
         let response = self
             .http

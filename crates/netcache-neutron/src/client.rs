@@ -6,7 +6,8 @@
 //!   outcomes with jittered exponential backoff on tokio's clock;
 //! - never retries a POST (the only POST is `create_port`; a lost create is resolved
 //!   by the caller's marker lookup, not by sending it again);
-//! - classifies the outcome into [`Error`].
+//! - classifies the outcome into [`Error`];
+//! - records each HTTP attempt in the metrics (see [`record_attempt`]).
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
@@ -199,6 +200,51 @@ fn status_error(operation: &'static str, status: StatusCode, body: &[u8]) -> Err
     }
 }
 
+/// The `operation` label of a call's metrics (the error messages keep the internal
+/// names); `other` for a call missing here.
+fn operation_label(operation: &str) -> &'static str {
+    match operation {
+        "create_port" => "ports.create",
+        "list_ports" => "ports.list",
+        "show_port" => "ports.show",
+        "update_port" => "ports.update",
+        "delete_port" => "ports.delete",
+        "add_port_tag" => "ports.tags",
+        "list_networks" => "networks.list",
+        "list_subnets" => "subnets.list",
+        "list_floating_ips" => "floatingips.list",
+        "list_extensions" => "extensions.list",
+        _ => "other",
+    }
+}
+
+fn outcome_label<T>(outcome: &Result<T>) -> &'static str {
+    match outcome {
+        Ok(_) => "ok",
+        Err(e) => e.metric_label(),
+    }
+}
+
+/// Metrics of one HTTP attempt (every retry, re-authentication, page and filter
+/// chunk is an attempt of its own): `netcache_neutron_calls_total{operation, outcome}`
+/// and `netcache_neutron_call_duration_seconds{operation}`. `outcome` is `ok` or
+/// [`Error::metric_label`] of the attempt's own classification (a 2xx whose body does
+/// not decode is `protocol`); the duration covers sending, reading and decoding, not
+/// obtaining a token.
+fn record_attempt<T>(operation: &'static str, elapsed: Duration, outcome: &Result<T>) {
+    let operation = operation_label(operation);
+    metrics::counter!("netcache_neutron_calls_total", "operation" => operation, "outcome" => outcome_label(outcome))
+        .increment(1);
+    metrics::histogram!("netcache_neutron_call_duration_seconds", "operation" => operation)
+        .record(elapsed.as_secs_f64());
+}
+
+/// `netcache_keystone_auth_total{outcome}`: one per token request to Keystone
+/// (`ok` or `auth`).
+pub(crate) fn record_keystone_auth<T>(outcome: &Result<T>) {
+    metrics::counter!("netcache_keystone_auth_total", "outcome" => outcome_label(outcome)).increment(1);
+}
+
 impl HttpNeutron {
     pub fn new(config: ClientConfig) -> std::result::Result<Self, BuildError> {
         let mut builder = reqwest::Client::builder()
@@ -282,7 +328,7 @@ impl HttpNeutron {
     }
 
     /// One HTTP exchange: the success status and body, or the classified error.
-    async fn attempt(&self, creds: &Credentials, call: &Call) -> Result<(StatusCode, Bytes)> {
+    async fn exchange(&self, creds: &Credentials, call: &Call) -> Result<(StatusCode, Bytes)> {
         let op = call.operation;
         let url = Self::url(&creds.base, call);
         let mut request = self.http.request(call.method.clone(), url).header(http::header::ACCEPT, "application/json");
@@ -305,8 +351,25 @@ impl HttpNeutron {
         if status.is_success() { Ok((status, body)) } else { Err(status_error(op, status, &body)) }
     }
 
-    /// Runs a call with re-authentication and (for idempotent methods) retries.
-    async fn execute(&self, call: &Call) -> Result<(StatusCode, Bytes)> {
+    /// One HTTP exchange and the decoding of its answer, measured and counted.
+    async fn attempt<T>(
+        &self,
+        creds: &Credentials,
+        call: &Call,
+        decode: &impl Fn(&[u8]) -> Result<T>,
+    ) -> Result<(StatusCode, T)> {
+        let started = Instant::now();
+        let outcome = match self.exchange(creds, call).await {
+            Ok((status, body)) => decode(&body).map(|value| (status, value)),
+            Err(e) => Err(e),
+        };
+        record_attempt(call.operation, started.elapsed(), &outcome);
+        outcome
+    }
+
+    /// Runs a call with re-authentication and (for idempotent methods) retries;
+    /// `decode` turns a success body into the answer (a failure is not retried).
+    async fn execute<T>(&self, call: &Call, decode: impl Fn(&[u8]) -> Result<T>) -> Result<(StatusCode, T)> {
         let idempotent = call.method != Method::POST;
         let mut backoff = ExponentialBuilder::default()
             .with_min_delay(self.retry_min_delay)
@@ -320,7 +383,7 @@ impl HttpNeutron {
             let creds = self.credentials().await?;
             let started = Instant::now();
             let span = tracing::debug_span!("neutron", op = call.operation, method = %call.method, path = %call.segments.join("/"));
-            let outcome = self.attempt(&creds, call).instrument(span.clone()).await;
+            let outcome = self.attempt(&creds, call, &decode).instrument(span.clone()).await;
             let elapsed_ms = started.elapsed().as_millis() as u64;
             match &outcome {
                 Ok((status, _)) => {
@@ -378,8 +441,15 @@ impl HttpNeutron {
     }
 
     async fn json<T: DeserializeOwned>(&self, call: &Call) -> Result<T> {
-        let (_, body) = self.execute(call).await?;
-        serde_json::from_slice(&body).map_err(|e| protocol(call.operation, format!("{e}; body: {}", snippet(&body))))
+        let decode = |body: &[u8]| {
+            serde_json::from_slice(body).map_err(|e| protocol(call.operation, format!("{e}; body: {}", snippet(body))))
+        };
+        self.execute(call, decode).await.map(|(_, value)| value)
+    }
+
+    /// A call whose success body is not read.
+    async fn send(&self, call: &Call) -> Result<()> {
+        self.execute(call, |_| Ok(())).await.map(drop)
     }
 
     /// `GET /v2.0/{collection}` for each chunk of the filter, following `next` links.
@@ -571,13 +641,13 @@ impl NeutronApi for HttpNeutron {
     async fn delete_port(&self, id: &PortId, if_revision: Option<u64>) -> Result<()> {
         let mut call = Call::new("delete_port", Method::DELETE, &["ports", id.as_str()]);
         call.if_revision = if_revision;
-        self.execute(&call).await.map(drop)
+        self.send(&call).await
     }
 
     async fn add_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
         for tag in tags {
             let call = Call::new("add_port_tag", Method::PUT, &["ports", id.as_str(), "tags", &tag_segment(tag)]);
-            self.execute(&call).await?;
+            self.send(&call).await?;
         }
         Ok(())
     }

@@ -488,12 +488,22 @@ where
         rows.iter().map(Sql::<B::Db>::intent).collect()
     }
 
-    async fn pending_intents(&self) -> Result<Vec<PortIntent>> {
+    async fn intents_in_state(&self, state: IntentState) -> Result<Vec<PortIntent>> {
         let rows = sqlx::query(sql::SELECT_INTENTS_IN_STATE)
-            .bind(IntentState::Pending.as_str())
+            .bind(state.as_str())
             .fetch_all(self.pool())
             .await?;
         rows.iter().map(Sql::<B::Db>::intent).collect()
+    }
+
+    async fn intent_counts(&self) -> Result<Vec<(IntentState, i64)>> {
+        let rows = sqlx::query(sql::COUNT_INTENTS_BY_STATE).fetch_all(self.pool()).await?;
+        rows.iter()
+            .map(|row| {
+                let c = Cols::<B::Db>(row);
+                Ok((c.parse("state")?, c.get("n")?))
+            })
+            .collect()
     }
 
     async fn actions(&self, server: ServerId) -> Result<Vec<Action>> {

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use netcache_domain::action::Action;
 use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostSighting;
-use netcache_domain::intent::PortIntent;
+use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
@@ -74,8 +74,14 @@ pub trait Store: Send + Sync + 'static {
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>>;
     /// A server's intents, oldest first.
     async fn intents(&self, server: ServerId) -> Result<Vec<PortIntent>>;
+    /// Every intent in a state, across servers, oldest first.
+    async fn intents_in_state(&self, state: IntentState) -> Result<Vec<PortIntent>>;
     /// Every intent still `pending`, across servers, oldest first.
-    async fn pending_intents(&self) -> Result<Vec<PortIntent>>;
+    async fn pending_intents(&self) -> Result<Vec<PortIntent>> {
+        self.intents_in_state(IntentState::Pending).await
+    }
+    /// How many intents are in each state (states with none are absent).
+    async fn intent_counts(&self) -> Result<Vec<(IntentState, i64)>>;
 
     /// A server's actions, newest first, with their events.
     async fn actions(&self, server: ServerId) -> Result<Vec<Action>>;

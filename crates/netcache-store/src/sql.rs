@@ -145,6 +145,9 @@ macro_rules! select_intents {
 pub(crate) const SELECT_INTENT: &str = select_intents!("WHERE id = $1");
 pub(crate) const SELECT_SERVER_INTENTS: &str = select_intents!("WHERE server_id = $1 ORDER BY created_at, id");
 /// `$1`: the state.
+pub(crate) const COUNT_INTENTS_BY_STATE: &str =
+    "SELECT state, COUNT(*) AS n FROM port_intents GROUP BY state ORDER BY state";
+
 pub(crate) const SELECT_INTENTS_IN_STATE: &str = select_intents!("WHERE state = $1 ORDER BY created_at, id");
 
 /// A server's actions, newest first, each followed by its events in order (one row

@@ -25,6 +25,7 @@ pub struct App {
     pub neutron_url: String,
     pub embedded_neutron: Option<RunningSim>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
+    loops: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl App {
@@ -84,6 +85,11 @@ impl App {
             }),
         });
         let server = tokio::spawn(async move { axum::serve(listener, router).await });
+        if let Some(sim) = &embedded_neutron {
+            // Neutron's Nova notifier, pointed at our events endpoint.
+            sim.handle().set_nova_url(Some(format!("http://{api_addr}/v2.1")));
+        }
+        let loops = compute.spawn_loops();
         info!(addr = %api_addr, neutron = %neutron_url, database = %settings.database, "netcache compute API listening on http://{api_addr}");
         Ok(Self {
             compute,
@@ -91,6 +97,7 @@ impl App {
             neutron_url,
             embedded_neutron,
             server,
+            loops,
         })
     }
 
@@ -100,6 +107,9 @@ impl App {
 
     /// Stops serving (in-flight builds are awaited first).
     pub async fn shutdown(self) {
+        for task in &self.loops {
+            task.abort();
+        }
         self.compute.settle().await;
         self.server.abort();
         if let Some(sim) = self.embedded_neutron {
@@ -112,6 +122,22 @@ impl App {
         self.server.await??;
         Ok(())
     }
+}
+
+/// The compute service without its API, loops or start-up recovery, for one-off
+/// commands (`netcache heal`, `gc`, `audit`) beside a running service.
+pub async fn offline_compute(settings: &Settings) -> anyhow::Result<Arc<Compute>> {
+    let store = open_store(&settings.database).await?;
+    let url = match &settings.neutron.url {
+        Some(url) => url.clone(),
+        None => format!("http://{}", settings.neutron.embedded_listen),
+    };
+    let neutron = Arc::new(neutron_client(settings, &url)?);
+    let config = settings.compute_config();
+    let virt = Arc::new(FakeVirt::new(&config.virt));
+    Compute::open(config, store, neutron, virt)
+        .await
+        .with_context(|| format!("cannot reach Neutron at {url} or the database {}", settings.database))
 }
 
 /// Opens the store, creating a SQLite file's folder if needed.

@@ -4,4 +4,5 @@
 pub mod app;
 pub mod client;
 pub mod demo;
+pub mod ops;
 pub mod settings;

@@ -27,6 +27,23 @@ enum Command {
     NeutronSim(SimArgs),
     /// Run the seed scenario end to end and show the ghost port.
     Demo,
+    /// One heal pass over every server, now.
+    Heal(OpsArgs),
+    /// One garbage-collection pass, now.
+    Gc {
+        #[command(flatten)]
+        ops: OpsArgs,
+        /// Report what would be deleted or unbound; do nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Drift report; exits 0 when clean, 2 on drift, 1 on error.
+    Audit {
+        #[command(flatten)]
+        ops: OpsArgs,
+        #[arg(long)]
+        json: bool,
+    },
     /// Servers: list, show, create, delete.
     Server {
         #[command(flatten)]
@@ -57,6 +74,32 @@ struct ServeArgs {
     /// A real Neutron's URL instead of the embedded one.
     #[arg(long)]
     neutron_url: Option<String>,
+}
+
+#[derive(Args)]
+struct OpsArgs {
+    /// TOML configuration file (the same as `serve`'s).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// sqlite:PATH or postgres://… (default: the configured database).
+    #[arg(long)]
+    database: Option<String>,
+    /// Neutron URL (default: the configured one, or the embedded Neutron's address).
+    #[arg(long)]
+    neutron_url: Option<String>,
+}
+
+impl OpsArgs {
+    fn settings(&self) -> anyhow::Result<Settings> {
+        let mut overrides: Vec<(&str, String)> = Vec::new();
+        if let Some(database) = &self.database {
+            overrides.push(("database", database.clone()));
+        }
+        if let Some(url) = &self.neutron_url {
+            overrides.push(("neutron.url", url.clone()));
+        }
+        Settings::load(self.config.as_deref(), &overrides)
+    }
 }
 
 #[derive(Args)]
@@ -140,14 +183,32 @@ async fn main() {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    if let Err(e) = run(cli).await {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
+    match run(cli).await {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// Runs a command; returns the process exit code.
+async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
+        Command::Audit { ops, json } => netcache::ops::audit(&ops.settings()?, json).await,
+        command => run_simple(command).await.map(|()| 0),
+    }
+}
+
+async fn run_simple(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Audit { .. } => unreachable!("handled by run"),
+        Command::Heal(ops) => netcache::ops::heal(&ops.settings()?).await,
+        Command::Gc { ops, dry_run } => {
+            let mut settings = ops.settings()?;
+            settings.gc.dry_run |= dry_run;
+            netcache::ops::gc(&settings).await
+        }
         Command::Serve(args) => serve(args).await,
         Command::NeutronSim(args) => {
             let (config, listen) = neutron_sim::Cli {

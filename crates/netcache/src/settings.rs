@@ -8,12 +8,14 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
-use netcache_compute::{ComputeConfig, CrashPoint, VirtConfig};
+use netcache_compute::{ComputeConfig, CrashPoint, GcConfig, HealConfig, VirtConfig};
+use netcache_domain::cache::{CacheOptions, OnLost};
+use netcache_domain::gc::{ForeignPolicy, GcPolicy};
 use netcache_domain::HostName;
 use serde::{Deserialize, Serialize};
 
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
-const SECTIONS: [&str; 3] = ["neutron", "compute", "api"];
+const SECTIONS: [&str; 5] = ["neutron", "compute", "api", "heal", "gc"];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -25,6 +27,78 @@ pub struct Settings {
     pub api: ApiSettings,
     pub neutron: NeutronSettings,
     pub compute: ComputeSettings,
+    pub heal: HealSettings,
+    pub gc: GcSettings,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HealSettings {
+    /// Seconds between heal passes; 0 disables the loop.
+    pub interval: f64,
+    /// Up to this many seconds added to each wait.
+    pub jitter: f64,
+    /// Servers per Neutron port list.
+    pub batch_size: usize,
+    /// `drop` a lost port from the cache, or `keep` its last entry.
+    pub on_lost: OnLostSetting,
+    /// Seconds a deleted server stays watched for ghosts.
+    pub deleted_window: f64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnLostSetting {
+    Drop,
+    Keep,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GcSettings {
+    /// Seconds between GC passes; 0 disables the loop.
+    pub interval: f64,
+    /// Seconds a ghost must have been known before it may be deleted.
+    pub grace: f64,
+    /// Sweeps a ghost must have been seen in.
+    pub min_sightings: u32,
+    /// `report` foreign ghosts, or `unbind` them.
+    pub foreign: ForeignSetting,
+    /// Report what would be done; do nothing.
+    pub dry_run: bool,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ForeignSetting {
+    Report,
+    Unbind,
+}
+
+impl Default for HealSettings {
+    fn default() -> Self {
+        let d = HealConfig::default();
+        Self {
+            interval: d.interval.as_secs_f64(),
+            jitter: d.jitter.as_secs_f64(),
+            batch_size: d.batch_size,
+            on_lost: OnLostSetting::Drop,
+            deleted_window: d.deleted_window.as_secs_f64(),
+        }
+    }
+}
+
+impl Default for GcSettings {
+    fn default() -> Self {
+        let d = GcConfig::default();
+        Self {
+            interval: d.interval.as_secs_f64(),
+            grace: d.policy.grace.as_seconds_f64(),
+            min_sightings: d.policy.min_sightings,
+            foreign: ForeignSetting::Report,
+            dry_run: d.dry_run,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -86,6 +160,8 @@ impl Default for Settings {
             api: ApiSettings::default(),
             neutron: NeutronSettings::default(),
             compute: ComputeSettings::default(),
+            heal: HealSettings::default(),
+            gc: GcSettings::default(),
         }
     }
 }
@@ -176,8 +252,20 @@ impl Settings {
         if !(0.0..=1.0).contains(&self.compute.spawn_failure_rate) {
             bail!("invalid configuration: compute.spawn_failure_rate must be between 0 and 1");
         }
-        if !(self.compute.network_details_ttl >= 0.0 && self.compute.network_details_ttl.is_finite()) {
-            bail!("invalid configuration: compute.network_details_ttl must be a non-negative number of seconds");
+        for (key, seconds) in [
+            ("compute.network_details_ttl", self.compute.network_details_ttl),
+            ("heal.interval", self.heal.interval),
+            ("heal.jitter", self.heal.jitter),
+            ("heal.deleted_window", self.heal.deleted_window),
+            ("gc.interval", self.gc.interval),
+            ("gc.grace", self.gc.grace),
+        ] {
+            if !(seconds >= 0.0 && seconds.is_finite()) {
+                bail!("invalid configuration: {key} must be a non-negative number of seconds");
+            }
+        }
+        if self.heal.batch_size == 0 || self.heal.batch_size > 500 {
+            bail!("invalid configuration: heal.batch_size must be between 1 and 500");
         }
         self.crash_point()?;
         Ok(())
@@ -204,6 +292,31 @@ impl Settings {
                 failing_hosts: c.failing_hosts.iter().map(|h| HostName::from(h.as_str())).collect(),
                 failure_rate: c.spawn_failure_rate,
                 seed: c.seed,
+            },
+            cache: CacheOptions {
+                on_lost: match self.heal.on_lost {
+                    OnLostSetting::Drop => OnLost::Drop,
+                    OnLostSetting::Keep => OnLost::Keep,
+                },
+                ..CacheOptions::default()
+            },
+            heal: HealConfig {
+                interval: Duration::from_secs_f64(self.heal.interval),
+                jitter: Duration::from_secs_f64(self.heal.jitter),
+                batch_size: self.heal.batch_size,
+                deleted_window: Duration::from_secs_f64(self.heal.deleted_window),
+            },
+            gc: GcConfig {
+                interval: Duration::from_secs_f64(self.gc.interval),
+                policy: GcPolicy {
+                    grace: chrono::TimeDelta::from_std(Duration::from_secs_f64(self.gc.grace)).unwrap_or(chrono::TimeDelta::MAX),
+                    min_sightings: self.gc.min_sightings,
+                    foreign: match self.gc.foreign {
+                        ForeignSetting::Report => ForeignPolicy::Report,
+                        ForeignSetting::Unbind => ForeignPolicy::Unbind,
+                    },
+                },
+                dry_run: self.gc.dry_run,
             },
             crash_at: self.crash_point().ok().flatten(),
             ..ComputeConfig::default()

@@ -529,6 +529,11 @@ pub async fn pending_intents_span_servers_oldest_first(db: &Db) {
     )
     .await;
     assert_eq!(db.store.pending_intents().await.unwrap(), vec![b_early, a_late]);
+    assert_eq!(
+        db.store.intent_counts().await.unwrap(),
+        vec![(IntentState::Created, 1), (IntentState::Failed, 1), (IntentState::Pending, 2)]
+    );
+    assert_eq!(db.store.intents_in_state(IntentState::Created).await.unwrap().len(), 1);
 }
 
 pub async fn cache_writes_compare_and_swap_on_generation(db: &Db) {

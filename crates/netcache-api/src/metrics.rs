@@ -1,0 +1,195 @@
+//! Prometheus metrics: the process-wide recorder and `GET /metrics`.
+//!
+//! The recorder is installed once per process ([`handle`]); every crate records
+//! through the `metrics` macros. [`describe`] gives each netcache series its HELP
+//! text. The exporter prints a series (and its HELP/TYPE lines) only once it has been
+//! recorded at least once.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use metrics::Unit;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::AppState;
+
+/// Content type of the Prometheus text exposition format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+
+/// Upper bounds (seconds) of the buckets of every `*_duration_seconds` histogram.
+const DURATION_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+
+/// How often recorded histogram samples are folded into their buckets (scrapes do
+/// it too); bounds the memory held between scrapes.
+const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// The handle of netcache's recorder, installed as the global recorder on first use.
+///
+/// If another recorder is already installed, netcache's own is returned uninstalled
+/// (it renders nothing) and a warning is logged; this never panics.
+pub fn handle() -> &'static PrometheusHandle {
+    HANDLE.get_or_init(install)
+}
+
+fn builder() -> PrometheusBuilder {
+    let suffix = Matcher::Suffix("_duration_seconds".to_owned());
+    match PrometheusBuilder::new().set_buckets_for_metric(suffix, DURATION_BUCKETS) {
+        Ok(builder) => builder,
+        Err(error) => {
+            tracing::warn!(%error, "histogram buckets refused; durations are exported as summaries");
+            PrometheusBuilder::new()
+        }
+    }
+}
+
+fn install() -> PrometheusHandle {
+    match builder().install_recorder() {
+        Ok(handle) => {
+            let upkeep = handle.clone();
+            let spawned = std::thread::Builder::new().name("metrics-upkeep".to_owned()).spawn(move || {
+                loop {
+                    std::thread::sleep(UPKEEP_INTERVAL);
+                    upkeep.run_upkeep();
+                }
+            });
+            if let Err(error) = spawned {
+                tracing::warn!(%error, "cannot start the metrics upkeep thread; histograms are folded at scrapes only");
+            }
+            handle
+        }
+        Err(error) => {
+            tracing::warn!(%error, "another metrics recorder is installed; GET /metrics serves an empty registry");
+            builder().build_recorder().handle()
+        }
+    }
+}
+
+/// Registers the HELP text and unit of every netcache series with the global recorder.
+/// Idempotent.
+pub fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram};
+
+    describe_counter!(
+        "netcache_neutron_calls_total",
+        Unit::Count,
+        "Neutron HTTP attempts (retries and pages included) by operation and outcome (ok, rejected, ambiguous, unreachable, auth, protocol)."
+    );
+    describe_histogram!(
+        "netcache_neutron_call_duration_seconds",
+        Unit::Seconds,
+        "Duration of one Neutron HTTP attempt by operation."
+    );
+    describe_counter!("netcache_keystone_auth_total", Unit::Count, "Keystone token requests by outcome (ok, auth).");
+    describe_counter!("netcache_heal_passes_total", Unit::Count, "Completed heal passes.");
+    describe_histogram!("netcache_heal_pass_duration_seconds", Unit::Seconds, "Duration of one heal pass.");
+    describe_counter!("netcache_heal_servers_total", Unit::Count, "Servers examined by heal passes.");
+    describe_counter!("netcache_lost_vifs_total", Unit::Count, "VIF records whose Neutron port was found gone.");
+    describe_counter!(
+        "netcache_gc_actions_total",
+        Unit::Count,
+        "Garbage-collector decisions on ghost ports by action (delete, unbind, skip, would_delete, would_unbind) and reason."
+    );
+    describe_counter!(
+        "netcache_cache_writes_total",
+        Unit::Count,
+        "Network info cache writes by source (allocate, detach, heal, event, release)."
+    );
+    describe_gauge!(
+        "netcache_ghosts",
+        Unit::Count,
+        "Ghost ports (carry a server's device_id without a VIF record) by owner (ours, foreign)."
+    );
+    describe_gauge!("netcache_intents", Unit::Count, "Port intents by state (pending, created, failed, abandoned).");
+}
+
+/// `GET /metrics`: the Prometheus text exposition.
+pub(crate) async fn render(State(state): State<AppState>) -> Response {
+    if let Err(e) = state.compute.refresh_gauges().await {
+        tracing::warn!(error = %e, "Could not refresh gauges from the store: {e}");
+    }
+    exposition()
+}
+
+fn exposition() -> Response {
+    let handle = handle();
+    handle.run_upkeep();
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], handle.render()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `# HELP` and `# TYPE` lines of `name`, if rendered.
+    fn help_and_type(text: &str, name: &str) -> (Option<String>, Option<String>) {
+        let line = |prefix: &str| text.lines().find(|l| l.starts_with(&format!("{prefix} {name} "))).map(str::to_owned);
+        (line("# HELP"), line("# TYPE"))
+    }
+
+    #[tokio::test]
+    async fn render_shows_described_series_once_recorded() {
+        handle();
+        handle(); // idempotent
+        describe();
+        describe();
+
+        // Described but never recorded: not rendered.
+        metrics::describe_counter!("netcache_test_described_only_total", "never recorded");
+        let text = handle().render();
+        assert!(!text.contains("netcache_test_described_only_total"), "{text}");
+
+        metrics::counter!("netcache_neutron_calls_total", "operation" => "ports.list", "outcome" => "ok").increment(1);
+        metrics::counter!("netcache_keystone_auth_total", "outcome" => "ok").increment(1);
+        metrics::counter!("netcache_heal_passes_total").increment(1);
+        metrics::counter!("netcache_heal_servers_total").increment(3);
+        metrics::counter!("netcache_lost_vifs_total").increment(1);
+        metrics::counter!("netcache_gc_actions_total", "action" => "would_delete", "reason" => "abandoned_intent")
+            .increment(1);
+        metrics::counter!("netcache_cache_writes_total", "source" => "allocate").increment(1);
+        metrics::histogram!("netcache_neutron_call_duration_seconds", "operation" => "ports.list").record(0.003);
+        metrics::histogram!("netcache_heal_pass_duration_seconds").record(0.2);
+        metrics::gauge!("netcache_ghosts", "owner" => "ours").set(2.0);
+        metrics::gauge!("netcache_intents", "state" => "pending").set(1.0);
+
+        let response = exposition();
+        assert_eq!(response.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let text = String::from_utf8(body.to_vec()).unwrap();
+
+        for (name, kind) in [
+            ("netcache_neutron_calls_total", "counter"),
+            ("netcache_keystone_auth_total", "counter"),
+            ("netcache_heal_passes_total", "counter"),
+            ("netcache_heal_servers_total", "counter"),
+            ("netcache_lost_vifs_total", "counter"),
+            ("netcache_gc_actions_total", "counter"),
+            ("netcache_cache_writes_total", "counter"),
+            ("netcache_neutron_call_duration_seconds", "histogram"),
+            ("netcache_heal_pass_duration_seconds", "histogram"),
+            ("netcache_ghosts", "gauge"),
+            ("netcache_intents", "gauge"),
+        ] {
+            let (help, type_line) = help_and_type(&text, name);
+            assert!(help.is_some(), "no HELP for {name}:\n{text}");
+            assert_eq!(type_line.as_deref(), Some(format!("# TYPE {name} {kind}").as_str()), "{text}");
+        }
+        // Series names are exported as given (no unit suffix appended).
+        assert!(text.contains(r#"netcache_neutron_calls_total{operation="ports.list",outcome="ok"} "#), "{text}");
+        assert!(text.contains(r#"netcache_ghosts{owner="ours"} 2"#), "{text}");
+        // Durations are histograms with the explicit buckets.
+        assert!(text.contains(r#"netcache_heal_pass_duration_seconds_bucket{le="0.25"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"netcache_neutron_call_duration_seconds_bucket{operation="ports.list",le="0.001"} 0"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"netcache_neutron_call_duration_seconds_bucket{operation="ports.list",le="30"} "#),
+            "{text}"
+        );
+    }
+}

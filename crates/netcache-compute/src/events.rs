@@ -1,0 +1,169 @@
+//! Nova's os-server-external-events, with netcache's semantics: a
+//! `network-changed` for a port in the server's VIF records refreshes it; for any
+//! other port that carries the server's id it records a ghost sighting — it never
+//! appends (Nova does, §6 of the reference). `network-vif-deleted` marks the VIF
+//! lost and drops it from the cache.
+
+use std::collections::HashMap;
+
+use netcache_domain::cache::{LostReason, LostVif, Observed};
+use netcache_domain::ghost::{self, Ghost};
+use netcache_domain::server::Server;
+use netcache_domain::vif::VifRecord;
+use netcache_domain::{PortId, ServerId};
+use netcache_neutron::FloatingIpFilter;
+use tracing::{info, warn};
+
+use crate::heal::HealReport;
+use crate::{Compute, Result};
+
+/// One event as Nova receives it.
+#[derive(Clone, Debug)]
+pub struct ExternalEvent {
+    pub name: String,
+    pub server_uuid: String,
+    pub tag: Option<String>,
+}
+
+/// Per-event result, as Nova reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventCode {
+    /// Accepted and dispatched (200).
+    Accepted,
+    /// No such server (404).
+    NotFound,
+    /// The server has no host yet (422).
+    NoHost,
+}
+
+impl EventCode {
+    pub fn http(self) -> u16 {
+        match self {
+            Self::Accepted => 200,
+            Self::NotFound => 404,
+            Self::NoHost => 422,
+        }
+    }
+}
+
+/// Event names Nova 2.1 accepts for networks.
+pub const EVENT_NAMES: [&str; 4] = ["network-changed", "network-vif-plugged", "network-vif-unplugged", "network-vif-deleted"];
+
+impl Compute {
+    /// Handles one event. Neutron trouble while handling it is logged, not
+    /// returned: like Nova, the event was accepted once the server was found.
+    pub async fn external_event(&self, event: &ExternalEvent) -> Result<EventCode> {
+        let Ok(server_id) = event.server_uuid.parse::<ServerId>() else {
+            return Ok(EventCode::NotFound);
+        };
+        let server = match self.server(server_id).await {
+            Ok(server) => server,
+            Err(crate::Error::ServerNotFound(_)) => return Ok(EventCode::NotFound),
+            Err(e) => return Err(e),
+        };
+        if server.host.is_none() {
+            return Ok(EventCode::NoHost);
+        }
+        let port = event.tag.as_deref().map(PortId::from);
+        let handled = match (event.name.as_str(), port) {
+            ("network-changed" | "network-vif-plugged", Some(port)) => self.refresh_port(&server, &port).await,
+            ("network-changed", None) => self.refresh_server(&server).await,
+            ("network-vif-deleted", Some(port)) => self.vif_deleted(&server, &port).await,
+            _ => Ok(()),
+        };
+        if let Err(e) = handled {
+            warn!(server.id = %server_id, event = %event.name, error = %e, "Event {} for server {server_id} not applied: {e}", event.name);
+        }
+        info!(server.id = %server_id, event = %event.name, tag = ?event.tag, "Handled event {} for server {server_id}", event.name);
+        Ok(EventCode::Accepted)
+    }
+
+    /// Refreshes one port of the server if it is one of its VIFs; otherwise, if
+    /// Neutron gives it the server's id, records it as a ghost.
+    async fn refresh_port(&self, server: &Server, port_id: &PortId) -> Result<()> {
+        let _guard = self.locks.lock(server.id).await;
+        let vifs = self.store.vifs(server.id).await?;
+        let known = vifs.iter().find(|v| &v.port_id == port_id);
+        let port = match self.neutron.show_port(port_id).await {
+            Ok(port) => Some(port),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.into()),
+        };
+        let Some(vif) = known.filter(|v| v.is_attached()) else {
+            if known.is_none()
+                && let Some(port) = port.filter(|p| p.carries_device_id(&server.id.to_string()))
+            {
+                let ghost = Ghost {
+                    port_id: port.id.clone(),
+                    device_id: port.device_id.clone(),
+                    owner: ghost::owner_of(&port, &self.deployment),
+                    revision_number: port.revision_number,
+                };
+                warn!(server.id = %server.id, port.id = %port.id, owner = ghost.owner.label(), "Event names ghost port {} of server {}; not attaching it", port.id, server.id);
+                self.record_sighting(&ghost).await?;
+            }
+            return Ok(());
+        };
+        let observed = match port {
+            Some(port) => {
+                let floating_ips = self
+                    .neutron
+                    .list_floating_ips(&FloatingIpFilter {
+                        port_ids: vec![port_id.clone()],
+                    })
+                    .await?;
+                Observed::Present { port, floating_ips }
+            }
+            None => Observed::Gone,
+        };
+        let outcome = self
+            .commit_with_cache(server.id, &vifs, &HashMap::from([(vif.port_id.clone(), observed)]), vec![])
+            .await?;
+        metrics::counter!("netcache_cache_writes_total", "source" => "event").increment(1);
+        if !outcome.lost.is_empty() {
+            self.record_lost(server, &vifs, &outcome.lost).await?;
+        }
+        Ok(())
+    }
+
+    /// A tagless `network-changed`: the whole server, as one heal batch.
+    async fn refresh_server(&self, server: &Server) -> Result<()> {
+        let _guard = self.locks.lock(server.id).await;
+        let vifs = HashMap::from([(server.id, self.store.vifs(server.id).await?)]);
+        let observation = self.observe(std::slice::from_ref(server), &vifs).await?;
+        let mut report = HealReport::default();
+        self.heal_server(server, &vifs[&server.id], &observation, self.clock.now(), &mut report)
+            .await?;
+        for ghost in ghost::classify_ports(&server.id.to_string(), &vifs[&server.id], &observation.ports_of(&server.id.to_string()), &self.deployment) {
+            self.record_sighting(&ghost).await?;
+        }
+        Ok(())
+    }
+
+    /// Neutron deleted a port: if it is one of the server's VIFs, it is lost.
+    async fn vif_deleted(&self, server: &Server, port_id: &PortId) -> Result<()> {
+        let _guard = self.locks.lock(server.id).await;
+        let vifs = self.store.vifs(server.id).await?;
+        if !vifs.iter().any(|v| &v.port_id == port_id && v.is_attached()) {
+            return Ok(());
+        }
+        let observed = HashMap::from([(port_id.clone(), Observed::Gone)]);
+        let lost = [LostVif {
+            port_id: port_id.clone(),
+            reason: LostReason::Gone,
+        }];
+        let changes = self.lost_changes(server, &vifs, &lost, self.clock.now());
+        let vifs_after: Vec<VifRecord> = vifs.into_iter().filter(|v| &v.port_id != port_id).collect();
+        self.commit_with_cache(server.id, &vifs_after, &observed, changes).await?;
+        metrics::counter!("netcache_lost_vifs_total").increment(1);
+        metrics::counter!("netcache_cache_writes_total", "source" => "event").increment(1);
+        Ok(())
+    }
+
+    async fn record_lost(&self, server: &Server, vifs: &[VifRecord], lost: &[LostVif]) -> Result<()> {
+        let changes = self.lost_changes(server, vifs, lost, self.clock.now());
+        self.store.commit(changes).await?;
+        metrics::counter!("netcache_lost_vifs_total").increment(lost.len() as u64);
+        Ok(())
+    }
+}

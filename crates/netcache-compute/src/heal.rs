@@ -1,0 +1,319 @@
+//! Heal: every server's cache refreshed from Neutron in batches — one port list
+//! per batch of servers, floating IPs once per batch, network details from the
+//! catalog. Membership never changes here: ports that carry a server's
+//! `device_id` without a VIF record are recorded as ghost sightings, never added
+//! (invariant 1); VIFs whose ports are gone or reassigned are recorded as lost.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::cache::{self, CacheInputs, LostReason, LostVif, Observed, OnLost};
+use netcache_domain::change::Change;
+use netcache_domain::ghost::{self, Ghost, GhostSighting};
+use netcache_domain::neutron::{FloatingIp, Port};
+use netcache_domain::server::{Server, VmState};
+use netcache_domain::vif::{VifRecord, VifState};
+use netcache_domain::{PortId, ServerId};
+use netcache_neutron::{FloatingIpFilter, PortFilter};
+use netcache_store::ServerFilter;
+use tokio::time::Instant;
+use tracing::{info, warn};
+
+use crate::catalog::Topology;
+use crate::{Compute, Result, new_request_id};
+
+/// What one heal pass found and did.
+#[derive(Clone, Debug, Default)]
+pub struct HealReport {
+    pub servers: usize,
+    pub batches: usize,
+    pub cache_writes: usize,
+    /// Cache writes skipped because a concurrent change won (retried next pass).
+    pub conflicts: usize,
+    pub lost: Vec<(ServerId, LostVif)>,
+    pub ghosts: Vec<Ghost>,
+}
+
+/// Neutron's view of a batch of servers, fetched with a fixed number of calls.
+pub(crate) struct Observation {
+    /// Every port that carries one of the batch's device ids, plus every port a
+    /// VIF record of the batch names.
+    pub ports: HashMap<PortId, Port>,
+    pub floating_ips: HashMap<PortId, Vec<FloatingIp>>,
+    pub topology: Topology,
+}
+
+impl Observation {
+    /// What Neutron said about each of these VIFs' ports.
+    pub fn observed(&self, vifs: &[VifRecord]) -> HashMap<PortId, Observed> {
+        vifs.iter()
+            .filter(|v| v.is_attached())
+            .map(|v| {
+                let seen = match self.ports.get(&v.port_id) {
+                    Some(port) => Observed::Present {
+                        port: port.clone(),
+                        floating_ips: self.floating_ips.get(&v.port_id).cloned().unwrap_or_default(),
+                    },
+                    None => Observed::Gone,
+                };
+                (v.port_id.clone(), seen)
+            })
+            .collect()
+    }
+
+    /// Ports that carry this device id.
+    pub fn ports_of(&self, device_id: &str) -> Vec<Port> {
+        let mut ports: Vec<Port> = self.ports.values().filter(|p| p.carries_device_id(device_id)).cloned().collect();
+        ports.sort_by(|a, b| a.id.cmp(&b.id));
+        ports
+    }
+}
+
+impl Compute {
+    /// One heal pass over every server (and recently deleted ones, for ghosts).
+    pub async fn heal(&self) -> Result<HealReport> {
+        let started = Instant::now();
+        let now = self.clock.now();
+        let servers = self.watched_servers(now).await?;
+        let mut sightings: HashMap<PortId, GhostSighting> =
+            self.store.ghost_sightings().await?.into_iter().map(|s| (s.port_id.clone(), s)).collect();
+        let mut report = HealReport {
+            servers: servers.len(),
+            ..HealReport::default()
+        };
+        let mut seen_ghosts = HashSet::new();
+        for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
+            report.batches += 1;
+            let mut vifs = HashMap::new();
+            for server in batch {
+                vifs.insert(server.id, self.store.vifs(server.id).await?);
+            }
+            let observation = self.observe(batch, &vifs).await?;
+            for server in batch {
+                let records = &vifs[&server.id];
+                self.heal_server(server, records, &observation, now, &mut report).await?;
+                let ghosts = ghost::classify_ports(&server.id.to_string(), records, &observation.ports_of(&server.id.to_string()), &self.deployment);
+                for g in ghosts {
+                    seen_ghosts.insert(g.port_id.clone());
+                    let sighting = next_sighting(sightings.remove(&g.port_id), &g, now);
+                    self.store.commit(vec![Change::UpsertGhostSighting(sighting)]).await?;
+                    report.ghosts.push(g);
+                }
+            }
+        }
+        // Sightings of ports that are no longer ghosts (deleted, attached, moved).
+        for stale in sightings.into_keys().filter(|p| !seen_ghosts.contains(p)) {
+            self.store.commit(vec![Change::DeleteGhostSighting { port_id: stale }]).await?;
+        }
+        let elapsed = started.elapsed();
+        metrics::counter!("netcache_heal_passes_total").increment(1);
+        metrics::counter!("netcache_heal_servers_total").increment(report.servers as u64);
+        metrics::histogram!("netcache_heal_pass_duration_seconds").record(elapsed.as_secs_f64());
+        info!(
+            servers = report.servers, batches = report.batches, cache_writes = report.cache_writes,
+            lost = report.lost.len(), ghosts = report.ghosts.len(), elapsed_ms = elapsed.as_millis() as u64,
+            "Healed {} servers in {} batches: {} cache writes, {} lost ports, {} ghosts",
+            report.servers, report.batches, report.cache_writes, report.lost.len(), report.ghosts.len()
+        );
+        Ok(report)
+    }
+
+    /// Live servers, and deleted ones still inside the ghost-watch window.
+    pub(crate) async fn watched_servers(&self, now: DateTime<Utc>) -> Result<Vec<Server>> {
+        let window = TimeDelta::from_std(self.config.heal.deleted_window).unwrap_or(TimeDelta::MAX);
+        Ok(self
+            .store
+            .servers(&ServerFilter {
+                project_id: None,
+                include_deleted: true,
+            })
+            .await?
+            .into_iter()
+            .filter(|s| s.vm_state != VmState::Deleted || s.deleted_at.is_some_and(|d| now - d < window))
+            .collect())
+    }
+
+    /// Neutron's view of a batch: one port list by device id, one by port id for
+    /// recorded ports that list missed (reassigned ones; usually no call), one
+    /// floating IP list, and network details from the catalog.
+    pub(crate) async fn observe(&self, servers: &[Server], vifs: &HashMap<ServerId, Vec<VifRecord>>) -> Result<Observation> {
+        let mut ports: HashMap<PortId, Port> = self
+            .neutron
+            .list_ports(&PortFilter {
+                device_ids: servers.iter().map(|s| s.id.to_string()).collect(),
+                ..PortFilter::default()
+            })
+            .await?
+            .into_iter()
+            .map(|p| (p.id.clone(), p))
+            .collect();
+        let missing: Vec<PortId> = vifs
+            .values()
+            .flatten()
+            .filter(|v| v.is_attached() && !ports.contains_key(&v.port_id))
+            .map(|v| v.port_id.clone())
+            .collect();
+        if !missing.is_empty() {
+            let found = self
+                .neutron
+                .list_ports(&PortFilter {
+                    ids: missing,
+                    ..PortFilter::default()
+                })
+                .await?;
+            ports.extend(found.into_iter().map(|p| (p.id.clone(), p)));
+        }
+        let recorded: Vec<PortId> = vifs
+            .values()
+            .flatten()
+            .filter(|v| v.is_attached() && ports.contains_key(&v.port_id))
+            .map(|v| v.port_id.clone())
+            .collect();
+        let mut floating_ips: HashMap<PortId, Vec<FloatingIp>> = HashMap::new();
+        if !recorded.is_empty() {
+            for fip in self.neutron.list_floating_ips(&FloatingIpFilter { port_ids: recorded }).await? {
+                if let Some(port) = fip.port_id.clone() {
+                    floating_ips.entry(port).or_default().push(fip);
+                }
+            }
+        }
+        let mut networks: Vec<_> = ports.values().map(|p| p.network_id.clone()).collect();
+        networks.sort();
+        networks.dedup();
+        let topology = self.catalog.topology(self.neutron.as_ref(), &networks).await?;
+        Ok(Observation {
+            ports,
+            floating_ips,
+            topology,
+        })
+    }
+
+    /// Rebuilds one server's cache from an observation; writes it only if it
+    /// changed, and only if nobody wrote it since it was read.
+    pub(crate) async fn heal_server(
+        &self,
+        server: &Server,
+        vifs: &[VifRecord],
+        observation: &Observation,
+        now: DateTime<Utc>,
+        report: &mut HealReport,
+    ) -> Result<()> {
+        if server.is_deleted() {
+            return Ok(());
+        }
+        let stored = self.store.cache(server.id).await?;
+        let observed = observation.observed(vifs);
+        let outcome = cache::build_network_info(&CacheInputs {
+            server_id: server.id,
+            vifs,
+            previous: &stored.info,
+            observed: &observed,
+            networks: &observation.topology.networks,
+            subnets: &observation.topology.subnets,
+            options: &self.config.cache,
+        });
+        let mut changes = Vec::new();
+        if !outcome.lost.is_empty() {
+            changes.extend(self.lost_changes(server, vifs, &outcome.lost, now));
+        }
+        if outcome.info == stored.info && changes.is_empty() {
+            return Ok(());
+        }
+        changes.push(Change::WriteCache {
+            server_id: server.id,
+            info: outcome.info,
+            expected_generation: stored.generation,
+        });
+        match self.store.commit(changes).await {
+            Ok(()) => {
+                report.cache_writes += 1;
+                metrics::counter!("netcache_cache_writes_total", "source" => "heal").increment(1);
+                for lost in outcome.lost {
+                    warn!(
+                        server.id = %server.id, port.id = %lost.port_id, reason = ?lost.reason,
+                        "Port {} of server {} is lost: {:?}", lost.port_id, server.id, lost.reason
+                    );
+                    metrics::counter!("netcache_lost_vifs_total").increment(1);
+                    report.lost.push((server.id, lost));
+                }
+            }
+            // A concurrent attach, detach or event won; the next pass sees its result.
+            Err(e) if e.is_conflict() || matches!(e, netcache_store::Error::NotFound(_)) => report.conflicts += 1,
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
+    /// Records lost VIFs: in the action log always, and as `lost` records when
+    /// the policy drops them from the cache.
+    pub(crate) fn lost_changes(&self, server: &Server, vifs: &[VifRecord], lost: &[LostVif], now: DateTime<Utc>) -> Vec<Change> {
+        let request_id = new_request_id();
+        let mut changes = vec![Change::StartAction(Action {
+            server_id: server.id,
+            request_id: request_id.clone(),
+            action: "netcache_heal".to_owned(),
+            project_id: server.project_id.to_string(),
+            user_id: "netcache".to_owned(),
+            start_time: now,
+            message: None,
+            events: vec![],
+        })];
+        for l in lost {
+            let why = match &l.reason {
+                LostReason::Gone => "Neutron no longer has it".to_owned(),
+                LostReason::Reassigned { device_id } => format!("Neutron now gives it to device {device_id:?}"),
+            };
+            changes.push(Change::AddActionEvent {
+                server_id: server.id,
+                request_id: request_id.clone(),
+                event: ActionEvent::finished("netcache_port_lost", now, false, Some(format!("port {}: {why}", l.port_id)), None),
+            });
+            if self.config.cache.on_lost == OnLost::Drop
+                && let Some(vif) = vifs.iter().find(|v| v.port_id == l.port_id)
+            {
+                changes.push(Change::UpdateVif(VifRecord {
+                    state: VifState::Lost,
+                    ..vif.clone()
+                }));
+            }
+        }
+        changes
+    }
+
+    /// Records a ghost sighting outside a heal pass (from an event).
+    pub(crate) async fn record_sighting(&self, ghost: &Ghost) -> Result<()> {
+        let previous = self
+            .store
+            .ghost_sightings()
+            .await?
+            .into_iter()
+            .find(|s| s.port_id == ghost.port_id);
+        let sighting = next_sighting(previous, ghost, self.clock.now());
+        self.store.commit(vec![Change::UpsertGhostSighting(sighting)]).await?;
+        Ok(())
+    }
+}
+
+/// The sighting after seeing a ghost once more.
+fn next_sighting(previous: Option<GhostSighting>, ghost: &Ghost, now: DateTime<Utc>) -> GhostSighting {
+    match previous {
+        Some(s) => GhostSighting {
+            device_id: ghost.device_id.clone(),
+            owner: ghost.owner.clone(),
+            last_seen: now,
+            times_seen: s.times_seen + 1,
+            revision_number: ghost.revision_number,
+            ..s
+        },
+        None => GhostSighting {
+            port_id: ghost.port_id.clone(),
+            device_id: ghost.device_id.clone(),
+            owner: ghost.owner.clone(),
+            first_seen: now,
+            last_seen: now,
+            times_seen: 1,
+            revision_number: ghost.revision_number,
+        },
+    }
+}

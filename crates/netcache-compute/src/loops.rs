@@ -1,0 +1,58 @@
+//! The periodic heal and GC loops. Each wait is the interval plus a jitter drawn
+//! from an RNG seeded by the deployment id, so hosts of one deployment do not
+//! sweep in lockstep and a run is reproducible.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tokio::task::JoinHandle;
+use tracing::error;
+
+use crate::Compute;
+
+impl Compute {
+    /// Starts the heal and GC loops (each only if its interval is non-zero).
+    pub fn spawn_loops(self: &Arc<Self>) -> Vec<JoinHandle<()>> {
+        let mut hasher = DefaultHasher::new();
+        self.deployment.hash(&mut hasher);
+        let seed = hasher.finish();
+        let mut loops = Vec::new();
+        let heal = &self.config.heal;
+        if !heal.interval.is_zero() {
+            let compute = Arc::clone(self);
+            let (interval, jitter) = (heal.interval, heal.jitter);
+            loops.push(tokio::spawn(async move {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                loop {
+                    tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
+                    if let Err(e) = compute.heal().await {
+                        error!(error = %e, "Heal pass failed: {e}");
+                    }
+                }
+            }));
+        }
+        let gc = &self.config.gc;
+        if !gc.interval.is_zero() {
+            let compute = Arc::clone(self);
+            let interval = gc.interval;
+            let jitter = interval / 10;
+            loops.push(tokio::spawn(async move {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed.rotate_left(1));
+                loop {
+                    tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
+                    if let Err(e) = compute.gc().await {
+                        error!(error = %e, "GC pass failed: {e}");
+                    }
+                }
+            }));
+        }
+        loops
+    }
+}
+
+fn jittered(rng: &mut ChaCha8Rng, max: Duration) -> Duration {
+    max.mul_f64(rng.random::<f64>())
+}

@@ -1,0 +1,170 @@
+//! Heal: details refreshed, ghosts never added, lost ports recorded, and the
+//! Neutron call budget of a pass.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use netcache_domain::cache::OnLost;
+use netcache_domain::change::Change;
+use netcache_domain::server::{NetworkRequests, Server, TaskState, VmState};
+use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
+use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId};
+use serde_json::json;
+use support::{Harness, PROJECT, config};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heal_refreshes_changed_details_and_never_adds_a_ghost() {
+    let h = Harness::start(config()).await;
+    let server = h.boot().await;
+    let port = h.ports_of(server)[0]["id"].as_str().unwrap().to_owned();
+
+    // Behind netcache's back: a new fixed IP, a floating IP, and a ghost.
+    let (status, body) = h.sim().request(
+        "PUT",
+        &format!("/v2.0/ports/{port}"),
+        Some(json!({"port": {"fixed_ips": [{"subnet_id": h.topology.private_subnet_id, "ip_address": "10.0.0.99"}]}})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = h.sim().request(
+        "POST",
+        "/v2.0/floatingips",
+        Some(json!({"floatingip": {"floating_network_id": h.topology.public_network_id, "port_id": port, "project_id": PROJECT}})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let fip = body["floatingip"]["floating_ip_address"].as_str().unwrap().to_owned();
+    let ghost = h.neutron_port(json!({"device_id": server.to_string(), "device_owner": "compute:nova"}));
+
+    let before = h.compute.network_info(server).await.unwrap().to_json();
+    assert!(!before.contains("10.0.0.99") && !before.contains(&fip));
+
+    let report = h.compute.heal().await.unwrap();
+    assert_eq!(report.cache_writes, 1);
+    let after = h.compute.network_info(server).await.unwrap();
+    let json = after.to_json();
+    assert!(json.contains("10.0.0.99"), "{json}");
+    assert!(json.contains(&fip), "{json}");
+    assert_eq!(h.cached_port_ids(server).await, [port.clone()], "the ghost is never added");
+    assert_eq!(report.ghosts.len(), 1);
+    assert_eq!(report.ghosts[0].port_id.as_str(), ghost["id"].as_str().unwrap());
+    let sightings = h.compute.store().ghost_sightings().await.unwrap();
+    assert_eq!(sightings.len(), 1);
+    assert_eq!(sightings[0].times_seen, 1);
+
+    // A second pass with nothing changed writes nothing and counts the ghost again.
+    let again = h.compute.heal().await.unwrap();
+    assert_eq!(again.cache_writes, 0);
+    assert_eq!(h.compute.store().ghost_sightings().await.unwrap()[0].times_seen, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_gone_or_reassigned_is_lost_and_dropped() {
+    let h = Harness::start(config()).await;
+    let gone = h.boot().await;
+    let moved = h.boot().await;
+    let gone_port = h.ports_of(gone)[0]["id"].as_str().unwrap().to_owned();
+    let moved_port = h.ports_of(moved)[0]["id"].as_str().unwrap().to_owned();
+    h.sim().request("DELETE", &format!("/v2.0/ports/{gone_port}"), None);
+    h.sim().request("PUT", &format!("/v2.0/ports/{moved_port}"), Some(json!({"port": {"device_id": "another-device"}})));
+
+    let report = h.compute.heal().await.unwrap();
+    assert_eq!(report.lost.len(), 2, "{:?}", report.lost);
+    for (server, port) in [(gone, &gone_port), (moved, &moved_port)] {
+        assert!(h.cached_port_ids(server).await.is_empty());
+        let vifs = h.compute.vifs(server).await.unwrap();
+        assert_eq!(vifs[0].port_id.as_str(), port);
+        assert_eq!(vifs[0].state, VifState::Lost);
+        let actions = h.compute.actions(server).await.unwrap();
+        let heal = actions.iter().find(|a| a.action == "netcache_heal").expect("lost port in the action log");
+        assert!(heal.events[0].details.as_ref().unwrap().contains(port.as_str()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_lost_keep_keeps_the_last_entry() {
+    let mut c = config();
+    c.cache.on_lost = OnLost::Keep;
+    let h = Harness::start(c).await;
+    let server = h.boot().await;
+    let port = h.ports_of(server)[0]["id"].as_str().unwrap().to_owned();
+    h.sim().request("DELETE", &format!("/v2.0/ports/{port}"), None);
+    let report = h.compute.heal().await.unwrap();
+    assert_eq!(report.lost.len(), 1);
+    assert_eq!(h.cached_port_ids(server).await, [port]);
+    assert_eq!(h.compute.vifs(server).await.unwrap()[0].state, VifState::Attached);
+}
+
+fn staged_server(id: ServerId, now: chrono::DateTime<chrono::Utc>) -> Server {
+    Server {
+        id,
+        name: "staged".into(),
+        project_id: ProjectId::from(PROJECT),
+        user_id: "u".into(),
+        host: Some(HostName::from("host1")),
+        availability_zone: "nova".into(),
+        vm_state: VmState::Active,
+        task_state: None::<TaskState>,
+        fault: None,
+        flavor_ref: "1".into(),
+        image_ref: "img".into(),
+        metadata: BTreeMap::new(),
+        requested_networks: NetworkRequests::None,
+        tried_hosts: vec![HostName::from("host1")],
+        created_at: now,
+        updated_at: now,
+        launched_at: Some(now),
+        deleted_at: None,
+        generation: 0,
+    }
+}
+
+/// 1,000 servers with one port each: one port list and one floating IP list per
+/// 100 servers, plus the network details once. Nova's heal would make about
+/// 7 calls per server (reference §2.7): ~7,000.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
+    const SERVERS: usize = 1000;
+    let h = Harness::start(config()).await;
+    let now = h.compute.clock().now();
+    let (_, net) = h
+        .sim()
+        .request("POST", "/v2.0/networks", Some(json!({"network": {"name": "big", "project_id": PROJECT}})));
+    let net = net["network"]["id"].as_str().unwrap().to_owned();
+    let (status, body) = h.sim().request(
+        "POST",
+        "/v2.0/subnets",
+        Some(json!({"subnet": {"network_id": net, "cidr": "10.128.0.0/16", "ip_version": 4, "project_id": PROJECT}})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let mut changes = Vec::with_capacity(SERVERS * 2);
+    for _ in 0..SERVERS {
+        let id = ServerId::new_v4();
+        let port = h.neutron_port(
+            json!({"network_id": net, "device_id": id.to_string(), "device_owner": "compute:nova", "binding:host_id": "host1"}),
+        );
+        changes.push(Change::InsertServer(staged_server(id, now)));
+        changes.push(Change::InsertVif(VifRecord {
+            port_id: PortId::from(port["id"].as_str().unwrap()),
+            server_id: id,
+            position: 0,
+            origin: VifOrigin::Created,
+            state: VifState::Attached,
+            intent_id: None,
+            network_id: NetworkId::from(net.as_str()),
+            requested_fixed_ip: None,
+            tag: None,
+        }));
+    }
+    h.compute.store().commit(changes).await.unwrap();
+    h.sim().reset_stats();
+
+    let report = h.compute.heal().await.unwrap();
+    let stats = h.sim().stats();
+    let calls = stats.total();
+    println!("heal pass over {SERVERS} servers: {calls} Neutron calls ({report:?} batches={})", report.batches);
+    assert_eq!(report.servers, SERVERS);
+    assert_eq!(report.cache_writes, SERVERS, "every empty cache was filled");
+    assert_eq!(stats.calls("ports.list"), 10, "one port list per 100 servers");
+    assert!(calls <= 10 + 10 + 4, "{calls} calls: {stats:?}");
+    assert!(report.ghosts.is_empty());
+}

@@ -1,0 +1,170 @@
+//! A compute service over the embedded Neutron and a SQLite file, with a
+//! recording wrapper around the Neutron client (a test double that passes
+//! every call through and remembers the `If-Match` revisions sent).
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use netcache_compute::virt::FakeVirt;
+use netcache_compute::{Compute, ComputeConfig, CreateServer, RequestContext};
+use netcache_domain::neutron::{FloatingIp, Network, Port, Subnet};
+use netcache_domain::server::{NetworkRequest, NetworkRequests};
+use netcache_domain::{NetworkId, PortId, ServerId};
+use netcache_neutron::{
+    Auth, ClientConfig, FloatingIpFilter, HttpNeutron, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate,
+    Result, SubnetFilter,
+};
+use neutron_sim::{DefaultTopology, NeutronSim, RunningSim, SimConfig, SimHandle};
+use serde_json::{Value, json};
+
+pub const PROJECT: &str = "demo";
+
+/// Passes every call to the real client and records mutating calls.
+pub struct Recording {
+    inner: HttpNeutron,
+    pub deletes: Mutex<Vec<(PortId, Option<u64>)>>,
+    pub updates: Mutex<Vec<(PortId, Option<u64>)>>,
+}
+
+#[async_trait]
+impl NeutronApi for Recording {
+    async fn list_extensions(&self) -> Result<BTreeSet<String>> {
+        self.inner.list_extensions().await
+    }
+    async fn list_networks(&self, filter: &NetworkFilter) -> Result<Vec<Network>> {
+        self.inner.list_networks(filter).await
+    }
+    async fn list_subnets(&self, filter: &SubnetFilter) -> Result<Vec<Subnet>> {
+        self.inner.list_subnets(filter).await
+    }
+    async fn create_port(&self, port: &PortCreate) -> Result<Port> {
+        self.inner.create_port(port).await
+    }
+    async fn show_port(&self, id: &PortId) -> Result<Port> {
+        self.inner.show_port(id).await
+    }
+    async fn list_ports(&self, filter: &PortFilter) -> Result<Vec<Port>> {
+        self.inner.list_ports(filter).await
+    }
+    async fn update_port(&self, id: &PortId, update: &PortUpdate, if_revision: Option<u64>) -> Result<Port> {
+        self.updates.lock().unwrap().push((id.clone(), if_revision));
+        self.inner.update_port(id, update, if_revision).await
+    }
+    async fn delete_port(&self, id: &PortId, if_revision: Option<u64>) -> Result<()> {
+        self.deletes.lock().unwrap().push((id.clone(), if_revision));
+        self.inner.delete_port(id, if_revision).await
+    }
+    async fn add_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
+        self.inner.add_port_tags(id, tags).await
+    }
+    async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {
+        self.inner.list_floating_ips(filter).await
+    }
+}
+
+pub struct Harness {
+    pub compute: Arc<Compute>,
+    pub neutron: Arc<Recording>,
+    pub sim: RunningSim,
+    pub topology: DefaultTopology,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    pub async fn start(config: ComputeConfig) -> Self {
+        Self::with_sim(config, SimConfig::default()).await
+    }
+
+    pub async fn with_sim(config: ComputeConfig, sim: SimConfig) -> Self {
+        let sim = NeutronSim::start(sim, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let topology = sim.handle().create_default_topology(PROJECT);
+        let dir = tempfile::tempdir().unwrap();
+        let store = netcache_store::open(&format!("sqlite:{}/netcache.db", dir.path().display()))
+            .await
+            .unwrap();
+        let mut client = ClientConfig::new(Auth::none(url::Url::parse(&sim.url()).unwrap()));
+        client.timeout = std::time::Duration::from_millis(500);
+        client.retries = 1;
+        let neutron = Arc::new(Recording {
+            inner: HttpNeutron::new(client).unwrap(),
+            deletes: Mutex::default(),
+            updates: Mutex::default(),
+        });
+        let virt = Arc::new(FakeVirt::new(&config.virt));
+        let compute = Compute::start(config, store, neutron.clone(), virt).await.unwrap();
+        sim.handle().reset_stats();
+        Self {
+            compute,
+            neutron,
+            sim,
+            topology,
+            _dir: dir,
+        }
+    }
+
+    pub fn sim(&self) -> SimHandle {
+        self.sim.handle()
+    }
+
+    pub fn ctx() -> RequestContext {
+        RequestContext::system(PROJECT)
+    }
+
+    /// Boots a server with one port on `private` and waits for the build.
+    pub async fn boot(&self) -> ServerId {
+        let server = self
+            .compute
+            .create_server(
+                &Self::ctx(),
+                CreateServer {
+                    name: "vm".into(),
+                    flavor_ref: "1".into(),
+                    image_ref: "img".into(),
+                    metadata: BTreeMap::new(),
+                    networks: NetworkRequests::Explicit(vec![NetworkRequest::Network {
+                        network_id: Some(NetworkId::from(self.topology.private_network_id.as_str())),
+                        fixed_ip: None,
+                        tag: None,
+                    }]),
+                },
+            )
+            .await
+            .unwrap();
+        self.compute.settle().await;
+        server.id
+    }
+
+    /// Ports Neutron gives this device id.
+    pub fn ports_of(&self, server: ServerId) -> Vec<Value> {
+        let (_, body) = self.sim().request("GET", &format!("/v2.0/ports?device_id={server}"), None);
+        body["ports"].as_array().unwrap().clone()
+    }
+
+    pub fn port(&self, id: &str) -> (u16, Value) {
+        self.sim().request("GET", &format!("/v2.0/ports/{id}"), None)
+    }
+
+    /// A port created behind netcache's back.
+    pub fn neutron_port(&self, extra: Value) -> Value {
+        let mut body = json!({"network_id": self.topology.private_network_id, "project_id": PROJECT});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let (status, port) = self.sim().request("POST", "/v2.0/ports", Some(json!({"port": body})));
+        assert_eq!(status, 201, "{port}");
+        port["port"].clone()
+    }
+
+    pub async fn cached_port_ids(&self, server: ServerId) -> Vec<String> {
+        self.compute.network_info(server).await.unwrap().port_ids().map(str::to_owned).collect()
+    }
+}
+
+/// A config with the loops off (tests drive passes) and a 10-minute grace.
+pub fn config() -> ComputeConfig {
+    let mut config = ComputeConfig::default();
+    config.heal.interval = std::time::Duration::ZERO;
+    config.gc.interval = std::time::Duration::ZERO;
+    config
+}

@@ -1,0 +1,124 @@
+//! One-off operator commands: `netcache heal`, `netcache gc`, `netcache audit`.
+//! They run in this process against the configured database and Neutron, beside
+//! (or without) a running service.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use netcache_compute::AuditReport;
+
+use crate::app::offline_compute;
+use crate::client::print_table;
+use crate::settings::Settings;
+
+/// Exit codes of `netcache audit` (Terraform's `-detailed-exitcode` convention).
+pub const AUDIT_CLEAN: i32 = 0;
+pub const AUDIT_ERROR: i32 = 1;
+pub const AUDIT_DRIFT: i32 = 2;
+
+pub async fn heal(settings: &Settings) -> anyhow::Result<()> {
+    let compute = offline_compute(settings).await?;
+    let r = compute.heal().await?;
+    println!(
+        "Healed {} servers in {} batches: {} cache writes, {} lost ports, {} ghosts, {} writes skipped for concurrent changes",
+        r.servers,
+        r.batches,
+        r.cache_writes,
+        r.lost.len(),
+        r.ghosts.len(),
+        r.conflicts
+    );
+    Ok(())
+}
+
+pub async fn gc(settings: &Settings) -> anyhow::Result<()> {
+    let compute = offline_compute(settings).await?;
+    let r = compute.gc().await?;
+    let list = |ids: &[netcache_domain::PortId]| ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    if settings.gc.dry_run {
+        println!("Dry run: would delete [{}], would unbind [{}]", list(&r.would_delete), list(&r.would_unbind));
+    } else {
+        println!(
+            "Deleted [{}], unbound [{}], {} releases retried, {} stale intents resolved",
+            list(&r.deleted),
+            list(&r.unbound),
+            r.released,
+            r.intents_resolved
+        );
+    }
+    for (reason, count) in &r.skipped {
+        println!("skipped {count} ghost(s): {reason}");
+    }
+    Ok(())
+}
+
+/// Runs the audit and prints it; returns the exit code.
+pub async fn audit(settings: &Settings, json: bool) -> anyhow::Result<i32> {
+    let compute = offline_compute(settings).await?;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(0);
+        bar.set_style(ProgressStyle::with_template("auditing {bar:30} {pos}/{len} servers").expect("valid template"));
+        bar
+    });
+    let report = compute
+        .audit(&|done, total| match &bar {
+            Some(bar) => {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            }
+            None if total > 0 => eprintln!("audited {done}/{total} servers"),
+            None => {}
+        })
+        .await?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&netcache_api::wire::audit_view(&report))?);
+    } else {
+        print_report(&report);
+    }
+    Ok(if report.is_clean() { AUDIT_CLEAN } else { AUDIT_DRIFT })
+}
+
+fn print_report(report: &AuditReport) {
+    let rows: Vec<Vec<String>> = report
+        .servers
+        .iter()
+        .filter(|s| s.has_drift())
+        .map(|s| {
+            let ghosts: Vec<String> = s
+                .ghosts
+                .iter()
+                .map(|g| format!("{} ({}, seen {}x)", g.port_id, g.owner, g.times_seen))
+                .collect();
+            let lost: Vec<String> = s.lost.iter().map(|l| format!("{} ({})", l.port_id, l.reason)).collect();
+            vec![
+                s.id.to_string(),
+                if s.deleted { format!("{} (deleted)", s.name) } else { s.name.clone() },
+                format!("{}/{}", s.cached_ports.len(), s.neutron_ports.len()),
+                if s.stale_cache { "yes".into() } else { String::new() },
+                ghosts.join(", "),
+                lost.join(", "),
+                (s.pending_intents.len() + s.releasing.len()).to_string(),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        print_table(&["Server", "Name", "Cached/Neutron", "Stale", "Ghosts", "Lost", "Pending"], &rows);
+        println!();
+    }
+    let t = &report.totals;
+    println!(
+        "{} servers: {} ghosts ours, {} foreign ({} of deleted servers), {} lost, {} stale caches, {} pending intents, {} releases pending — {}",
+        t.servers,
+        t.ghosts_ours,
+        t.ghosts_foreign,
+        t.deleted_server_ghosts,
+        t.lost,
+        t.stale_caches,
+        t.pending_intents,
+        t.releasing,
+        if report.is_clean() { "clean" } else { "DRIFT" }
+    );
+}
