@@ -184,6 +184,7 @@ impl Compute {
             },
         )]);
         self.commit_with_cache(
+            "allocate",
             server.id,
             &vifs,
             &observed,
@@ -281,7 +282,7 @@ impl Compute {
                 floating_ips: self.floating_ips_of(port_id).await?,
             },
         )]);
-        self.commit_with_cache(server.id, &vifs, &observed, vec![]).await?;
+        self.commit_with_cache("allocate", server.id, &vifs, &observed, vec![]).await?;
         info!(server.id = %server.id, port.id = %port_id, "Attached user port {port_id} to server {}", server.id);
         Ok(vif)
     }

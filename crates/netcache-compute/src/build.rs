@@ -266,7 +266,10 @@ impl Compute {
     async fn fail_build(&self, server: Server, request_id: &str, cause: Error) -> Result<()> {
         let now = self.clock.now();
         let message = cause.to_string();
+        // Never placed: like Nova's NoValidHost, the server has no host.
+        let host = if matches!(cause, Error::NoValidHost(_)) { None } else { server.host.clone() };
         let server = Server {
+            host,
             vm_state: VmState::Error,
             task_state: None,
             fault: Some(Fault {
@@ -314,7 +317,7 @@ impl Compute {
             }
         }
         let remaining = self.store.vifs(server_id).await?;
-        self.commit_with_cache(server_id, &remaining, &HashMap::new(), vec![]).await?;
+        self.commit_with_cache("release", server_id, &remaining, &HashMap::new(), vec![]).await?;
         self.server(server_id).await
     }
 

@@ -117,9 +117,8 @@ impl Compute {
             None => Observed::Gone,
         };
         let outcome = self
-            .commit_with_cache(server.id, &vifs, &HashMap::from([(vif.port_id.clone(), observed)]), vec![])
+            .commit_with_cache("event", server.id, &vifs, &HashMap::from([(vif.port_id.clone(), observed)]), vec![])
             .await?;
-        metrics::counter!("netcache_cache_writes_total", "source" => "event").increment(1);
         if !outcome.lost.is_empty() {
             self.record_lost(server, &vifs, &outcome.lost).await?;
         }
@@ -154,9 +153,8 @@ impl Compute {
         }];
         let changes = self.lost_changes(server, &vifs, &lost, self.clock.now());
         let vifs_after: Vec<VifRecord> = vifs.into_iter().filter(|v| &v.port_id != port_id).collect();
-        self.commit_with_cache(server.id, &vifs_after, &observed, changes).await?;
+        self.commit_with_cache("event", server.id, &vifs_after, &observed, changes).await?;
         metrics::counter!("netcache_lost_vifs_total").increment(1);
-        metrics::counter!("netcache_cache_writes_total", "source" => "event").increment(1);
         Ok(())
     }
 

@@ -119,7 +119,7 @@ impl Compute {
             .await?;
         let released = self.release_vif(&vif).await?;
         let remaining = self.store.vifs(server_id).await?;
-        self.commit_with_cache(server_id, &remaining, &HashMap::new(), vec![]).await?;
+        self.commit_with_cache("detach", server_id, &remaining, &HashMap::new(), vec![]).await?;
         let event = ActionEvent::finished(
             "compute_detach_interface",
             self.clock.now(),

@@ -215,11 +215,13 @@ impl Compute {
         Ok(())
     }
 
-    /// Applies `changes` together with a rebuilt cache: `vifs_after` is the
+    /// Applies `changes` together with a rebuilt cache (`source` labels the write
+    /// in metrics): `vifs_after` is the
     /// server's VIF set once the changes apply, `observed` the fresh Neutron details.
     /// Retries on a concurrent cache write (another process).
     async fn commit_with_cache(
         &self,
+        source: &'static str,
         server_id: ServerId,
         vifs_after: &[VifRecord],
         observed: &HashMap<PortId, Observed>,
@@ -252,7 +254,10 @@ impl Compute {
                 expected_generation: stored.generation,
             });
             match self.store.commit(batch).await {
-                Ok(()) => return Ok(outcome),
+                Ok(()) => {
+                    metrics::counter!("netcache_cache_writes_total", "source" => source).increment(1);
+                    return Ok(outcome);
+                }
                 Err(e) if e.is_conflict() && attempt < 3 => attempt += 1,
                 Err(e) => return Err(e.into()),
             }

@@ -119,6 +119,38 @@ pub async fn run() -> anyhow::Result<()> {
         ports.len(),
         attached.len()
     );
+
+    println!("\n== Garbage collection");
+    let compute = &app.compute;
+    let audit = compute.audit(&|_, _| {}).await?;
+    println!(
+        "audit before: {} ghost(s) ours, {} foreign — {}",
+        audit.totals.ghosts_ours,
+        audit.totals.ghosts_foreign,
+        if audit.is_clean() { "clean" } else { "drift" }
+    );
+    for pass in 1..=2 {
+        let heal = compute.heal().await?;
+        println!("heal pass {pass}: {} ghost sighting(s)", heal.ghosts.len());
+    }
+    let grace = compute.config().gc.policy.grace;
+    println!("fast-forwarding netcache's clock past the GC grace period ({} s)", grace.num_seconds());
+    compute.clock().advance(grace + chrono::TimeDelta::seconds(1));
+    let gc = compute.gc().await?;
+    for port in &gc.deleted {
+        println!("GC deleted ghost port {port} (ours, abandoned intent, seen twice, unchanged at re-check)");
+    }
+    let audit = compute.audit(&|_, _| {}).await?;
+    let filter = PortFilter {
+        device_ids: vec![id.clone()],
+        ..PortFilter::default()
+    };
+    let left = app.compute.neutron().list_ports(&filter).await?;
+    println!(
+        "audit after: {} — Neutron now holds {} port(s) for the server",
+        if audit.is_clean() { "clean" } else { "drift" },
+        left.len()
+    );
     app.shutdown().await;
     std::fs::remove_dir_all(&dir).ok();
     Ok(())

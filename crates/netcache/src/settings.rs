@@ -223,7 +223,9 @@ impl Settings {
             }
             figment = figment.merge(Toml::file(path));
         }
-        figment = figment.merge(Env::prefixed("NETCACHE_").ignore(&["url"]).map(|key| {
+        // NETCACHE_URL, _PROJECT and _LOG belong to the client commands and logging.
+        let not_settings = |key: &figment::value::UncasedStr| !["url", "project", "log"].iter().any(|k| key == *k);
+        figment = figment.merge(Env::prefixed("NETCACHE_").filter(not_settings).map(|key| {
             let key = key.as_str().to_ascii_lowercase();
             SECTIONS
                 .iter()
@@ -319,7 +321,6 @@ impl Settings {
                 dry_run: self.gc.dry_run,
             },
             crash_at: self.crash_point().ok().flatten(),
-            ..ComputeConfig::default()
         }
     }
 
@@ -351,6 +352,19 @@ mod tests {
             jail.set_env("NETCACHE_NEUTRON_TIMEOUT", "soon");
             let err = format!("{:#}", Settings::load(None, &[]).unwrap_err());
             assert!(err.to_lowercase().contains("neutron.timeout") && err.contains("NETCACHE_"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn client_and_log_variables_are_not_settings() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("NETCACHE_LOG", "debug");
+            jail.set_env("NETCACHE_URL", "http://127.0.0.1:1");
+            jail.set_env("NETCACHE_PROJECT", "p");
+            jail.set_env("NETCACHE_GC_GRACE", "60");
+            let s = Settings::load(None, &[]).unwrap();
+            assert_eq!(s.gc.grace, 60.0);
             Ok(())
         });
     }

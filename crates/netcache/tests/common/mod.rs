@@ -62,6 +62,9 @@ impl TestApp {
         settings.neutron.url = Some(sim.url());
         settings.neutron.timeout = options.neutron_timeout.as_secs_f64();
         settings.neutron.retries = 1;
+        // Tests drive heal and GC passes themselves.
+        settings.heal.interval = 0.0;
+        settings.gc.interval = 0.0;
         (options.tweak)(&mut settings);
         let app = App::start(&settings).await.unwrap();
         sim.handle().reset_stats();
@@ -77,6 +80,18 @@ impl TestApp {
 
     pub fn app(&self) -> &App {
         self.app.as_ref().expect("netcache is running")
+    }
+
+    /// Runs the `netcache` binary against this app's database and Neutron.
+    pub fn run_cli(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_netcache"))
+            .args(args)
+            .env("NETCACHE_DATABASE", &self.settings.database)
+            .env("NETCACHE_NEUTRON_URL", self.sim.url())
+            .env("NETCACHE_URL", self.app().api_url())
+            .env("NETCACHE_LOG", "warn")
+            .output()
+            .unwrap()
     }
 
     pub fn neutron(&self) -> SimHandle {
