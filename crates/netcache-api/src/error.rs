@@ -50,6 +50,7 @@ impl ApiError {
                 }
                 C::Store(s) if s.is_conflict() => StatusCode::CONFLICT,
                 C::CreateAbandoned { .. }
+                | C::VifPlugTimeout { .. }
                 | C::SpawnFailed { .. }
                 | C::NoValidHost(_)
                 | C::InterfaceAttachFailed { .. }

@@ -255,6 +255,7 @@ impl Compute {
                 ..self.server(server.id).await?
             })
             .await?;
+        self.wait_for_plugging(&spawning).await?;
         self.virt.spawn(host, &spawning).await.map_err(|reason| Error::SpawnFailed {
             server: server.id,
             host: host.to_string(),

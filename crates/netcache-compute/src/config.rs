@@ -22,6 +22,11 @@ pub struct ComputeConfig {
     pub virt: VirtConfig,
     pub heal: HealConfig,
     pub gc: GcConfig,
+    /// Wait this long for `network-vif-plugged` of inactive ports before spawning
+    /// (Nova's `vif_plugging_timeout`); zero does not wait.
+    pub vif_plugging_timeout: Duration,
+    /// Whether that timeout fails the build (Nova's `vif_plugging_is_fatal`).
+    pub vif_plugging_is_fatal: bool,
     /// Simulates a process death at a point of the allocation protocol (tests, drills).
     pub crash_at: Option<CrashPoint>,
 }
@@ -38,6 +43,8 @@ impl Default for ComputeConfig {
             virt: VirtConfig::default(),
             heal: HealConfig::default(),
             gc: GcConfig::default(),
+            vif_plugging_timeout: Duration::ZERO,
+            vif_plugging_is_fatal: true,
             crash_at: None,
         }
     }

@@ -36,6 +36,8 @@ pub enum Error {
     CreateAbandoned { network: NetworkId, intent: netcache_domain::IntentId },
     #[error("Build of instance {server} failed on {host}: {reason}")]
     SpawnFailed { server: ServerId, host: String, reason: String },
+    #[error("Timed out waiting for network-vif-plugged of ports {ports} of instance {server}")]
+    VifPlugTimeout { server: ServerId, ports: String },
     #[error("No valid host was found. {0}")]
     NoValidHost(String),
     #[error(transparent)]

@@ -65,6 +65,9 @@ impl Compute {
             return Ok(EventCode::NoHost);
         }
         let port = event.tag.as_deref().map(PortId::from);
+        if let ("network-vif-plugged", Some(port)) = (event.name.as_str(), &port) {
+            self.plug_events.record(server_id, port.clone());
+        }
         let handled = match (event.name.as_str(), port) {
             ("network-changed" | "network-vif-plugged", Some(port)) => self.refresh_port(&server, &port).await,
             ("network-changed", None) => self.refresh_server(&server).await,

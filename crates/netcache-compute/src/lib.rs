@@ -32,6 +32,7 @@ pub mod config;
 mod error;
 mod interfaces;
 mod locks;
+mod plugging;
 mod loops;
 mod recovery;
 pub mod virt;
@@ -89,6 +90,7 @@ pub struct Compute {
     builds: Mutex<Vec<JoinHandle<()>>>,
     next_host: AtomicUsize,
     crashed: AtomicBool,
+    plug_events: plugging::PlugEvents,
 }
 
 impl Compute {
@@ -136,6 +138,7 @@ impl Compute {
             builds: Mutex::new(Vec::new()),
             next_host: AtomicUsize::new(0),
             crashed: AtomicBool::new(false),
+            plug_events: plugging::PlugEvents::default(),
         }))
     }
 

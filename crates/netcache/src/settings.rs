@@ -148,6 +148,10 @@ pub struct ComputeSettings {
     /// Probability of a spawn failure on any host.
     pub spawn_failure_rate: f64,
     pub seed: u64,
+    /// Seconds to wait for `network-vif-plugged` before spawning; 0 does not wait.
+    pub vif_plugging_timeout: f64,
+    /// Whether that wait timing out fails the build.
+    pub vif_plugging_is_fatal: bool,
     /// Simulated crash point (`after-intent-recorded`, `after-create-sent`): drills only.
     pub crash_at: Option<String>,
 }
@@ -208,6 +212,8 @@ impl Default for ComputeSettings {
             failing_hosts: vec![],
             spawn_failure_rate: 0.0,
             seed: 0,
+            vif_plugging_timeout: defaults.vif_plugging_timeout.as_secs_f64(),
+            vif_plugging_is_fatal: defaults.vif_plugging_is_fatal,
             crash_at: None,
         }
     }
@@ -256,6 +262,7 @@ impl Settings {
         }
         for (key, seconds) in [
             ("compute.network_details_ttl", self.compute.network_details_ttl),
+            ("compute.vif_plugging_timeout", self.compute.vif_plugging_timeout),
             ("heal.interval", self.heal.interval),
             ("heal.jitter", self.heal.jitter),
             ("heal.deleted_window", self.heal.deleted_window),
@@ -320,6 +327,8 @@ impl Settings {
                 },
                 dry_run: self.gc.dry_run,
             },
+            vif_plugging_timeout: Duration::from_secs_f64(c.vif_plugging_timeout),
+            vif_plugging_is_fatal: c.vif_plugging_is_fatal,
             crash_at: self.crash_point().ok().flatten(),
         }
     }

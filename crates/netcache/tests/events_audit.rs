@@ -136,6 +136,56 @@ async fn event_codes_and_overall_status_match_nova() {
     assert_eq!(response.status().as_u16(), 403, "events are for admins and services");
 }
 
+/// With `vif_plugging_timeout`, a build whose port Neutron leaves DOWN waits for
+/// `network-vif-plugged`; without the event it fails when the wait is fatal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_waits_for_network_vif_plugged() {
+    let down = || SimConfig {
+        bind_activates: false,
+        ..SimConfig::default()
+    };
+    let t = TestApp::with(Options {
+        sim: down(),
+        tweak: |s| s.compute.vif_plugging_timeout = 300.0,
+        ..Options::default()
+    })
+    .await;
+    let (_, created) = t
+        .post("/servers", json!({"server": {"name": "w", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}))
+        .await;
+    let id = created["server"]["id"].as_str().unwrap().to_owned();
+    // The build is waiting (its port exists, DOWN); the event releases it.
+    let mut port = None;
+    for _ in 0..400 {
+        if let Some(p) = t.neutron_ports(&id).first() {
+            port = Some(p["id"].as_str().unwrap().to_owned());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let port = port.expect("the build created its port");
+    assert_eq!(t.server(&id).await["status"], "BUILD");
+    let (status, _) = events(&t, json!([{"name": "network-vif-plugged", "server_uuid": id, "tag": port, "status": "completed"}])).await;
+    assert_eq!(status, 200);
+    t.app().compute.settle().await;
+    assert_eq!(t.server(&id).await["status"], "ACTIVE");
+
+    let t = TestApp::with(Options {
+        sim: down(),
+        tweak: |s| {
+            s.compute.vif_plugging_timeout = 0.05;
+            s.compute.max_attempts = 1;
+        },
+        ..Options::default()
+    })
+    .await;
+    let id = t.boot_on_private().await;
+    let server = t.server(&id).await;
+    assert_eq!(server["status"], "ERROR", "{server}");
+    assert!(server["fault"]["message"].as_str().unwrap().contains("network-vif-plugged"), "{server}");
+    assert!(t.neutron_ports(&id).is_empty(), "the failed attempt's port was released");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn neutrons_notifier_brings_a_floating_ip_into_addresses_without_heal() {
     let t = TestApp::with(Options {

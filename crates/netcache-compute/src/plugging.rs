@@ -1,0 +1,72 @@
+//! Waiting for `network-vif-plugged` before a spawn, like Nova's
+//! `vif_plugging_timeout` (off by default). Events that arrive before the build
+//! waits are remembered, so none is missed.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use netcache_domain::server::Server;
+use netcache_domain::{PortId, ServerId};
+use tokio::sync::Notify;
+use tracing::warn;
+
+use crate::{Compute, Error, Result};
+
+#[derive(Default)]
+pub(crate) struct PlugEvents {
+    plugged: Mutex<HashMap<ServerId, HashSet<PortId>>>,
+    arrived: Notify,
+}
+
+impl PlugEvents {
+    pub fn record(&self, server: ServerId, port: PortId) {
+        self.plugged.lock().expect("plug events").entry(server).or_default().insert(port);
+        self.arrived.notify_waiters();
+    }
+
+    fn missing(&self, server: ServerId, ports: &[PortId]) -> Vec<PortId> {
+        let plugged = self.plugged.lock().expect("plug events");
+        let seen = plugged.get(&server);
+        ports.iter().filter(|p| seen.is_none_or(|s| !s.contains(*p))).cloned().collect()
+    }
+
+    pub fn forget(&self, server: ServerId) {
+        self.plugged.lock().expect("plug events").remove(&server);
+    }
+}
+
+impl Compute {
+    /// Waits until Neutron reported every inactive VIF of the server plugged, up to
+    /// `vif_plugging_timeout`; a timeout fails the build when `vif_plugging_is_fatal`.
+    pub(crate) async fn wait_for_plugging(&self, server: &Server) -> Result<()> {
+        let timeout = self.config.vif_plugging_timeout;
+        if timeout.is_zero() {
+            return Ok(());
+        }
+        let inactive: Vec<PortId> = self
+            .network_info(server.id)
+            .await?
+            .0
+            .iter()
+            .filter(|vif| !vif.active)
+            .map(|vif| PortId::from(vif.id.as_str()))
+            .collect();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let arrived = self.plug_events.arrived.notified();
+            let missing = self.plug_events.missing(server.id, &inactive);
+            if missing.is_empty() {
+                self.plug_events.forget(server.id);
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                let ports = missing.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+                if self.config.vif_plugging_is_fatal {
+                    return Err(Error::VifPlugTimeout { server: server.id, ports });
+                }
+                warn!(server.id = %server.id, ports = %ports, "Timed out waiting for network-vif-plugged; spawning anyway");
+                return Ok(());
+            }
+        }
+    }
+}
