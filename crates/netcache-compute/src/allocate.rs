@@ -151,8 +151,9 @@ impl Compute {
     /// Step 3: the port exists and is ours; record it as the server's VIF.
     pub(crate) async fn record_created(&self, server: &Server, intent: PortIntent, port: Port, adopted: bool) -> Result<VifRecord> {
         if self.marker_mode == MarkerMode::Name {
-            // Tags could not ride in the POST; add them now so operators see them.
-            if let Err(e) = self.neutron.add_port_tags(&port.id, &self.marker(intent.id).tags()).await {
+            // Tags could not ride in the POST; set them now (one call) so operators
+            // see them. The name already carries the marker.
+            if let Err(e) = self.neutron.replace_port_tags(&port.id, &self.marker(intent.id).tags()).await {
                 warn!(port.id = %port.id, error = %e, "Could not tag port {}", port.id);
             }
         }

@@ -2,11 +2,13 @@
 //! `network-changed` for a port in the server's VIF records refreshes it; for any
 //! other port that carries the server's id it records a ghost sighting — it never
 //! appends (Nova does, §6 of the reference). `network-vif-deleted` marks the VIF
-//! lost and drops it from the cache.
+//! lost and drops it from the cache; `network-vif-plugged` marks its cache entry
+//! active and wakes a build waiting for it.
 
 use std::collections::HashMap;
 
 use netcache_domain::cache::{LostReason, LostVif, Observed};
+use netcache_domain::change::Change;
 use netcache_domain::ghost::{self, Ghost};
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
@@ -69,7 +71,8 @@ impl Compute {
             self.plug_events.record(server_id, port.clone());
         }
         let handled = match (event.name.as_str(), port) {
-            ("network-changed" | "network-vif-plugged", Some(port)) => self.refresh_port(&server, &port).await,
+            ("network-changed", Some(port)) => self.refresh_port(&server, &port).await,
+            ("network-vif-plugged", Some(port)) => self.mark_active(&server, &port).await,
             ("network-changed", None) => self.refresh_server(&server).await,
             ("network-vif-deleted", Some(port)) => self.vif_deleted(&server, &port).await,
             _ => Ok(()),
@@ -126,6 +129,28 @@ impl Compute {
             self.record_lost(server, &vifs, &outcome.lost).await?;
         }
         Ok(())
+    }
+
+    /// Neutron reports the port plugged: its cache entry becomes active, without
+    /// asking Neutron (a burst of boots sends one event per port).
+    async fn mark_active(&self, server: &Server, port_id: &PortId) -> Result<()> {
+        let _guard = self.locks.lock(server.id).await;
+        let stored = self.store.cache(server.id).await?;
+        let mut info = stored.info;
+        let Some(entry) = info.0.iter_mut().find(|vif| vif.id == port_id.as_str() && !vif.active) else {
+            return Ok(());
+        };
+        entry.active = true;
+        let write = Change::WriteCache {
+            server_id: server.id,
+            info,
+            expected_generation: stored.generation,
+        };
+        match self.store.commit(vec![write]).await {
+            // A concurrent refresh wrote a fresher cache; it has the port's status.
+            Err(e) if e.is_conflict() => Ok(()),
+            other => Ok(other?),
+        }
     }
 
     /// A tagless `network-changed`: the whole server, as one heal batch.

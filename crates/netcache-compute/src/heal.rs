@@ -107,6 +107,7 @@ impl Compute {
             self.store.commit(vec![Change::DeleteGhostSighting { port_id: stale }]).await?;
         }
         let elapsed = started.elapsed();
+        self.heal_passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         metrics::counter!("netcache_heal_passes_total").increment(1);
         metrics::counter!("netcache_heal_servers_total").increment(report.servers as u64);
         metrics::histogram!("netcache_heal_pass_duration_seconds").record(elapsed.as_secs_f64());

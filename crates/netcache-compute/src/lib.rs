@@ -5,7 +5,7 @@
 //! Decisions come from `netcache-domain`; this crate does the I/O around them.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use netcache_domain::cache::{self, CacheInputs, CacheOutcome, Observed};
@@ -91,6 +91,7 @@ pub struct Compute {
     next_host: AtomicUsize,
     crashed: AtomicBool,
     plug_events: plugging::PlugEvents,
+    heal_passes: AtomicU64,
 }
 
 impl Compute {
@@ -139,6 +140,7 @@ impl Compute {
             next_host: AtomicUsize::new(0),
             crashed: AtomicBool::new(false),
             plug_events: plugging::PlugEvents::default(),
+            heal_passes: AtomicU64::new(0),
         }))
     }
 
@@ -181,6 +183,11 @@ impl Compute {
                 let _ = handle.await;
             }
         }
+    }
+
+    /// Heal passes this process has run.
+    pub fn heal_passes(&self) -> u64 {
+        self.heal_passes.load(Ordering::Relaxed)
     }
 
     /// Whether a simulated crash has happened (the process would be dead).

@@ -209,7 +209,7 @@ fn operation_label(operation: &str) -> &'static str {
         "show_port" => "ports.show",
         "update_port" => "ports.update",
         "delete_port" => "ports.delete",
-        "add_port_tag" => "ports.tags",
+        "replace_port_tags" => "ports.tags",
         "list_networks" => "networks.list",
         "list_subnets" => "subnets.list",
         "list_floating_ips" => "floatingips.list",
@@ -548,16 +548,6 @@ impl Query {
     }
 }
 
-/// The URL segment that makes Neutron store `tag` as it is.
-///
-/// Neutron's router takes a trailing `.json` as a response format and strips it
-/// (`tags/x.json` adds `x`), so a tag ending in `.json` gets one more `.json` to be
-/// stripped instead. Neutron 29 accepts `:` and `=` raw or percent-encoded. A `/`
-/// cannot be carried: the server decodes `%2F` before routing (404 `HTTPNotFound`).
-fn tag_segment(tag: &str) -> String {
-    if tag.ends_with(".json") { format!("{tag}.json") } else { tag.to_owned() }
-}
-
 fn convert_all<B, T>(operation: &'static str, bodies: Vec<B>) -> Result<Vec<T>>
 where
     T: TryFrom<B, Error = InvalidField>,
@@ -644,12 +634,10 @@ impl NeutronApi for HttpNeutron {
         self.send(&call).await
     }
 
-    async fn add_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
-        for tag in tags {
-            let call = Call::new("add_port_tag", Method::PUT, &["ports", id.as_str(), "tags", &tag_segment(tag)]);
-            self.send(&call).await?;
-        }
-        Ok(())
+    async fn replace_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
+        let mut call = Call::new("replace_port_tags", Method::PUT, &["ports", id.as_str(), "tags"]);
+        call.body = Some(serde_json::json!({ "tags": tags }));
+        self.send(&call).await
     }
 
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {

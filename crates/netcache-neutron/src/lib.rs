@@ -39,8 +39,8 @@ pub trait NeutronApi: Send + Sync + 'static {
     async fn update_port(&self, id: &PortId, update: &PortUpdate, if_revision: Option<u64>) -> Result<Port>;
     /// `DELETE /v2.0/ports/{id}`, with `If-Match: revision_number=N` when given.
     async fn delete_port(&self, id: &PortId, if_revision: Option<u64>) -> Result<()>;
-    /// Adds tags (`PUT /v2.0/ports/{id}/tags/{tag}` each).
-    async fn add_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()>;
+    /// Sets a port's tags, replacing any (`PUT /v2.0/ports/{id}/tags`, one call).
+    async fn replace_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()>;
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>>;
 }
 

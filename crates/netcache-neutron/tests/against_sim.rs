@@ -121,7 +121,7 @@ async fn port_round_trip() -> anyhow::Result<()> {
     assert_eq!(bound.binding_host_id.as_deref(), Some("host2"));
 
     // Tags with ':' and '=' through the tag sub-resource.
-    api.add_port_tags(&created.id, &["netcache:extra=1".to_owned()]).await?;
+    api.replace_port_tags(&created.id, &["netcache:extra=1".to_owned()]).await?;
     let tagged = api.show_port(&created.id).await?;
     assert!(tagged.tags.contains("netcache:extra=1"), "{:?}", tagged.tags);
 

@@ -645,26 +645,14 @@ async fn update_and_delete_send_if_match() {
 }
 
 #[tokio::test]
-async fn add_port_tags_puts_each_tag() {
-    let neutron = Stub::start(|_, _| Reply::raw(201, "")).await;
-    let tags = vec![
-        "netcache:owner=dep-1".to_owned(),
-        "netcache:intent=abc".to_owned(),
-        "a b/c".to_owned(),
-        "dc1.json".to_owned(),
-    ];
-    client(noauth_config(&neutron.url)).add_port_tags(&PortId::from("p1"), &tags).await.unwrap();
-    let paths: Vec<_> = neutron.seen().iter().map(|s| format!("{} {}", s.method, s.path)).collect();
-    assert_eq!(
-        paths,
-        [
-            "PUT /v2.0/ports/p1/tags/netcache:owner=dep-1",
-            "PUT /v2.0/ports/p1/tags/netcache:intent=abc",
-            "PUT /v2.0/ports/p1/tags/a%20b%2Fc",
-            // Neutron strips a `.json` format suffix: protect the tag's own.
-            "PUT /v2.0/ports/p1/tags/dc1.json.json",
-        ]
-    );
+async fn replace_port_tags_is_one_put_of_the_whole_list() {
+    let neutron = Stub::start(|_, _| Reply::raw(200, r#"{"tags": []}"#)).await;
+    let tags = vec!["netcache:owner=dep-1".to_owned(), "netcache:intent=abc".to_owned()];
+    client(noauth_config(&neutron.url)).replace_port_tags(&PortId::from("p1"), &tags).await.unwrap();
+    let seen = neutron.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(format!("{} {}", seen[0].method, seen[0].path), "PUT /v2.0/ports/p1/tags");
+    assert_eq!(seen[0].json(), json!({"tags": ["netcache:owner=dep-1", "netcache:intent=abc"]}));
 }
 
 #[tokio::test]

@@ -226,7 +226,7 @@ async fn every_attempt_is_counted_by_operation_and_outcome_and_timed() {
     api.list_ports(&PortFilter::default()).await.unwrap();
     api.show_port(&p1).await.unwrap();
     api.update_port(&p1, &PortUpdate::unbind(), Some(1)).await.unwrap();
-    api.add_port_tags(&p1, &["a".into(), "b".into()]).await.unwrap();
+    api.replace_port_tags(&p1, &["a".into(), "b".into()]).await.unwrap();
     api.delete_port(&p1, None).await.unwrap();
     assert!(api.show_port(&PortId::from("missing")).await.unwrap_err().is_not_found());
     assert!(matches!(api.show_port(&PortId::from("garbage")).await, Err(Error::Protocol { .. })));
@@ -263,7 +263,7 @@ async fn every_attempt_is_counted_by_operation_and_outcome_and_timed() {
         ("ports.show", "protocol", 1.0),
         ("ports.show", "ambiguous", 1.0),
         ("ports.update", "ok", 1.0),
-        ("ports.tags", "ok", 2.0),
+        ("ports.tags", "ok", 1.0),
         ("ports.delete", "ok", 1.0),
         ("ports.create", "ambiguous", 1.0),
     ];

@@ -57,8 +57,8 @@ impl NeutronApi for Recording {
         self.deletes.lock().unwrap().push((id.clone(), if_revision));
         self.inner.delete_port(id, if_revision).await
     }
-    async fn add_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
-        self.inner.add_port_tags(id, tags).await
+    async fn replace_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
+        self.inner.replace_port_tags(id, tags).await
     }
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {
         self.inner.list_floating_ips(filter).await

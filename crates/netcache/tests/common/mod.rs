@@ -4,6 +4,9 @@
 
 #![allow(dead_code)]
 
+pub mod neutron;
+pub mod proxy;
+
 use std::time::Duration;
 
 use netcache::app::App;
@@ -43,6 +46,30 @@ impl Default for Options {
 /// A sim without the `tag-ports-during-bulk-creation` extension.
 pub fn sim_without_tag_extension() -> SimConfig {
     SimConfig::default().without_extension("tag-ports-during-bulk-creation")
+}
+
+/// Sends a JSON request; returns the status and the JSON body (`Null` if none).
+pub async fn send_json(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>) -> (u16, Value) {
+    let mut request = http.request(method, url);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Sorted port ids of an `interfaceAttachments` body.
+pub fn attachment_port_ids(body: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = body["interfaceAttachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["port_id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
 }
 
 impl TestApp {
@@ -117,14 +144,7 @@ impl TestApp {
     }
 
     pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self.http.request(method, self.url(path));
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+        send_json(&self.http, method, &self.url(path), body).await
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {
@@ -178,14 +198,7 @@ impl TestApp {
     pub async fn interface_port_ids(&self, id: &str) -> Vec<String> {
         let (status, body) = self.get(&format!("/servers/{id}/os-interface")).await;
         assert_eq!(status, 200, "{body}");
-        let mut ids: Vec<String> = body["interfaceAttachments"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["port_id"].as_str().unwrap().to_owned())
-            .collect();
-        ids.sort();
-        ids
+        attachment_port_ids(&body)
     }
 
     /// Neutron's ports carrying this device id, read behind netcache's back.

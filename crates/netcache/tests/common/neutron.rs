@@ -1,0 +1,132 @@
+//! Talking to a Neutron (real or embedded) behind netcache's back, over HTTP as
+//! Neutron's admin (noauth, no project headers), and giving each test its own
+//! networks so tests can share one real Neutron.
+
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+
+pub struct Backdoor {
+    pub url: String,
+    http: reqwest::Client,
+}
+
+/// One test's networks: a project network with an IPv4 subnet, and an external
+/// network routed to it (for floating IPs).
+#[derive(Clone, Debug)]
+pub struct Networks {
+    pub private: String,
+    pub private_name: String,
+    pub subnet: String,
+    pub public: String,
+}
+
+impl Backdoor {
+    pub fn new(url: &str) -> Self {
+        Self {
+            url: url.trim_end_matches('/').trim_end_matches("/v2.0").to_owned(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        super::send_json(&self.http, method, &format!("{}/v2.0{path}", self.url), body).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Value {
+        let (mut status, mut created) = self.call(reqwest::Method::POST, path, Some(body.clone())).await;
+        // A freshly started real Neutron can refuse its very first concurrent
+        // creates with a spurious policy 403 while it loads its policies.
+        if status == 403 && created["NeutronError"]["type"] == "PolicyNotAuthorized" {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            (status, created) = self.call(reqwest::Method::POST, path, Some(body)).await;
+        }
+        assert!(status == 201 || status == 200, "POST {path}: {status} {created}");
+        created
+    }
+
+    pub async fn extensions(&self) -> Vec<String> {
+        let (_, body) = self.call(reqwest::Method::GET, "/extensions", None).await;
+        body["extensions"].as_array().unwrap().iter().map(|e| e["alias"].as_str().unwrap().to_owned()).collect()
+    }
+
+    /// Fresh networks for one test, in `project`.
+    pub async fn networks(&self, project: &str, third_octet: u8) -> Networks {
+        let tag = &uuid::Uuid::new_v4().simple().to_string()[..8];
+        let private_name = format!("private-{tag}");
+        let private = self
+            .post("/networks", json!({"network": {"name": private_name, "project_id": project}}))
+            .await["network"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let subnet = self
+            .post(
+                "/subnets",
+                json!({"subnet": {"network_id": private, "ip_version": 4, "cidr": format!("10.{third_octet}.0.0/24"), "project_id": project, "name": format!("sub-{tag}")}}),
+            )
+            .await["subnet"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let public = self
+            .post("/networks", json!({"network": {"name": format!("public-{tag}"), "router:external": true}}))
+            .await["network"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        self.post(
+            "/subnets",
+            json!({"subnet": {"network_id": public, "ip_version": 4, "cidr": format!("172.{}.{third_octet}.0/24", 16 + third_octet % 16), "enable_dhcp": false}}),
+        )
+        .await;
+        let router = self
+            .post("/routers", json!({"router": {"name": format!("router-{tag}"), "project_id": project, "external_gateway_info": {"network_id": public}}}))
+            .await["router"]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (status, body) = self
+            .call(reqwest::Method::PUT, &format!("/routers/{router}/add_router_interface"), Some(json!({"subnet_id": subnet})))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        Networks {
+            private,
+            private_name,
+            subnet,
+            public,
+        }
+    }
+
+    pub async fn ports_of(&self, device_id: &str) -> Vec<Value> {
+        let (status, body) = self.call(reqwest::Method::GET, &format!("/ports?device_id={device_id}"), None).await;
+        assert_eq!(status, 200, "{body}");
+        body["ports"].as_array().unwrap().clone()
+    }
+
+    pub async fn port(&self, id: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, &format!("/ports/{id}"), None).await
+    }
+
+    pub async fn create_port(&self, body: Value) -> Value {
+        self.post("/ports", json!({ "port": body })).await["port"].clone()
+    }
+
+    pub async fn delete_port(&self, id: &str) -> u16 {
+        self.call(reqwest::Method::DELETE, &format!("/ports/{id}"), None).await.0
+    }
+
+    pub async fn update_port(&self, id: &str, body: Value) -> Value {
+        let (status, port) = self.call(reqwest::Method::PUT, &format!("/ports/{id}"), Some(json!({ "port": body }))).await;
+        assert_eq!(status, 200, "{port}");
+        port["port"].clone()
+    }
+
+    pub async fn associate_floating_ip(&self, public: &str, port: &str, project: &str) -> String {
+        self.post("/floatingips", json!({"floatingip": {"floating_network_id": public, "port_id": port, "project_id": project}}))
+            .await["floatingip"]["floating_ip_address"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+}
