@@ -1,5 +1,7 @@
 //! Nova-compatible compute API (v2.1 subset) over the compute service:
-//! servers, addresses, os-interface and os-instance-actions.
+//! servers, addresses, os-interface and os-instance-actions; for clients such
+//! as `openstack`, a fixed flavor catalog, the availability zone and a
+//! read-only Glance v2 image subset at `/image`.
 
 use std::sync::Arc;
 
@@ -15,11 +17,14 @@ use netcache_domain::ServerId;
 
 mod error;
 mod events;
+mod flavors;
+mod images;
 mod interfaces;
 pub mod metrics;
 mod servers;
 mod versions;
 pub mod wire;
+mod zones;
 
 pub use error::{ApiError, ApiResult, nova_error};
 
@@ -51,6 +56,9 @@ pub fn router(state: AppState) -> Router {
         .merge(servers::routes())
         .merge(interfaces::routes())
         .merge(events::routes())
+        .merge(flavors::routes())
+        .merge(zones::routes())
+        .merge(images::routes())
         .fallback(|| async { nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })
         .layer(middleware::from_fn(stamp_response))
         .with_state(state)

@@ -1,7 +1,8 @@
 //! `/v2.1/servers`, addresses and instance actions.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -32,19 +33,63 @@ async fn visible_servers(state: &AppState, caller: &Caller) -> ApiResult<Vec<net
     Ok(state.compute.servers(project).await?)
 }
 
-async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
-    let base = &state.config.public_url;
-    let servers = visible_servers(&state, &caller).await?;
-    Ok(Json(json!({"servers": servers.iter().map(|s| wire::server_summary(base, s)).collect::<Vec<_>>()})))
+/// One page of the visible servers: those after `marker` (400 if it is not
+/// one of them, as in Nova), at most `limit`.
+async fn page_of_servers(
+    state: &AppState,
+    caller: &Caller,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<(Vec<netcache_domain::server::Server>, wire::Paging)> {
+    let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let paging = wire::parse_paging(&pairs)?;
+    let mut servers = visible_servers(state, caller).await?;
+    if let Some(marker) = &paging.marker {
+        let position = servers
+            .iter()
+            .position(|s| s.id.to_string() == *marker)
+            .ok_or_else(|| ApiError::BadRequest(format!("marker [{marker}] not found")))?;
+        servers.drain(..=position);
+    }
+    if let Some(limit) = paging.limit {
+        servers.truncate(limit);
+    }
+    Ok((servers, paging))
 }
 
-async fn list_detail(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
-    let mut views = Vec::new();
-    for server in visible_servers(&state, &caller).await? {
-        let info = state.compute.network_info(server.id).await?;
-        views.push(wire::server_detail(&state.config.public_url, &server, &info));
+/// `{"servers": [...]}` plus Nova's `servers_links` when the page is full.
+fn servers_page(base: &str, path: &str, views: Vec<Value>, paging: &wire::Paging) -> Value {
+    let mut body = json!({});
+    if let Some(links) = wire::next_links(base, path, paging.limit, &views) {
+        body["servers_links"] = links;
     }
-    Ok(Json(json!({"servers": views})))
+    body["servers"] = Value::Array(views);
+    body
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    let base = &state.config.public_url;
+    let (servers, paging) = page_of_servers(&state, &caller, query).await?;
+    let views = servers.iter().map(|s| wire::server_summary(base, s)).collect();
+    Ok(Json(servers_page(base, "servers", views, &paging)))
+}
+
+async fn list_detail(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    let base = &state.config.public_url;
+    let (servers, paging) = page_of_servers(&state, &caller, query).await?;
+    let mut views = Vec::new();
+    for server in servers {
+        let info = state.compute.network_info(server.id).await?;
+        views.push(wire::server_detail(base, &server, &info));
+    }
+    Ok(Json(servers_page(base, "servers/detail", views, &paging)))
 }
 
 async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {

@@ -281,3 +281,131 @@ pub fn audit_view(report: &netcache_compute::AuditReport) -> Value {
         "servers": servers,
     }})
 }
+
+/// Paging of a list request (`?limit=N&marker=ID`); other query parameters
+/// (`deleted`, `all_tenants`, filters) are accepted and ignored.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Paging {
+    pub limit: Option<usize>,
+    pub marker: Option<String>,
+}
+
+/// Reads `limit` and `marker` from a query string's pairs, with Nova's 400s.
+pub fn parse_paging(pairs: &[(String, String)]) -> ApiResult<Paging> {
+    let mut paging = Paging::default();
+    for (key, value) in pairs {
+        match key.as_str() {
+            "limit" => {
+                let limit = value.parse::<usize>().map_err(|_| {
+                    ApiError::BadRequest(format!(
+                        "Invalid input for query parameters limit. Value: {value}. '{value}' does not match '^[0-9]*$'"
+                    ))
+                })?;
+                paging.limit = Some(limit);
+            }
+            "marker" => paging.marker = Some(value.clone()),
+            _ => {}
+        }
+    }
+    Ok(paging)
+}
+
+/// Nova's `*_links` of a page: a `next` link when the page is full.
+pub fn next_links(base: &str, path: &str, limit: Option<usize>, page: &[Value]) -> Option<Value> {
+    let limit = limit?;
+    let last = page.last()?;
+    (page.len() == limit).then(|| {
+        let marker = last["id"].as_str().unwrap_or_default();
+        json!([{"rel": "next", "href": format!("{base}/v2.1/{path}?limit={limit}&marker={marker}")}])
+    })
+}
+
+/// A flavor of the fixed catalog (`GET /v2.1/flavors`).
+#[derive(Debug, Clone, Copy)]
+pub struct Flavor {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub ram_mb: u32,
+    pub disk_gb: u32,
+    pub vcpus: u32,
+}
+
+pub fn flavor_summary(base: &str, flavor: &Flavor) -> Value {
+    json!({"id": flavor.id, "name": flavor.name, "links": links(base, "flavors", flavor.id)})
+}
+
+/// Nova's flavor detail view at microversion 2.1.
+pub fn flavor_detail(base: &str, flavor: &Flavor) -> Value {
+    json!({
+        "id": flavor.id,
+        "name": flavor.name,
+        "ram": flavor.ram_mb,
+        "disk": flavor.disk_gb,
+        "vcpus": flavor.vcpus,
+        "swap": "",
+        "rxtx_factor": 1.0,
+        "OS-FLV-EXT-DATA:ephemeral": 0,
+        "OS-FLV-DISABLED:disabled": false,
+        "os-flavor-access:is_public": true,
+        "links": links(base, "flavors", flavor.id),
+    })
+}
+
+/// An image of the fixed catalog (`GET /image/v2/images`).
+#[derive(Debug, Clone, Copy)]
+pub struct Image {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub disk_format: &'static str,
+    pub size: u64,
+    pub created_at: &'static str,
+}
+
+/// Glance v2's image view (the fields `openstack image show` and the SDK read).
+pub fn image_view(image: &Image) -> Value {
+    json!({
+        "id": image.id,
+        "name": image.name,
+        "status": "active",
+        "visibility": "public",
+        "protected": false,
+        "os_hidden": false,
+        "disk_format": image.disk_format,
+        "container_format": "bare",
+        "size": image.size,
+        "virtual_size": null,
+        "min_disk": 0,
+        "min_ram": 0,
+        "checksum": null,
+        "os_hash_algo": null,
+        "os_hash_value": null,
+        "owner": null,
+        "tags": [],
+        "created_at": image.created_at,
+        "updated_at": image.created_at,
+        "self": format!("/v2/images/{}", image.id),
+        "file": format!("/v2/images/{}/file", image.id),
+        "schema": "/v2/schemas/image",
+    })
+}
+
+/// Glance's version document, served at `/image`.
+pub fn image_versions(base: &str) -> Value {
+    json!({"versions": [{
+        "id": "v2.16",
+        "status": "CURRENT",
+        "links": [{"rel": "self", "href": format!("{base}/image/v2/")}],
+    }]})
+}
+
+/// Nova's `os-availability-zone` view; with `hosts`, the admin `detail` view.
+pub fn availability_zones(zone: &str, hosts: Option<&[String]>) -> Value {
+    let hosts = hosts.map(|hosts| {
+        let services: Map<String, Value> = hosts
+            .iter()
+            .map(|h| (h.clone(), json!({"nova-compute": {"available": true, "active": true, "updated_at": null}})))
+            .collect();
+        Value::Object(services)
+    });
+    json!({"availabilityZoneInfo": [{"zoneName": zone, "zoneState": {"available": true}, "hosts": hosts}]})
+}

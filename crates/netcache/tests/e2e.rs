@@ -126,6 +126,13 @@ async fn seed_adopt_path_through_a_lost_response() {
     assert!(intents[0].adopted && intents[0].state == IntentState::Created, "{intents:?}");
     assert!(marker_of(&ports[0]).contains(&intents[0].id.to_string()), "{}", ports[0]);
     assert_eq!(e.proxy.calls().get("ports.create"), Some(&1), "never re-POSTed");
+    println!(
+        "adopt ({}): the create's answer was lost; server {id} ACTIVE with port {} adopted by marker {} (intent {}); one POST",
+        if e.real { "real Neutron" } else { "embedded Neutron" },
+        ports[0]["id"],
+        marker_of(&ports[0]),
+        intents[0].id
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,6 +156,19 @@ async fn seed_late_commit_ghost_is_shown_nowhere_then_collected() {
     assert_eq!(e.interfaces(&id).await, std::slice::from_ref(&attached));
     let ghost_ip = ghost["fixed_ips"][0]["ip_address"].as_str().unwrap();
     assert!(!e.server(&id).await.to_string().contains(ghost_ip));
+    println!(
+        "late commit ({}): server {id} shows [{attached}] in os-interface and addresses {}; Neutron holds {} ports with its device_id; \
+         ghost {} carries {} of abandoned intent {} (host {}); attached via intent {} (host {})",
+        if e.real { "real Neutron" } else { "embedded Neutron" },
+        e.server(&id).await["addresses"],
+        ports.len(),
+        ghost["id"],
+        marker_of(&ghost),
+        intents[0].id,
+        intents[0].host,
+        intents[1].id,
+        intents[1].host,
+    );
 
     let compute = &e.app.compute;
     assert!(!compute.audit(&|_, _| {}).await.unwrap().is_clean());
@@ -160,6 +180,7 @@ async fn seed_late_commit_ghost_is_shown_nowhere_then_collected() {
     assert_eq!(e.neutron.port(ghost["id"].as_str().unwrap()).await.0, 404);
     assert_eq!(e.neutron.ports_of(&id).await.len(), 1);
     assert!(compute.audit(&|_, _| {}).await.unwrap().is_clean());
+    println!("late commit: GC deleted {:?} after two sightings and the grace period; audit clean", gc.deleted);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,58 @@
+//! `/image`: a read-only subset of the Glance v2 image API over a fixed
+//! catalog. netcache has no image service and does not check `imageRef`; this
+//! lets clients that resolve images through Glance (`openstack server create
+//! --image cirros`, image names in `openstack server list`) work when their
+//! image endpoint points here (`image_endpoint_override: <netcache>/image`).
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::wire::{self, Image};
+
+pub const IMAGES: &[Image] = &[Image {
+    id: "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11",
+    name: "cirros-0.6.3-x86_64-disk",
+    disk_format: "qcow2",
+    size: 21_692_416,
+    created_at: "2024-09-26T00:00:00Z",
+}];
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/image", get(versions))
+        .route("/image/", get(versions))
+        .route("/image/v2/images", get(list))
+        .route("/image/v2/images/{id}", get(show))
+}
+
+async fn versions(State(state): State<AppState>) -> Json<Value> {
+    Json(wire::image_versions(&state.config.public_url))
+}
+
+/// Honours Glance's `id` (`in:a,b` or one id) and `name` filters; other
+/// parameters (`limit`, `marker`, `sort`, `visibility`…) are ignored.
+async fn list(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> ApiResult<Json<Value>> {
+    let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let matches = |image: &Image| {
+        pairs.iter().all(|(key, value)| match key.as_str() {
+            "id" => value.strip_prefix("in:").unwrap_or(value).split(',').any(|id| id == image.id),
+            "name" => value.strip_prefix("in:").unwrap_or(value).split(',').any(|name| name == image.name),
+            _ => true,
+        })
+    };
+    let images: Vec<Value> = IMAGES.iter().filter(|i| matches(i)).map(wire::image_view).collect();
+    Ok(Json(json!({"images": images, "first": "/v2/images", "schema": "/v2/schemas/images"})))
+}
+
+async fn show(Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let image = IMAGES
+        .iter()
+        .find(|i| i.id == id)
+        .ok_or_else(|| ApiError::NotFound(format!("No image found with ID {id}")))?;
+    Ok(Json(wire::image_view(image)))
+}
