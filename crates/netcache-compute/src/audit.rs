@@ -108,10 +108,7 @@ impl Compute {
         let total = servers.len();
         progress(0, total);
         for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
-            let mut vifs = HashMap::new();
-            for server in batch {
-                vifs.insert(server.id, self.store.vifs(server.id).await?);
-            }
+            let vifs = self.records_of(batch).await?;
             let observation = self.observe(batch, &vifs).await?;
             for server in batch {
                 let records = &vifs[&server.id];

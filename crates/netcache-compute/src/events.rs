@@ -156,7 +156,7 @@ impl Compute {
     /// A tagless `network-changed`: the whole server, as one heal batch.
     async fn refresh_server(&self, server: &Server) -> Result<()> {
         let _guard = self.locks.lock(server.id).await;
-        let vifs = HashMap::from([(server.id, self.store.vifs(server.id).await?)]);
+        let vifs = self.records_of(std::slice::from_ref(server)).await?;
         let observation = self.observe(std::slice::from_ref(server), &vifs).await?;
         let mut report = HealReport::default();
         self.heal_server(server, &vifs[&server.id], &observation, self.clock.now(), &mut report)

@@ -85,10 +85,7 @@ impl Compute {
         let mut seen_ghosts = HashSet::new();
         for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
             report.batches += 1;
-            let mut vifs = HashMap::new();
-            for server in batch {
-                vifs.insert(server.id, self.store.vifs(server.id).await?);
-            }
+            let vifs = self.records_of(batch).await?;
             let observation = self.observe(batch, &vifs).await?;
             for server in batch {
                 let records = &vifs[&server.id];
@@ -133,6 +130,15 @@ impl Compute {
             .into_iter()
             .filter(|s| s.vm_state != VmState::Deleted || s.deleted_at.is_some_and(|d| now - d < window))
             .collect())
+    }
+
+    /// The VIF records of a batch of servers.
+    pub(crate) async fn records_of(&self, servers: &[Server]) -> Result<HashMap<ServerId, Vec<VifRecord>>> {
+        let mut records = HashMap::with_capacity(servers.len());
+        for server in servers {
+            records.insert(server.id, self.store.vifs(server.id).await?);
+        }
+        Ok(records)
     }
 
     /// Neutron's view of a batch: one port list by device id, one by port id for

@@ -55,7 +55,7 @@ impl E2e {
         settings.neutron.url = Some(proxy.url().to_owned());
         // A held request never answers, so the timeout only bounds the wait; a
         // real Neutron under CI load gets a generous one.
-        settings.neutron.timeout = if real { 10.0 } else { 1.0 };
+        settings.neutron.timeout = if real { 10.0 } else { 2.0 };
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
         let app = App::start(&settings).await.unwrap();

@@ -66,7 +66,7 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct StdAttrs {
     created_at: String,
     updated_at: String,
@@ -76,19 +76,25 @@ struct StdAttrs {
 }
 
 impl StdAttrs {
-    fn new(description: String) -> Self {
+    fn new(description: String, tags: BTreeSet<String>, revision: u64) -> Self {
         let now = now();
         StdAttrs {
             created_at: now.clone(),
             updated_at: now,
-            revision: 0,
-            tags: BTreeSet::new(),
+            revision,
+            tags,
             description,
         }
     }
     fn bump(&mut self) {
         self.revision += 1;
         self.updated_at = now();
+    }
+    /// The standard part of an update: the new description, if any, and a new revision
+    /// (Neutron bumps it even when nothing changed).
+    fn update(&mut self, description: Option<String>) {
+        update_field(&mut self.description, description);
+        self.bump();
     }
 }
 
@@ -142,6 +148,17 @@ impl Subnet {
             Some("slaac" | "dhcpv6-stateless")
         )
     }
+    /// Next free address from the pools, or `None` when exhausted.
+    fn alloc_next(&mut self) -> Option<IpAddr> {
+        let v6 = self.v6();
+        self.alloc_any().map(|ip| u128_ip(ip, v6))
+    }
+    /// Records and returns the SLAAC address of `mac` on this (IPv6) subnet.
+    fn alloc_slaac(&mut self, mac: &str) -> IpAddr {
+        let ip = eui64(self.cidr, mac);
+        self.allocated.insert(ip_u128(ip));
+        ip
+    }
     /// Next free address from the pools (next-fit, wrapping), or `None` when exhausted.
     fn alloc_any(&mut self) -> Option<u128> {
         let first = self.pools.first()?.0;
@@ -183,7 +200,7 @@ impl Subnet {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Port {
     id: String,
     name: String,
@@ -236,6 +253,14 @@ struct FloatingIp {
     std: StdAttrs,
 }
 
+impl FloatingIp {
+    fn disassociate(&mut self) {
+        self.port_id = None;
+        self.fixed_ip = None;
+        self.router_id = None;
+    }
+}
+
 const VNIC_TYPES: &[&str] = &[
     "normal",
     "direct",
@@ -279,20 +304,155 @@ fn pyrepr(v: &Value) -> String {
     }
 }
 
-pub(crate) fn check_keys(obj: &Obj, post: bool, allowed: &[&str], readonly: &[&str]) -> Result<()> {
+/// How a create (`POST`) or update (`PUT`) body may use an attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Settable,
+    ReadOnly,
+    Unknown,
+}
+
+/// A resource's attributes, as its Neutron attribute map has them (each name in one list).
+struct Attributes {
+    create_and_update: &'static [&'static str],
+    /// Settable on create, read-only afterwards.
+    create_only: &'static [&'static str],
+    /// Settable on create; unknown to an update ("Unrecognized attribute(s)").
+    create_only_unknown_to_update: &'static [&'static str],
+    /// Unknown to a create.
+    update_only: &'static [&'static str],
+    read_only: &'static [&'static str],
+}
+
+/// The standard attributes every resource has.
+const STANDARD_ATTRIBUTES: Attributes = Attributes {
+    create_and_update: &["description"],
+    create_only: &["project_id", "tenant_id", "tags"],
+    create_only_unknown_to_update: &[],
+    update_only: &[],
+    read_only: &["id", "revision_number", "created_at", "updated_at"],
+};
+
+const NETWORK_ATTRIBUTES: Attributes = Attributes {
+    create_and_update: &[
+        "name",
+        "admin_state_up",
+        "shared",
+        "router:external",
+        "mtu",
+        "port_security_enabled",
+    ],
+    create_only: &[
+        "provider:network_type",
+        "provider:physical_network",
+        "provider:segmentation_id",
+    ],
+    create_only_unknown_to_update: &["availability_zone_hints", "is_default", "vlan_transparent"],
+    update_only: &[],
+    read_only: &["status", "subnets"],
+};
+
+const SUBNET_ATTRIBUTES: Attributes = Attributes {
+    create_and_update: &[
+        "name",
+        "enable_dhcp",
+        "dns_nameservers",
+        "host_routes",
+        "service_types",
+    ],
+    create_only: &[
+        "network_id",
+        "ip_version",
+        "cidr",
+        "ipv6_ra_mode",
+        "ipv6_address_mode",
+        "subnetpool_id",
+    ],
+    create_only_unknown_to_update: &["gateway_ip", "allocation_pools", "segment_id"],
+    update_only: &[],
+    read_only: &[],
+};
+
+const PORT_ATTRIBUTES: Attributes = Attributes {
+    create_and_update: &[
+        "name",
+        "admin_state_up",
+        "mac_address",
+        "fixed_ips",
+        "device_id",
+        "device_owner",
+        "security_groups",
+        "binding:host_id",
+        "binding:profile",
+        "binding:vnic_type",
+        "port_security_enabled",
+        "allowed_address_pairs",
+        "extra_dhcp_opts",
+    ],
+    create_only: &["network_id"],
+    create_only_unknown_to_update: &[],
+    update_only: &[],
+    read_only: &["status", "binding:vif_type", "binding:vif_details"],
+};
+
+const ROUTER_ATTRIBUTES: Attributes = Attributes {
+    create_and_update: &["name", "admin_state_up", "external_gateway_info"],
+    create_only: &[],
+    create_only_unknown_to_update: &["distributed", "ha", "availability_zone_hints", "flavor_id"],
+    update_only: &["routes"],
+    read_only: &["status"],
+};
+
+const FLOATING_IP_ATTRIBUTES: Attributes = Attributes {
+    create_and_update: &["port_id", "fixed_ip_address"],
+    create_only: &["floating_network_id", "floating_ip_address"],
+    create_only_unknown_to_update: &["subnet_id", "dns_name", "dns_domain"],
+    update_only: &[],
+    read_only: &["status", "router_id", "port_details"],
+};
+
+impl Attributes {
+    fn access(&self, key: &str, create: bool) -> Access {
+        let listed = |names: &[&str]| names.contains(&key);
+        let settable = if create {
+            listed(self.create_only) || listed(self.create_only_unknown_to_update)
+        } else {
+            listed(self.update_only)
+        };
+        if settable || listed(self.create_and_update) {
+            Access::Settable
+        } else if listed(self.read_only) || (!create && listed(self.create_only)) {
+            Access::ReadOnly
+        } else {
+            Access::Unknown
+        }
+    }
+
+    /// Checks a create or update body against these and the standard attributes.
+    fn check(&self, obj: &Obj, create: bool) -> Result<()> {
+        check_keys(obj, create, |key| {
+            match STANDARD_ATTRIBUTES.access(key, create) {
+                Access::Unknown => self.access(key, create),
+                known => known,
+            }
+        })
+    }
+}
+
+/// 400 for the first read-only attribute of `obj`, else for all the unknown ones.
+fn check_keys(obj: &Obj, create: bool, access: impl Fn(&str) -> Access) -> Result<()> {
     let mut unknown = Vec::new();
     for k in obj.keys() {
-        if allowed.contains(&k.as_str()) {
-            continue;
+        match access(k) {
+            Access::Settable => {}
+            Access::ReadOnly if create => {
+                return Err(Error::bad(format!("Attribute '{k}' not allowed in POST")));
+            }
+            Access::ReadOnly => {
+                return Err(Error::bad(format!("Cannot update read-only attribute {k}")));
+            }
+            Access::Unknown => unknown.push(k.as_str()),
         }
-        if readonly.contains(&k.as_str()) {
-            return Err(Error::bad(if post {
-                format!("Attribute '{k}' not allowed in POST")
-            } else {
-                format!("Cannot update read-only attribute {k}")
-            }));
-        }
-        unknown.push(k.as_str());
     }
     if unknown.is_empty() {
         Ok(())
@@ -302,6 +462,29 @@ pub(crate) fn check_keys(obj: &Obj, post: bool, allowed: &[&str], readonly: &[&s
             unknown.join(", ")
         )))
     }
+}
+
+/// 400 for any attribute but `allowed` (bodies without standard attributes).
+fn check_only(obj: &Obj, allowed: &[&str]) -> Result<()> {
+    check_keys(obj, true, |key| {
+        if allowed.contains(&key) {
+            Access::Settable
+        } else {
+            Access::Unknown
+        }
+    })
+}
+
+/// Sets `field` when the body gave a value for it.
+fn update_field<T>(field: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *field = v;
+    }
+}
+
+/// `Some(item)`, or `kind`'s 404 for `id`.
+fn found<T>(item: Option<T>, kind: Kind, id: &str) -> Result<T> {
+    item.ok_or_else(|| Error::not_found(kind.not_found(), id))
 }
 
 /// `binding:host_id`: real Neutron takes `null` as "no host" (stored as "").
@@ -358,6 +541,26 @@ fn required<T>(v: Option<T>, key: &str) -> Result<T> {
             "Failed to parse request. Required attribute '{key}' not specified"
         ))
     })
+}
+
+/// `tags` of a create body (none when absent).
+fn get_tags(obj: &Obj) -> Result<BTreeSet<String>> {
+    Ok(obj
+        .get("tags")
+        .map(parse_tags)
+        .transpose()?
+        .unwrap_or_default())
+}
+
+/// A JSON list attribute stored as given; anything but a list is ignored.
+fn get_array(obj: &Obj, key: &str) -> Option<Value> {
+    obj.get(key).filter(|v| v.is_array()).cloned()
+}
+
+fn string_items(list: &[Value]) -> Vec<String> {
+    list.iter()
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect()
 }
 
 fn get_list(obj: &Obj, key: &str) -> Result<Option<Vec<Value>>> {
@@ -515,6 +718,13 @@ impl Store {
             .values()
             .find(|n| n.name == name)
             .map(|n| n.id.clone())
+    }
+
+    fn subnet_ids(&self, network_id: &str) -> Vec<String> {
+        self.networks
+            .get(network_id)
+            .map(|n| n.subnets.clone())
+            .unwrap_or_default()
     }
 
     pub fn subnets_of(&self, network_id: &str) -> Vec<(String, bool)> {
@@ -763,36 +973,7 @@ impl Store {
     // ---------- networks ----------
 
     pub fn create_network(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
-        check_keys(
-            obj,
-            true,
-            &[
-                "name",
-                "description",
-                "admin_state_up",
-                "shared",
-                "router:external",
-                "mtu",
-                "project_id",
-                "tenant_id",
-                "port_security_enabled",
-                "provider:network_type",
-                "provider:physical_network",
-                "provider:segmentation_id",
-                "availability_zone_hints",
-                "tags",
-                "is_default",
-                "vlan_transparent",
-            ],
-            &[
-                "id",
-                "status",
-                "subnets",
-                "revision_number",
-                "created_at",
-                "updated_at",
-            ],
-        )?;
+        NETWORK_ATTRIBUTES.check(obj, true)?;
         let net_type = get_str(obj, "provider:network_type")?.unwrap_or_else(|| "vxlan".into());
         let physnet = get_str(obj, "provider:physical_network")?;
         let seg_id = match obj.get("provider:segmentation_id").and_then(Value::as_u64) {
@@ -809,14 +990,8 @@ impl Store {
         } else {
             1500
         };
-        let tags = obj
-            .get("tags")
-            .map(parse_tags)
-            .transpose()?
-            .unwrap_or_default();
-        let mut std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default());
-        std.revision = 1;
-        std.tags = tags;
+        let tags = get_tags(obj)?;
+        let std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default(), tags, 1);
         let id = self.new_id();
         let n = Network {
             id: id.clone(),
@@ -841,65 +1016,22 @@ impl Store {
     }
 
     pub fn update_network(&mut self, obj: &Obj, id: &str) -> Result<()> {
-        check_keys(
-            obj,
-            false,
-            &[
-                "name",
-                "description",
-                "admin_state_up",
-                "shared",
-                "router:external",
-                "mtu",
-                "port_security_enabled",
-            ],
-            &[
-                "id",
-                "status",
-                "subnets",
-                "project_id",
-                "tenant_id",
-                "tags",
-                "revision_number",
-                "created_at",
-                "updated_at",
-                "provider:network_type",
-                "provider:physical_network",
-                "provider:segmentation_id",
-            ],
-        )?;
+        NETWORK_ATTRIBUTES.check(obj, false)?;
+        // Everything is parsed before anything changes: a bad value leaves the network as it was.
         let name = get_str(obj, "name")?;
         let description = get_str(obj, "description")?;
         let admin = get_bool(obj, "admin_state_up")?;
         let shared = get_bool(obj, "shared")?;
         let external = get_bool(obj, "router:external")?;
-        let ps = get_bool(obj, "port_security_enabled")?;
-        let n = self
-            .networks
-            .get_mut(id)
-            .ok_or_else(|| Error::not_found("NetworkNotFound", id))?;
-        if let Some(v) = name {
-            n.name = v
-        }
-        if let Some(v) = description {
-            n.std.description = v
-        }
-        if let Some(v) = admin {
-            n.admin_state_up = v
-        }
-        if let Some(v) = shared {
-            n.shared = v
-        }
-        if let Some(v) = external {
-            n.external = v
-        }
-        if let Some(v) = ps {
-            n.port_security = v
-        }
-        if let Some(v) = obj.get("mtu").and_then(Value::as_u64) {
-            n.mtu = v
-        }
-        n.std.bump();
+        let port_security = get_bool(obj, "port_security_enabled")?;
+        let n = found(self.networks.get_mut(id), Kind::Network, id)?;
+        update_field(&mut n.name, name);
+        update_field(&mut n.admin_state_up, admin);
+        update_field(&mut n.shared, shared);
+        update_field(&mut n.external, external);
+        update_field(&mut n.port_security, port_security);
+        update_field(&mut n.mtu, obj.get("mtu").and_then(Value::as_u64));
+        n.std.update(description);
         Ok(())
     }
 
@@ -918,10 +1050,7 @@ impl Store {
                 ),
             ));
         }
-        let n = self
-            .networks
-            .remove(id)
-            .ok_or_else(|| Error::not_found("NetworkNotFound", id))?;
+        let n = found(self.networks.remove(id), Kind::Network, id)?;
         for s in n.subnets {
             self.subnets.remove(&s);
         }
@@ -931,31 +1060,7 @@ impl Store {
     // ---------- subnets ----------
 
     pub fn create_subnet(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
-        check_keys(
-            obj,
-            true,
-            &[
-                "network_id",
-                "ip_version",
-                "cidr",
-                "name",
-                "description",
-                "gateway_ip",
-                "allocation_pools",
-                "enable_dhcp",
-                "dns_nameservers",
-                "host_routes",
-                "ipv6_ra_mode",
-                "ipv6_address_mode",
-                "project_id",
-                "tenant_id",
-                "subnetpool_id",
-                "service_types",
-                "tags",
-                "segment_id",
-            ],
-            &["id", "revision_number", "created_at", "updated_at"],
-        )?;
+        SUBNET_ATTRIBUTES.check(obj, true)?;
         let network_id = required(get_uuid(obj, "network_id")?, "network_id")?;
         let ip_version = required(obj.get("ip_version").cloned(), "ip_version")?;
         let cidr_v = required(obj.get("cidr").cloned(), "cidr")?;
@@ -989,12 +1094,11 @@ impl Store {
         if v6 != (version == 6) {
             return Err(Error::invalid("Cidr and ip_version mismatch".to_string()));
         }
-        let net_subnets = self
-            .networks
-            .get(&network_id)
-            .map(|n| n.subnets.clone())
-            .unwrap_or_default();
-        for s in net_subnets.iter().filter_map(|s| self.subnets.get(s)) {
+        for s in self
+            .subnet_ids(&network_id)
+            .iter()
+            .filter_map(|s| self.subnets.get(s))
+        {
             if s.cidr.contains(&cidr.network()) || cidr.contains(&s.cidr.network()) {
                 return Err(Error::invalid(format!(
                     "Requested subnet with cidr: {cidr} for network: {network_id} overlaps with another subnet"
@@ -1088,13 +1192,8 @@ impl Store {
             }
         };
         let (ra_mode, addr_mode) = (mode("ipv6_ra_mode")?, mode("ipv6_address_mode")?);
-        let tags = obj
-            .get("tags")
-            .map(parse_tags)
-            .transpose()?
-            .unwrap_or_default();
-        let mut std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default());
-        std.tags = tags;
+        let tags = get_tags(obj)?;
+        let std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default(), tags, 0);
         let id = self.new_id();
         let cursor = pools.first().map_or(0, |p| p.0);
         let s = Subnet {
@@ -1106,16 +1205,8 @@ impl Store {
             gateway,
             pools,
             enable_dhcp: get_bool(obj, "enable_dhcp")?.unwrap_or(true),
-            dns: obj
-                .get("dns_nameservers")
-                .cloned()
-                .filter(Value::is_array)
-                .unwrap_or(json!([])),
-            host_routes: obj
-                .get("host_routes")
-                .cloned()
-                .filter(Value::is_array)
-                .unwrap_or(json!([])),
+            dns: get_array(obj, "dns_nameservers").unwrap_or_else(|| json!([])),
+            host_routes: get_array(obj, "host_routes").unwrap_or_else(|| json!([])),
             ra_mode,
             addr_mode,
             std,
@@ -1131,64 +1222,21 @@ impl Store {
     }
 
     pub fn update_subnet(&mut self, obj: &Obj, id: &str) -> Result<()> {
-        check_keys(
-            obj,
-            false,
-            &[
-                "name",
-                "description",
-                "enable_dhcp",
-                "dns_nameservers",
-                "host_routes",
-                "service_types",
-            ],
-            &[
-                "id",
-                "network_id",
-                "ip_version",
-                "cidr",
-                "project_id",
-                "tenant_id",
-                "tags",
-                "revision_number",
-                "created_at",
-                "updated_at",
-                "ipv6_ra_mode",
-                "ipv6_address_mode",
-                "subnetpool_id",
-            ],
-        )?;
+        SUBNET_ATTRIBUTES.check(obj, false)?;
         let name = get_str(obj, "name")?;
         let description = get_str(obj, "description")?;
         let dhcp = get_bool(obj, "enable_dhcp")?;
-        let s = self
-            .subnets
-            .get_mut(id)
-            .ok_or_else(|| Error::not_found("SubnetNotFound", id))?;
-        if let Some(v) = name {
-            s.name = v
-        }
-        if let Some(v) = description {
-            s.std.description = v
-        }
-        if let Some(v) = dhcp {
-            s.enable_dhcp = v
-        }
-        if let Some(v) = obj.get("dns_nameservers").filter(|v| v.is_array()) {
-            s.dns = v.clone()
-        }
-        if let Some(v) = obj.get("host_routes").filter(|v| v.is_array()) {
-            s.host_routes = v.clone()
-        }
-        s.std.bump();
+        let s = found(self.subnets.get_mut(id), Kind::Subnet, id)?;
+        update_field(&mut s.name, name);
+        update_field(&mut s.enable_dhcp, dhcp);
+        update_field(&mut s.dns, get_array(obj, "dns_nameservers"));
+        update_field(&mut s.host_routes, get_array(obj, "host_routes"));
+        s.std.update(description);
         Ok(())
     }
 
     pub fn delete_subnet(&mut self, id: &str) -> Result<()> {
-        let s = self
-            .subnets
-            .get(id)
-            .ok_or_else(|| Error::not_found("SubnetNotFound", id))?;
+        let s = found(self.subnets.get(id), Kind::Subnet, id)?;
         if !s.allocated.is_empty() {
             return Err(Error::Conflict(
                 "SubnetInUse",
@@ -1223,13 +1271,7 @@ impl Store {
             || device_owner.starts_with("network:ha_router");
         let result = self.allocate_inner(network_id, mac, requested, keep, &mut out, router_port);
         if result.is_err() {
-            for (sid, ip) in &out {
-                if !keep.contains(&(sid.clone(), *ip))
-                    && let Some(s) = self.subnets.get_mut(sid)
-                {
-                    s.allocated.remove(&ip_u128(*ip));
-                }
-            }
+            self.release_except(&out, keep);
         }
         result.map(|_| out)
     }
@@ -1243,11 +1285,7 @@ impl Store {
         out: &mut Vec<(String, IpAddr)>,
         router_port: bool,
     ) -> Result<()> {
-        let subnet_ids = self
-            .networks
-            .get(network_id)
-            .map(|n| n.subnets.clone())
-            .unwrap_or_default();
+        let subnet_ids = self.subnet_ids(network_id);
         let subnet_ids = subnet_ids.as_slice();
         let exhausted = || {
             Error::Conflict(
@@ -1263,9 +1301,7 @@ impl Store {
                     continue;
                 };
                 if s.v6() && s.slaac() {
-                    let ip = eui64(s.cidr, mac);
-                    s.allocated.insert(ip_u128(ip));
-                    out.push((sid.clone(), ip));
+                    out.push((sid.clone(), s.alloc_slaac(mac)));
                     continue;
                 }
                 let v6 = s.v6();
@@ -1273,8 +1309,8 @@ impl Store {
                 if (v6 && got_v6) || (!v6 && got_v4) {
                     continue;
                 }
-                if let Some(ip) = s.alloc_any() {
-                    out.push((sid.clone(), u128_ip(ip, v6)));
+                if let Some(ip) = s.alloc_next() {
+                    out.push((sid.clone(), ip));
                     if v6 { got_v6 = true } else { got_v4 = true }
                 }
             }
@@ -1297,7 +1333,7 @@ impl Store {
                     pyrepr(r)
                 )));
             };
-            check_keys(r, true, &["subnet_id", "ip_address"], &[])?;
+            check_only(r, &["subnet_id", "ip_address"])?;
             let sid = get_uuid(r, "subnet_id")?;
             let ip = r
                 .get("ip_address")
@@ -1324,10 +1360,7 @@ impl Store {
                     })?,
                 (None, None) => return Err(Error::invalid("Invalid fixed IP entry: no subnet_id nor ip_address")),
             };
-            let s = self
-                .subnets
-                .get_mut(&sid)
-                .ok_or_else(|| Error::not_found("SubnetNotFound", &sid))?;
+            let s = found(self.subnets.get_mut(&sid), Kind::Subnet, &sid)?;
             match ip {
                 Some(ip) => {
                     if !s.cidr.contains(&ip) {
@@ -1352,13 +1385,9 @@ impl Store {
                     if let Some((_, kip)) = reuse {
                         out.push((sid, *kip));
                     } else if s.v6() && s.slaac() {
-                        let ip = eui64(s.cidr, mac);
-                        s.allocated.insert(ip_u128(ip));
-                        out.push((sid, ip));
+                        out.push((sid, s.alloc_slaac(mac)));
                     } else {
-                        let v6 = s.v6();
-                        let ip = s.alloc_any().ok_or_else(exhausted)?;
-                        out.push((sid, u128_ip(ip, v6)));
+                        out.push((sid, s.alloc_next().ok_or_else(exhausted)?));
                     }
                 }
             }
@@ -1370,17 +1399,16 @@ impl Store {
                     continue;
                 }
                 if let Some(s) = self.subnets.get_mut(sid).filter(|s| s.v6() && s.slaac()) {
-                    let ip = eui64(s.cidr, mac);
-                    s.allocated.insert(ip_u128(ip));
-                    out.push((sid.clone(), ip));
+                    out.push((sid.clone(), s.alloc_slaac(mac)));
                 }
             }
         }
         Ok(())
     }
 
-    fn release(&mut self, ips: &[(String, IpAddr)]) {
-        for (sid, ip) in ips {
+    /// Frees the addresses in `ips` that are not also in `kept`.
+    fn release_except(&mut self, ips: &[(String, IpAddr)], kept: &[(String, IpAddr)]) {
+        for (sid, ip) in ips.iter().filter(|a| !kept.contains(a)) {
             if let Some(s) = self.subnets.get_mut(sid) {
                 s.allocated.remove(&ip_u128(*ip));
             }

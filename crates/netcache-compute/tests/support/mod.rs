@@ -86,7 +86,7 @@ impl Harness {
             .await
             .unwrap();
         let mut client = ClientConfig::new(Auth::none(url::Url::parse(&sim.url()).unwrap()));
-        client.timeout = std::time::Duration::from_millis(500);
+        client.timeout = std::time::Duration::from_secs(2);
         client.retries = 1;
         let neutron = Arc::new(Recording {
             inner: HttpNeutron::new(client).unwrap(),

@@ -37,7 +37,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             sim: SimConfig::default(),
-            neutron_timeout: Duration::from_millis(500),
+            neutron_timeout: Duration::from_secs(2),
             tweak: |_| {},
         }
     }
