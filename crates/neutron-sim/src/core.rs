@@ -273,6 +273,26 @@ const VNIC_TYPES: &[&str] = &[
     "remote-managed",
 ];
 
+/// Port ids by a key (device, network or tag).
+type PortIndex = HashMap<String, BTreeSet<String>>;
+
+fn index_insert(index: &mut PortIndex, key: &str, port_id: &str) {
+    index
+        .entry(key.to_string())
+        .or_default()
+        .insert(port_id.to_string());
+}
+
+/// Removes `port_id` under `key`, and the key with its last port.
+fn index_remove(index: &mut PortIndex, key: &str, port_id: &str) {
+    if let Some(ids) = index.get_mut(key) {
+        ids.remove(port_id);
+        if ids.is_empty() {
+            index.remove(key);
+        }
+    }
+}
+
 /// The whole in-memory state.
 pub(crate) struct Store {
     networks: BTreeMap<String, Network>,
@@ -280,9 +300,9 @@ pub(crate) struct Store {
     ports: BTreeMap<String, Port>,
     routers: BTreeMap<String, Router>,
     fips: BTreeMap<String, FloatingIp>,
-    by_device: HashMap<String, BTreeSet<String>>,
-    by_network: HashMap<String, BTreeSet<String>>,
-    by_tag: HashMap<String, BTreeSet<String>>,
+    by_device: PortIndex,
+    by_network: PortIndex,
+    by_tag: PortIndex,
     macs: HashSet<(String, String)>,
     default_sgs: HashMap<String, String>,
     rng: ChaCha8Rng,
@@ -937,7 +957,7 @@ impl Store {
 
     /// Candidate port ids from the secondary indexes (sorted, deduplicated).
     fn port_candidates(&self, q: &query::ListQuery) -> Vec<String> {
-        let from = |idx: &HashMap<String, BTreeSet<String>>, keys: &[String]| -> Vec<String> {
+        let from = |idx: &PortIndex, keys: &[String]| -> Vec<String> {
             let mut v: Vec<String> = keys
                 .iter()
                 .filter_map(|k| idx.get(k))
@@ -1418,20 +1438,17 @@ impl Store {
     // ---------- ports ----------
 
     fn index_port(&mut self, p: &Port, add: bool) {
-        let upd = |idx: &mut HashMap<String, BTreeSet<String>>, key: &str| {
+        let update = |index: &mut PortIndex, key: &str| {
             if add {
-                idx.entry(key.to_string()).or_default().insert(p.id.clone());
-            } else if let Some(set) = idx.get_mut(key) {
-                set.remove(&p.id);
-                if set.is_empty() {
-                    idx.remove(key);
-                }
+                index_insert(index, key, &p.id);
+            } else {
+                index_remove(index, key, &p.id);
             }
         };
-        upd(&mut self.by_device, &p.device_id);
-        upd(&mut self.by_network, &p.network_id);
+        update(&mut self.by_device, &p.device_id);
+        update(&mut self.by_network, &p.network_id);
         for t in &p.std.tags {
-            upd(&mut self.by_tag, t);
+            update(&mut self.by_tag, t);
         }
     }
 
@@ -1445,6 +1462,40 @@ impl Store {
         }
     }
 
+    /// A requested `mac_address`, lower-cased, if valid and not used by another port on
+    /// the network (`current` is the port's own MAC on update).
+    fn requested_mac(
+        &self,
+        network_id: &str,
+        requested: &str,
+        current: Option<&str>,
+    ) -> Result<String> {
+        let m = requested.to_ascii_lowercase();
+        if !is_mac(&m) {
+            return Err(Error::bad(format!(
+                "Invalid input for mac_address. Reason: '{m}' is not a valid MAC address."
+            )));
+        }
+        if current != Some(m.as_str()) && self.macs.contains(&(network_id.to_string(), m.clone())) {
+            return Err(Error::Conflict(
+                "MacAddressInUse",
+                format!(
+                    "Unable to complete operation for network {network_id}. The mac address {m} is in use."
+                ),
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Creates a port the service owns (router gateway or interface, floating IP), as admin.
+    fn create_service_port(&mut self, caller: &Caller, body: Value) -> Result<String> {
+        let admin = Caller {
+            is_admin: true,
+            ..caller.clone()
+        };
+        self.create_port(&admin, body.as_object().unwrap_or(&Obj::new()))
+    }
+
     fn default_sg(&mut self, project: &str) -> String {
         if let Some(sg) = self.default_sgs.get(project) {
             return sg.clone();
@@ -1455,39 +1506,7 @@ impl Store {
     }
 
     pub fn create_port(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
-        check_keys(
-            obj,
-            true,
-            &[
-                "network_id",
-                "name",
-                "description",
-                "admin_state_up",
-                "mac_address",
-                "fixed_ips",
-                "device_id",
-                "device_owner",
-                "project_id",
-                "tenant_id",
-                "security_groups",
-                "binding:host_id",
-                "binding:profile",
-                "binding:vnic_type",
-                "port_security_enabled",
-                "allowed_address_pairs",
-                "extra_dhcp_opts",
-                "tags",
-            ],
-            &[
-                "id",
-                "status",
-                "revision_number",
-                "created_at",
-                "updated_at",
-                "binding:vif_type",
-                "binding:vif_details",
-            ],
-        )?;
+        PORT_ATTRIBUTES.check(obj, true)?;
         let network_id = required(get_uuid(obj, "network_id")?, "network_id")?;
         self.check_visible(caller, Kind::Network, &network_id)?;
         port_policy(caller, obj, "create_port")?;
@@ -1499,40 +1518,25 @@ impl Store {
         let vnic_type = self.vnic(obj)?.unwrap_or_else(|| "normal".into());
         let profile = profile(obj)?.unwrap_or_else(|| json!({}));
         let mac = match get_str(obj, "mac_address")? {
-            Some(m) => {
-                let m = m.to_ascii_lowercase();
-                if !is_mac(&m) {
-                    return Err(Error::bad(format!(
-                        "Invalid input for mac_address. Reason: '{m}' is not a valid MAC address."
-                    )));
-                }
-                if self.macs.contains(&(network_id.clone(), m.clone())) {
-                    return Err(Error::Conflict(
-                        "MacAddressInUse",
-                        format!(
-                            "Unable to complete operation for network {network_id}. The mac address {m} is in use."
-                        ),
-                    ));
-                }
-                m
-            }
+            Some(m) => self.requested_mac(&network_id, &m, None)?,
             None => self.new_mac(&network_id),
         };
         let device_owner = get_str(obj, "device_owner")?.unwrap_or_default();
         let security_groups = match get_list(obj, "security_groups")? {
-            Some(l) => l
-                .iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect(),
+            Some(l) => string_items(&l),
             None if device_owner.starts_with("network:") => Vec::new(),
             None => vec![self.default_sg(&project_id)],
         };
         let requested = get_list(obj, "fixed_ips")?;
         let fixed_ips =
             self.allocate(&network_id, &mac, requested.as_deref(), &[], &device_owner)?;
-        let mut std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default());
-        std.revision = 1 + u64::from(!tags.is_empty());
-        std.tags = tags;
+        // Setting the tags is a revision of its own.
+        let revision = 1 + u64::from(!tags.is_empty());
+        let std = StdAttrs::new(
+            get_str(obj, "description")?.unwrap_or_default(),
+            tags,
+            revision,
+        );
         let id = self.new_id();
         let mut p = Port {
             id: id.clone(),
@@ -1545,16 +1549,9 @@ impl Store {
             device_id: get_str(obj, "device_id")?.unwrap_or_default(),
             device_owner,
             fixed_ips,
-            allowed_address_pairs: obj
-                .get("allowed_address_pairs")
-                .cloned()
-                .filter(Value::is_array)
-                .unwrap_or(json!([])),
-            extra_dhcp_opts: obj
-                .get("extra_dhcp_opts")
-                .cloned()
-                .filter(Value::is_array)
-                .unwrap_or(json!([])),
+            allowed_address_pairs: get_array(obj, "allowed_address_pairs")
+                .unwrap_or_else(|| json!([])),
+            extra_dhcp_opts: get_array(obj, "extra_dhcp_opts").unwrap_or_else(|| json!([])),
             security_groups,
             vnic_type,
             profile,
@@ -1593,105 +1590,35 @@ impl Store {
     }
 
     pub fn update_port(&mut self, caller: &Caller, obj: &Obj, id: &str) -> Result<()> {
-        check_keys(
-            obj,
-            false,
-            &[
-                "name",
-                "description",
-                "admin_state_up",
-                "mac_address",
-                "fixed_ips",
-                "device_id",
-                "device_owner",
-                "security_groups",
-                "binding:host_id",
-                "binding:profile",
-                "binding:vnic_type",
-                "port_security_enabled",
-                "allowed_address_pairs",
-                "extra_dhcp_opts",
-            ],
-            &[
-                "id",
-                "network_id",
-                "project_id",
-                "tenant_id",
-                "status",
-                "tags",
-                "revision_number",
-                "created_at",
-                "updated_at",
-                "binding:vif_type",
-                "binding:vif_details",
-            ],
-        )?;
+        PORT_ATTRIBUTES.check(obj, false)?;
         port_policy(caller, obj, "update_port")?;
-        let old = self
-            .ports
-            .get(id)
-            .cloned()
-            .ok_or_else(|| Error::not_found("PortNotFound", id))?;
+        let old = found(self.ports.get(id), Kind::Port, id)?.clone();
+        // Changes go to a copy, stored only once every value is valid.
         let mut p = old.clone();
-        if let Some(v) = get_str(obj, "name")? {
-            p.name = v
-        }
-        if let Some(v) = get_str(obj, "description")? {
-            p.std.description = v
-        }
-        if let Some(v) = get_bool(obj, "admin_state_up")? {
-            p.admin_state_up = v
-        }
-        if let Some(v) = get_str(obj, "device_id")? {
-            p.device_id = v
-        }
-        if let Some(v) = get_str(obj, "device_owner")? {
-            p.device_owner = v
-        }
-        if let Some(v) = get_bool(obj, "port_security_enabled")? {
-            p.port_security = v
-        }
-        if let Some(v) = self.vnic(obj)? {
-            p.vnic_type = v
-        }
-        if let Some(v) = profile(obj)? {
-            p.profile = v
-        }
-        if let Some(v) = get_host(obj)? {
-            p.host_id = v
-        }
-        if let Some(l) = get_list(obj, "security_groups")? {
-            p.security_groups = l
-                .iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect();
-        }
-        for k in ["allowed_address_pairs", "extra_dhcp_opts"] {
-            if let Some(v) = obj.get(k).filter(|v| v.is_array()) {
-                if k == "allowed_address_pairs" {
-                    p.allowed_address_pairs = v.clone()
-                } else {
-                    p.extra_dhcp_opts = v.clone()
-                }
-            }
-        }
+        update_field(&mut p.name, get_str(obj, "name")?);
+        update_field(&mut p.std.description, get_str(obj, "description")?);
+        update_field(&mut p.admin_state_up, get_bool(obj, "admin_state_up")?);
+        update_field(&mut p.device_id, get_str(obj, "device_id")?);
+        update_field(&mut p.device_owner, get_str(obj, "device_owner")?);
+        update_field(
+            &mut p.port_security,
+            get_bool(obj, "port_security_enabled")?,
+        );
+        update_field(&mut p.vnic_type, self.vnic(obj)?);
+        update_field(&mut p.profile, profile(obj)?);
+        update_field(&mut p.host_id, get_host(obj)?);
+        let security_groups = get_list(obj, "security_groups")?;
+        update_field(
+            &mut p.security_groups,
+            security_groups.as_deref().map(string_items),
+        );
+        update_field(
+            &mut p.allowed_address_pairs,
+            get_array(obj, "allowed_address_pairs"),
+        );
+        update_field(&mut p.extra_dhcp_opts, get_array(obj, "extra_dhcp_opts"));
         if let Some(m) = get_str(obj, "mac_address")? {
-            let m = m.to_ascii_lowercase();
-            if !is_mac(&m) {
-                return Err(Error::bad(format!(
-                    "Invalid input for mac_address. Reason: '{m}' is not a valid MAC address."
-                )));
-            }
-            if m != old.mac && self.macs.contains(&(old.network_id.clone(), m.clone())) {
-                return Err(Error::Conflict(
-                    "MacAddressInUse",
-                    format!(
-                        "Unable to complete operation for network {}. The mac address {m} is in use.",
-                        old.network_id
-                    ),
-                ));
-            }
-            p.mac = m;
+            p.mac = self.requested_mac(&old.network_id, &m, Some(&old.mac))?;
         }
         if let Some(reqs) = get_list(obj, "fixed_ips")? {
             let new_ips = self.allocate(
@@ -1701,15 +1628,11 @@ impl Store {
                 &old.fixed_ips,
                 &p.device_owner,
             )?;
-            let dropped: Vec<_> = old
-                .fixed_ips
-                .iter()
-                .filter(|o| !new_ips.contains(o))
-                .cloned()
-                .collect();
-            self.release(&dropped);
+            self.release_except(&old.fixed_ips, &new_ips);
             p.fixed_ips = new_ips;
         }
+        // Compared before the binding sets the status, which only follows `binding:host_id`.
+        let changed = p != old;
         // Binding: a host binds (vif ovs, ACTIVE when configured); no host unbinds (DOWN).
         let mut extra_rev = 0;
         if p.host_id != old.host_id {
@@ -1720,20 +1643,6 @@ impl Store {
                 "DOWN".into()
             };
         }
-        let changed = p.name != old.name
-            || p.std.description != old.std.description
-            || p.admin_state_up != old.admin_state_up
-            || p.device_id != old.device_id
-            || p.device_owner != old.device_owner
-            || p.port_security != old.port_security
-            || p.vnic_type != old.vnic_type
-            || p.profile != old.profile
-            || p.host_id != old.host_id
-            || p.security_groups != old.security_groups
-            || p.allowed_address_pairs != old.allowed_address_pairs
-            || p.extra_dhcp_opts != old.extra_dhcp_opts
-            || p.mac != old.mac
-            || p.fixed_ips != old.fixed_ips;
         if changed {
             p.std.bump();
             p.std.revision += extra_rev;
@@ -1761,10 +1670,7 @@ impl Store {
     }
 
     pub fn delete_port(&mut self, id: &str, via_api: bool) -> Result<()> {
-        let p = self
-            .ports
-            .get(id)
-            .ok_or_else(|| Error::not_found("PortNotFound", id))?;
+        let p = found(self.ports.get(id), Kind::Port, id)?;
         if via_api
             && [
                 "network:router_interface",
@@ -1783,21 +1689,15 @@ impl Store {
         }
         let p = self.ports.remove(id).unwrap_or_else(|| unreachable!());
         self.index_port(&p, false);
-        self.release(&p.fixed_ips);
+        self.release_except(&p.fixed_ips, &[]);
         self.macs.remove(&(p.network_id.clone(), p.mac.clone()));
-        let fips: Vec<String> = self
+        for f in self
             .fips
-            .values()
+            .values_mut()
             .filter(|f| f.port_id.as_deref() == Some(id))
-            .map(|f| f.id.clone())
-            .collect();
-        for f in fips {
-            if let Some(f) = self.fips.get_mut(&f) {
-                f.port_id = None;
-                f.fixed_ip = None;
-                f.router_id = None;
-                f.std.bump();
-            }
+        {
+            f.disassociate();
+            f.std.bump();
         }
         if p.is_compute() {
             self.emit("network-vif-deleted", &p.device_id, id);
@@ -1808,35 +1708,23 @@ impl Store {
     // ---------- tags ----------
 
     pub fn tags(&mut self, kind: Kind, id: &str) -> Result<Vec<String>> {
-        let std = self
-            .std_of(kind, id)
-            .ok_or_else(|| Error::not_found(kind.not_found(), id))?;
+        let std = found(self.std_of(kind, id), kind, id)?;
         Ok(std.tags.iter().cloned().collect())
     }
 
-    /// Replaces all tags (`Some`), adds one (`add`), removes one (`remove`) or all (`None` list).
+    /// Replaces all tags of a resource.
     pub fn set_tags(&mut self, kind: Kind, id: &str, new: BTreeSet<String>) -> Result<()> {
         let old = self.tags(kind, id)?;
         if kind == Kind::Port {
             for t in &old {
-                if let Some(s) = self.by_tag.get_mut(t) {
-                    s.remove(id);
-                    if s.is_empty() {
-                        self.by_tag.remove(t);
-                    }
-                }
+                index_remove(&mut self.by_tag, t, id);
             }
             for t in &new {
-                self.by_tag
-                    .entry(t.clone())
-                    .or_default()
-                    .insert(id.to_string());
+                index_insert(&mut self.by_tag, t, id);
             }
         }
         let changed = old.iter().cloned().collect::<BTreeSet<_>>() != new;
-        let std = self
-            .std_of(kind, id)
-            .ok_or_else(|| Error::not_found(kind.not_found(), id))?;
+        let std = found(self.std_of(kind, id), kind, id)?;
         std.tags = new;
         if changed {
             std.bump();
@@ -1847,37 +1735,13 @@ impl Store {
     // ---------- routers ----------
 
     pub fn create_router(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
-        check_keys(
-            obj,
-            true,
-            &[
-                "name",
-                "description",
-                "admin_state_up",
-                "external_gateway_info",
-                "project_id",
-                "tenant_id",
-                "tags",
-                "distributed",
-                "ha",
-                "availability_zone_hints",
-                "flavor_id",
-            ],
-            &[
-                "id",
-                "status",
-                "revision_number",
-                "created_at",
-                "updated_at",
-            ],
-        )?;
+        ROUTER_ATTRIBUTES.check(obj, true)?;
         let id = self.new_id();
-        let mut std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default());
-        std.tags = obj
-            .get("tags")
-            .map(parse_tags)
-            .transpose()?
-            .unwrap_or_default();
+        let std = StdAttrs::new(
+            get_str(obj, "description")?.unwrap_or_default(),
+            get_tags(obj)?,
+            0,
+        );
         let r = Router {
             id: id.clone(),
             name: get_str(obj, "name")?.unwrap_or_default(),
@@ -1926,18 +1790,11 @@ impl Store {
             ));
         }
         let snat = get_bool(gw, "enable_snat")?.unwrap_or(true);
-        let mut body = Obj::new();
-        body.insert("network_id".into(), json!(net));
-        body.insert("device_owner".into(), json!("network:router_gateway"));
-        body.insert("device_id".into(), json!(router_id));
-        if let Some(ips) = gw.get("external_fixed_ips").filter(|v| v.is_array()) {
-            body.insert("fixed_ips".into(), ips.clone());
+        let mut body = json!({"network_id": net, "device_owner": "network:router_gateway", "device_id": router_id});
+        if let Some(ips) = get_array(gw, "external_fixed_ips") {
+            body["fixed_ips"] = ips;
         }
-        let admin = Caller {
-            is_admin: true,
-            ..caller.clone()
-        };
-        let port = self.create_port(&admin, &body)?;
+        let port = self.create_service_port(caller, body)?;
         if let Some(r) = self.routers.get_mut(router_id) {
             r.gw_network = Some(net);
             r.gw_port = Some(port);
@@ -1947,47 +1804,17 @@ impl Store {
     }
 
     pub fn update_router(&mut self, caller: &Caller, obj: &Obj, id: &str) -> Result<()> {
-        check_keys(
-            obj,
-            false,
-            &[
-                "name",
-                "description",
-                "admin_state_up",
-                "external_gateway_info",
-                "routes",
-            ],
-            &[
-                "id",
-                "status",
-                "project_id",
-                "tenant_id",
-                "tags",
-                "revision_number",
-                "created_at",
-                "updated_at",
-            ],
-        )?;
+        ROUTER_ATTRIBUTES.check(obj, false)?;
         let name = get_str(obj, "name")?;
         let description = get_str(obj, "description")?;
         let admin = get_bool(obj, "admin_state_up")?;
         if let Some(gw) = obj.get("external_gateway_info") {
             self.set_gateway(caller, id, gw)?;
         }
-        let r = self
-            .routers
-            .get_mut(id)
-            .ok_or_else(|| Error::not_found("RouterNotFound", id))?;
-        if let Some(v) = name {
-            r.name = v
-        }
-        if let Some(v) = description {
-            r.std.description = v
-        }
-        if let Some(v) = admin {
-            r.admin_state_up = v
-        }
-        r.std.bump();
+        let r = found(self.routers.get_mut(id), Kind::Router, id)?;
+        update_field(&mut r.name, name);
+        update_field(&mut r.admin_state_up, admin);
+        r.std.update(description);
         Ok(())
     }
 
@@ -2002,9 +1829,7 @@ impl Store {
     }
 
     pub fn delete_router(&mut self, id: &str) -> Result<()> {
-        if !self.routers.contains_key(id) {
-            return Err(Error::not_found("RouterNotFound", id));
-        }
+        found(self.routers.get(id), Kind::Router, id)?;
         let ifaces: Vec<String> = self
             .router_interfaces(id)
             .iter()
@@ -2037,12 +1862,10 @@ impl Store {
     }
 
     pub fn add_router_interface(&mut self, caller: &Caller, id: &str, obj: &Obj) -> Result<Value> {
-        check_keys(obj, false, &["subnet_id", "port_id"], &[])?;
-        let router = self
-            .routers
-            .get(id)
-            .ok_or_else(|| Error::not_found("RouterNotFound", id))?;
-        let project = router.project_id.clone();
+        check_only(obj, &["subnet_id", "port_id"])?;
+        let project = found(self.routers.get(id), Kind::Router, id)?
+            .project_id
+            .clone();
         let port_id = match (get_uuid(obj, "subnet_id")?, get_uuid(obj, "port_id")?) {
             (Some(sid), None) => {
                 self.check_visible(caller, Kind::Subnet, &sid)?;
@@ -2067,19 +1890,11 @@ impl Store {
                     "network_id": s.network_id, "device_owner": "network:router_interface", "device_id": id,
                     "fixed_ips": [{"subnet_id": sid, "ip_address": gw.to_string()}], "project_id": project,
                 });
-                let admin = Caller {
-                    is_admin: true,
-                    ..caller.clone()
-                };
-                self.create_port(&admin, body.as_object().unwrap_or(&Obj::new()))?
+                self.create_service_port(caller, body)?
             }
             (None, Some(pid)) => {
                 self.check_visible(caller, Kind::Port, &pid)?;
-                let p = self
-                    .ports
-                    .get(&pid)
-                    .cloned()
-                    .ok_or_else(|| Error::not_found("PortNotFound", &pid))?;
+                let p = found(self.ports.get(&pid), Kind::Port, &pid)?.clone();
                 if !p.device_id.is_empty() {
                     return Err(Error::Conflict(
                         "PortInUse",
@@ -2108,19 +1923,12 @@ impl Store {
         if let Some(r) = self.routers.get_mut(id) {
             r.std.bump();
         }
-        let p = &self.ports[&port_id];
-        let subnet_ids: Vec<&String> = p.fixed_ips.iter().map(|(s, _)| s).collect();
-        Ok(json!({
-            "id": id, "project_id": project, "port_id": port_id, "network_id": p.network_id,
-            "subnet_id": subnet_ids.first(), "subnet_ids": subnet_ids, "tenant_id": project,
-        }))
+        Ok(interface_json(id, &project, &self.ports[&port_id]))
     }
 
     pub fn remove_router_interface(&mut self, id: &str, obj: &Obj) -> Result<Value> {
-        check_keys(obj, false, &["subnet_id", "port_id"], &[])?;
-        if !self.routers.contains_key(id) {
-            return Err(Error::not_found("RouterNotFound", id));
-        }
+        check_only(obj, &["subnet_id", "port_id"])?;
+        found(self.routers.get(id), Kind::Router, id)?;
         let sid = get_uuid(obj, "subnet_id")?;
         let pid = get_uuid(obj, "port_id")?;
         let port = self
@@ -2167,10 +1975,7 @@ impl Store {
         if let Some(r) = self.routers.get_mut(id) {
             r.std.bump();
         }
-        Ok(json!({
-            "id": id, "project_id": port.project_id, "port_id": port.id, "network_id": port.network_id,
-            "subnet_id": subnets.first(), "subnet_ids": subnets, "tenant_id": port.project_id,
-        }))
+        Ok(interface_json(id, &port.project_id, &port))
     }
 
     // ---------- floating IPs ----------
@@ -2260,32 +2065,7 @@ impl Store {
     }
 
     pub fn create_fip(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
-        check_keys(
-            obj,
-            true,
-            &[
-                "floating_network_id",
-                "port_id",
-                "fixed_ip_address",
-                "floating_ip_address",
-                "description",
-                "project_id",
-                "tenant_id",
-                "subnet_id",
-                "tags",
-                "dns_name",
-                "dns_domain",
-            ],
-            &[
-                "id",
-                "status",
-                "router_id",
-                "revision_number",
-                "created_at",
-                "updated_at",
-                "port_details",
-            ],
-        )?;
+        FLOATING_IP_ATTRIBUTES.check(obj, true)?;
         let net = required(get_uuid(obj, "floating_network_id")?, "floating_network_id")?;
         self.check_visible(caller, Kind::Network, &net)?;
         if !self.networks.get(&net).is_some_and(|n| n.external) {
@@ -2300,11 +2080,6 @@ impl Store {
             None => None,
         };
         let id = self.new_id();
-        let mut body = Obj::new();
-        body.insert("network_id".into(), json!(net));
-        body.insert("device_owner".into(), json!("network:floatingip"));
-        body.insert("device_id".into(), json!(id));
-        body.insert("project_id".into(), json!(""));
         let v4: Vec<String> = self
             .subnets_of(&net)
             .into_iter()
@@ -2325,19 +2100,14 @@ impl Store {
                 format!("Bad floatingip request: Network {net} has no IPv4 subnet."),
             ));
         }
-        body.insert("fixed_ips".into(), Value::Array(fixed));
-        let admin = Caller {
-            is_admin: true,
-            ..caller.clone()
-        };
-        let own_port = self.create_port(&admin, &body)?;
+        let body = json!({"network_id": net, "device_owner": "network:floatingip", "device_id": id, "project_id": "", "fixed_ips": fixed});
+        let own_port = self.create_service_port(caller, body)?;
         let address = self.ports[&own_port].fixed_ips[0].1;
-        let mut std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default());
-        std.tags = obj
-            .get("tags")
-            .map(parse_tags)
-            .transpose()?
-            .unwrap_or_default();
+        let std = StdAttrs::new(
+            get_str(obj, "description")?.unwrap_or_default(),
+            get_tags(obj)?,
+            0,
+        );
         let f = FloatingIp {
             id: id.clone(),
             project_id: Self::project_for(caller, obj)?,
@@ -2355,29 +2125,8 @@ impl Store {
     }
 
     pub fn update_fip(&mut self, caller: &Caller, obj: &Obj, id: &str) -> Result<()> {
-        check_keys(
-            obj,
-            false,
-            &["port_id", "fixed_ip_address", "description"],
-            &[
-                "id",
-                "floating_network_id",
-                "floating_ip_address",
-                "project_id",
-                "tenant_id",
-                "status",
-                "router_id",
-                "tags",
-                "revision_number",
-                "created_at",
-                "updated_at",
-                "port_details",
-            ],
-        )?;
-        let f = self
-            .fips
-            .get(id)
-            .ok_or_else(|| Error::not_found("FloatingIPNotFound", id))?;
+        FLOATING_IP_ATTRIBUTES.check(obj, false)?;
+        let f = found(self.fips.get(id), Kind::FloatingIp, id)?;
         let (net, old_port) = (f.network_id.clone(), f.port_id.clone());
         let description = get_str(obj, "description")?;
         let new_target = match obj.get("port_id") {
@@ -2390,28 +2139,17 @@ impl Store {
                 Some(Some((pid, t)))
             }
         };
-        let f = self
-            .fips
-            .get_mut(id)
-            .ok_or_else(|| Error::not_found("FloatingIPNotFound", id))?;
-        if let Some(d) = description {
-            f.std.description = d
-        }
-        if let Some(t) = &new_target {
-            match t {
-                None => {
-                    f.port_id = None;
-                    f.fixed_ip = None;
-                    f.router_id = None;
-                }
-                Some((pid, (ip, router))) => {
-                    f.port_id = Some(pid.clone());
-                    f.fixed_ip = Some(*ip);
-                    f.router_id = Some(router.clone());
-                }
+        let f = found(self.fips.get_mut(id), Kind::FloatingIp, id)?;
+        match &new_target {
+            None => {}
+            Some(None) => f.disassociate(),
+            Some(Some((pid, (ip, router)))) => {
+                f.port_id = Some(pid.clone());
+                f.fixed_ip = Some(*ip);
+                f.router_id = Some(router.clone());
             }
         }
-        f.std.bump();
+        f.std.update(description);
         let new_port = f.port_id.clone();
         if new_target.is_some() {
             if old_port != new_port {
@@ -2423,14 +2161,20 @@ impl Store {
     }
 
     pub fn delete_fip(&mut self, id: &str) -> Result<()> {
-        let f = self
-            .fips
-            .remove(id)
-            .ok_or_else(|| Error::not_found("FloatingIPNotFound", id))?;
+        let f = found(self.fips.remove(id), Kind::FloatingIp, id)?;
         let _ = self.delete_port(&f.own_port, false);
         self.notify_port_changed(f.port_id.as_deref());
         Ok(())
     }
+}
+
+/// The answer to adding or removing a router interface.
+fn interface_json(router_id: &str, project_id: &str, port: &Port) -> Value {
+    let subnet_ids: Vec<&String> = port.fixed_ips.iter().map(|(s, _)| s).collect();
+    json!({
+        "id": router_id, "project_id": project_id, "port_id": port.id, "network_id": port.network_id,
+        "subnet_id": subnet_ids.first(), "subnet_ids": subnet_ids, "tenant_id": project_id,
+    })
 }
 
 fn fixed_ips_json(ips: &[(String, IpAddr)]) -> Vec<Value> {

@@ -1,7 +1,10 @@
 //! Simulator-only behaviour: noauth project scoping, policies by role, default topology,
 //! bulk create, index-backed filtering at scale, and robustness against garbage input.
 
-use neutron_sim::{Caller, NeutronSim, SimConfig};
+mod common;
+
+use common::{id_of, network_with_subnet, send, start};
+use neutron_sim::{Caller, SimConfig};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -13,128 +16,87 @@ fn member(project: &str) -> Caller {
     }
 }
 
-async fn sim(cfg: SimConfig) -> neutron_sim::RunningSim {
-    NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("start")
+/// The noauth headers of a `member,reader` of `project`.
+fn as_member(request: reqwest::RequestBuilder, project: &str) -> reqwest::RequestBuilder {
+    request
+        .header("X-Project-Id", project)
+        .header("X-Roles", "member,reader")
 }
 
 #[tokio::test]
 async fn noauth_headers_scope_projects() {
-    let sim = sim(SimConfig::default()).await;
+    let sim = start(SimConfig::default()).await;
     let c = reqwest::Client::new();
     let url = |p: &str| format!("{}{p}", sim.url());
-    let as_proj = |rb: reqwest::RequestBuilder, p: &str| {
-        rb.header("X-Project-Id", p)
-            .header("X-Roles", "member,reader")
-    };
     // Project a creates a network in its own project (body project_id is ignored for members).
-    let r = as_proj(c.post(url("/v2.0/networks")), "a")
-        .json(&json!({"network": {"name": "na", "project_id": "zzz"}}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 201);
-    let na: Value = r.json().await.expect("json");
+    let (st, na) = send(
+        as_member(c.post(url("/v2.0/networks")), "a")
+            .json(&json!({"network": {"name": "na", "project_id": "zzz"}})),
+    )
+    .await;
+    assert_eq!(st, 201);
     assert_eq!(na["network"]["project_id"], "a");
     assert!(
         na["network"].get("provider:network_type").is_none(),
         "provider attributes are admin-only"
     );
-    let na = na["network"]["id"].as_str().expect("id").to_string();
+    let na = id_of(&na, "network");
     // Project b cannot see it.
-    let r = as_proj(c.get(url(&format!("/v2.0/networks/{na}"))), "b")
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 404);
-    let v: Value = as_proj(c.get(url("/v2.0/networks")), "b")
-        .send()
-        .await
-        .expect("r")
-        .json()
-        .await
-        .expect("json");
+    let (st, _) = send(as_member(c.get(url(&format!("/v2.0/networks/{na}"))), "b")).await;
+    assert_eq!(st, 404);
+    let (_, v) = send(as_member(c.get(url("/v2.0/networks")), "b")).await;
     assert_eq!(v, json!({"networks": []}));
     // Admin (no headers) sees it, in project fake_project_id by default for its own creations.
-    let v: Value = c
-        .get(url(&format!("/v2.0/networks/{na}")))
-        .send()
-        .await
-        .expect("r")
-        .json()
-        .await
-        .expect("json");
+    let (_, v) = send(c.get(url(&format!("/v2.0/networks/{na}")))).await;
     assert_eq!(v["network"]["id"], na.as_str());
-    let v: Value = c
-        .post(url("/v2.0/networks"))
-        .json(&json!({"network": {"name": "shared", "shared": true}}))
-        .send()
-        .await
-        .expect("r")
-        .json()
-        .await
-        .expect("json");
+    let (_, v) = send(
+        c.post(url("/v2.0/networks"))
+            .json(&json!({"network": {"name": "shared", "shared": true}})),
+    )
+    .await;
     assert_eq!(v["network"]["project_id"], "fake_project_id");
-    let shared = v["network"]["id"].as_str().expect("id").to_string();
-    let r = c
-        .post(url("/v2.0/subnets"))
-        .json(&json!({"subnet": {"network_id": shared, "ip_version": 4, "cidr": "10.1.0.0/24"}}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 201);
+    let shared = id_of(&v, "network");
+    let (st, _) =
+        send(c.post(url("/v2.0/subnets")).json(
+            &json!({"subnet": {"network_id": shared, "ip_version": 4, "cidr": "10.1.0.0/24"}}),
+        ))
+        .await;
+    assert_eq!(st, 201);
     // b sees the shared network and creates a port on it, in project b.
-    let v: Value = as_proj(c.get(url("/v2.0/networks")), "b")
-        .send()
-        .await
-        .expect("r")
-        .json()
-        .await
-        .expect("json");
+    let (_, v) = send(as_member(c.get(url("/v2.0/networks")), "b")).await;
     assert_eq!(v["networks"].as_array().map(Vec::len), Some(1));
-    let r = as_proj(c.post(url("/v2.0/ports")), "b")
-        .json(&json!({"port": {"network_id": shared}}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 201);
-    let p: Value = r.json().await.expect("json");
+    let (st, p) = send(
+        as_member(c.post(url("/v2.0/ports")), "b").json(&json!({"port": {"network_id": shared}})),
+    )
+    .await;
+    assert_eq!(st, 201);
     assert_eq!(p["port"]["project_id"], "b");
     assert!(
         p["port"].get("binding:host_id").is_none(),
         "binding attributes are hidden from members"
     );
     // a sees none of b's ports; a member cannot bind a host.
-    let v: Value = as_proj(c.get(url("/v2.0/ports")), "a")
-        .send()
-        .await
-        .expect("r")
-        .json()
-        .await
-        .expect("json");
+    let (_, v) = send(as_member(c.get(url("/v2.0/ports")), "a")).await;
     assert_eq!(v, json!({"ports": []}));
-    let r = as_proj(c.post(url("/v2.0/ports")), "a")
-        .json(&json!({"port": {"network_id": na, "binding:host_id": "h"}}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 403);
+    let (st, _) = send(
+        as_member(c.post(url("/v2.0/ports")), "a")
+            .json(&json!({"port": {"network_id": na, "binding:host_id": "h"}})),
+    )
+    .await;
+    assert_eq!(st, 403);
     let (st, v) =
         sim.handle()
             .request_as(&member("b"), "GET", "/v2.0/ports?fields=project_id", None);
     assert_eq!((st, v), (200, json!({"ports": [{"project_id": "b"}]})));
     // A service caller may set binding:profile (admin may not).
-    let r = c
-        .post(url("/v2.0/ports"))
-        .header("X-Project-Id", "b")
-        .header("X-Roles", "service")
-        .json(&json!({"port": {"network_id": shared, "binding:host_id": "h", "binding:profile": {"pci_slot": "0000:01:00.1"}}}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 201);
-    let v: Value = r.json().await.expect("json");
+    let (st, v) = send(
+        c.post(url("/v2.0/ports"))
+            .header("X-Project-Id", "b")
+            .header("X-Roles", "service")
+            .json(&json!({"port": {"network_id": shared, "binding:host_id": "h", "binding:profile": {"pci_slot": "0000:01:00.1"}}})),
+    )
+    .await;
+    assert_eq!(st, 201);
     assert_eq!(
         v["port"]["binding:profile"],
         json!({"pci_slot": "0000:01:00.1"})
@@ -144,30 +106,22 @@ async fn noauth_headers_scope_projects() {
 
 #[tokio::test]
 async fn default_topology_is_idempotent_and_fip_ready() {
-    let sim = sim(SimConfig::default()).await;
+    let sim = start(SimConfig::default()).await;
     let h = sim.handle();
     let t1 = h.create_default_topology("demo");
     let t2 = h.create_default_topology("demo");
     assert_eq!(t1, t2);
-    let (_, v) = h.request(
-        "GET",
-        &format!("/v2.0/networks/{}", t1.private_network_id),
-        None,
-    );
+    let show = |collection: &str, id: &str| {
+        h.request("GET", &format!("/v2.0/{collection}/{id}"), None)
+            .1
+    };
+    let v = show("networks", &t1.private_network_id);
     assert_eq!(v["network"]["name"], "private");
     assert_eq!(v["network"]["project_id"], "demo");
-    let (_, v) = h.request(
-        "GET",
-        &format!("/v2.0/networks/{}", t1.public_network_id),
-        None,
-    );
+    let v = show("networks", &t1.public_network_id);
     assert_eq!(v["network"]["router:external"], true);
     assert_eq!(v["network"]["mtu"], 1500);
-    let (_, v) = h.request(
-        "GET",
-        &format!("/v2.0/subnets/{}", t1.private_subnet_v6_id),
-        None,
-    );
+    let v = show("subnets", &t1.private_subnet_v6_id);
     assert_eq!(v["subnet"]["cidr"], "fd00::/64");
     let (st, p) = h.request(
         "POST",
@@ -189,20 +143,19 @@ async fn default_topology_is_idempotent_and_fip_ready() {
             .is_some_and(|a| a.starts_with("172.24.4."))
     );
     // Over HTTP too.
-    let r = reqwest::Client::new()
-        .post(format!("{}/_sim/default_topology", sim.url()))
-        .json(&json!({"project_id": "demo"}))
-        .send()
-        .await
-        .expect("r");
-    let v: Value = r.json().await.expect("json");
+    let (_, v) = send(
+        reqwest::Client::new()
+            .post(format!("{}/_sim/default_topology", sim.url()))
+            .json(&json!({"project_id": "demo"})),
+    )
+    .await;
     assert_eq!(v["router_id"], t1.router_id.as_str());
     sim.shutdown().await;
 }
 
 #[tokio::test]
 async fn bind_activates_flag_and_bulk_create() {
-    let sim = sim(SimConfig {
+    let sim = start(SimConfig {
         bind_activates: false,
         ..SimConfig::default()
     })
@@ -229,19 +182,9 @@ async fn bind_activates_flag_and_bulk_create() {
 
 #[tokio::test]
 async fn indexed_filters_at_scale() {
-    let sim = sim(SimConfig::default()).await;
+    let sim = start(SimConfig::default()).await;
     let h = sim.handle();
-    let (_, v) = h.request(
-        "POST",
-        "/v2.0/networks",
-        Some(json!({"network": {"name": "big"}})),
-    );
-    let net = v["network"]["id"].as_str().expect("id").to_string();
-    h.request(
-        "POST",
-        "/v2.0/subnets",
-        Some(json!({"subnet": {"network_id": net, "ip_version": 4, "cidr": "10.0.0.0/16"}})),
-    );
+    let net = network_with_subnet(&h, "big", "10.0.0.0/16");
     for i in 0..20_000 {
         let tags = if i % 1000 == 0 {
             json!(["k"])
@@ -284,7 +227,7 @@ async fn indexed_filters_at_scale() {
 /// Seeded garbage never yields a 5xx (nor a panic).
 #[tokio::test]
 async fn garbage_input_never_500() {
-    let sim = sim(SimConfig::default()).await;
+    let sim = start(SimConfig::default()).await;
     let h = sim.handle();
     let t = h.create_default_topology("p");
     let (_, p) = h.request(
@@ -292,7 +235,7 @@ async fn garbage_input_never_500() {
         "/v2.0/ports",
         Some(json!({"port": {"network_id": t.private_network_id}})),
     );
-    let pid = p["port"]["id"].as_str().expect("id").to_string();
+    let pid = id_of(&p, "port");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let values = [
         json!(null),
@@ -389,13 +332,8 @@ async fn garbage_input_never_500() {
     // Raw HTTP garbage.
     let c = reqwest::Client::new();
     for body in ["", "{", "[]", "null", "{\"port\": 5}", "\u{0}\u{1}"] {
-        let r = c
-            .post(format!("{}/v2.0/ports", sim.url()))
-            .body(body)
-            .send()
-            .await
-            .expect("r");
-        assert_eq!(r.status(), 400, "{body:?}");
+        let (st, _) = send(c.post(format!("{}/v2.0/ports", sim.url())).body(body)).await;
+        assert_eq!(st, 400, "{body:?}");
     }
     sim.shutdown().await;
 }

@@ -1,9 +1,12 @@
 //! Each fault kind does exactly what it says, seen by a real reqwest client with a timeout.
 //! Timing uses tokio's paused clock: delays are virtual and exact, nothing sleeps for real.
 
+mod common;
+
 use std::time::Duration;
 
-use neutron_sim::{FaultAction, FaultRule, NeutronSim, RunningSim, SimConfig, SimHandle};
+use common::{client, network_with_subnet, send, start, try_send};
+use neutron_sim::{FaultAction, FaultRule, RunningSim, SimConfig, SimHandle};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -14,33 +17,10 @@ struct Fixture {
 }
 
 async fn fixture(cfg: SimConfig) -> Fixture {
-    let sim = NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("start");
+    let sim = start(cfg).await;
     let h = sim.handle();
-    let (st, v) = h.request(
-        "POST",
-        "/v2.0/networks",
-        Some(json!({"network": {"name": "f"}})),
-    );
-    assert_eq!(st, 201);
-    let net = v["network"]["id"].as_str().expect("id").to_string();
-    let (st, _) = h.request(
-        "POST",
-        "/v2.0/subnets",
-        Some(json!({"subnet": {"network_id": net, "ip_version": 4, "cidr": "10.0.0.0/16"}})),
-    );
-    assert_eq!(st, 201);
+    let net = network_with_subnet(&h, "f", "10.0.0.0/16");
     Fixture { sim, h, net }
-}
-
-/// A client with a (virtual-time) timeout and no idle-pool timer.
-fn client(timeout: Duration) -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(timeout)
-        .pool_idle_timeout(None)
-        .build()
-        .expect("client")
 }
 
 impl Fixture {
@@ -49,9 +29,15 @@ impl Fixture {
     }
     async fn create(&self, c: &reqwest::Client, device: &str) -> reqwest::Result<(u16, Value)> {
         let body = json!({"port": {"network_id": self.net, "device_id": device}});
-        let r = c.post(self.url("/v2.0/ports")).json(&body).send().await?;
-        let st = r.status().as_u16();
-        Ok((st, r.json().await.unwrap_or(Value::Null)))
+        try_send(c.post(self.url("/v2.0/ports")).json(&body)).await
+    }
+    /// Creates a port with a client that gives up after `timeout`, and expects it to.
+    async fn create_times_out(&self, timeout: Duration, device: &str) {
+        let err = self
+            .create(&client(timeout), device)
+            .await
+            .expect_err("no answer");
+        assert!(err.is_timeout(), "{err:?}");
     }
     /// Ports with this device_id, read in-process (no I/O).
     fn ports_of(&self, device: &str) -> usize {
@@ -62,6 +48,10 @@ impl Fixture {
         );
         assert_eq!(st, 200);
         v["ports"].as_array().map_or(0, Vec::len)
+    }
+    /// How many `ports.create` calls ended with `outcome`.
+    fn port_creates(&self, outcome: &str) -> u64 {
+        self.h.stats().outcome("ports.create", outcome)
     }
 }
 
@@ -77,9 +67,9 @@ async fn latency_fixed_and_random_range() {
     ));
     let c = client(Duration::from_secs(3600));
     let t0 = Instant::now();
-    let r = c.get(f.url("/v2.0/ports")).send().await.expect("response");
+    let (st, _) = send(c.get(f.url("/v2.0/ports"))).await;
     let elapsed = t0.elapsed();
-    assert_eq!(r.status(), 200);
+    assert_eq!(st, 200);
     assert!(
         elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_millis(1510),
         "{elapsed:?}"
@@ -99,10 +89,7 @@ async fn latency_fixed_and_random_range() {
     ));
     for _ in 0..5 {
         let t0 = Instant::now();
-        c.get(f.url("/v2.0/networks"))
-            .send()
-            .await
-            .expect("response");
+        send(c.get(f.url("/v2.0/networks"))).await;
         let e = t0.elapsed();
         assert!(
             e >= Duration::from_millis(100) && e < Duration::from_millis(210),
@@ -129,16 +116,15 @@ async fn error_500_and_503_before_commit() {
     let (st, _) = f.create(&c, "e1").await.expect("response");
     assert_eq!(st, 201);
     assert_eq!(f.ports_of("e1"), 1);
-    let s = f.h.stats();
     assert_eq!(
         (
-            s.outcome("ports.create", "fault_503"),
-            s.outcome("ports.create", "fault_500"),
-            s.outcome("ports.create", "ok")
+            f.port_creates("fault_503"),
+            f.port_creates("fault_500"),
+            f.port_creates("ok")
         ),
         (1, 1, 1)
     );
-    assert_eq!(s.calls("ports.create"), 3);
+    assert_eq!(f.h.stats().calls("ports.create"), 3);
     f.sim.shutdown().await;
 }
 
@@ -165,7 +151,7 @@ async fn reset_before_commit() {
     assert!(reset, "{err:?}");
     assert!(t0.elapsed() < Duration::from_secs(1), "reset is immediate");
     assert_eq!(f.ports_of("r1"), 0);
-    assert_eq!(f.h.stats().outcome("ports.create", "fault_reset"), 1);
+    assert_eq!(f.port_creates("fault_reset"), 1);
     // The rule fired once; the same client recovers on a new connection.
     let (st, _) = f.create(&c, "r1").await.expect("response");
     assert_eq!(st, 201);
@@ -177,17 +163,11 @@ async fn reset_before_commit() {
 async fn commit_then_drop() {
     let f = fixture(SimConfig::default()).await;
     f.h.add_fault(FaultRule::new("ports.create", FaultAction::CommitThenDrop));
-    let c = client(Duration::from_secs(5));
     let t0 = Instant::now();
-    let err = f.create(&c, "cd").await.expect_err("no answer");
-    assert!(err.is_timeout(), "{err:?}");
+    f.create_times_out(Duration::from_secs(5), "cd").await;
     assert_eq!(t0.elapsed(), Duration::from_secs(5));
     assert_eq!(f.ports_of("cd"), 1, "committed although never answered");
-    assert_eq!(
-        f.h.stats()
-            .outcome("ports.create", "fault_commit_then_drop"),
-        1
-    );
+    assert_eq!(f.port_creates("fault_commit_then_drop"), 1);
     f.sim.shutdown().await;
 }
 
@@ -212,17 +192,9 @@ async fn commit_then_answer_late() {
         "{e:?}"
     );
     // An impatient one times out, but the port exists.
-    let err = f
-        .create(&client(Duration::from_secs(2)), "late2")
-        .await
-        .expect_err("timeout");
-    assert!(err.is_timeout());
+    f.create_times_out(Duration::from_secs(2), "late2").await;
     assert_eq!(f.ports_of("late2"), 1);
-    assert_eq!(
-        f.h.stats()
-            .outcome("ports.create", "fault_commit_then_delay"),
-        2
-    );
+    assert_eq!(f.port_creates("fault_commit_then_delay"), 2);
     f.sim.shutdown().await;
 }
 
@@ -240,11 +212,7 @@ async fn delayed_commit_port_appears_after_client_gave_up() {
         .times(1),
     );
     let t0 = Instant::now();
-    let err = f
-        .create(&client(Duration::from_secs(3)), "race")
-        .await
-        .expect_err("no answer");
-    assert!(err.is_timeout());
+    f.create_times_out(Duration::from_secs(3), "race").await;
     assert_eq!(t0.elapsed(), Duration::from_secs(3));
     assert_eq!(
         f.ports_of("race"),
@@ -276,10 +244,7 @@ async fn delayed_commit_port_appears_after_client_gave_up() {
     assert_eq!(f.ports_of("race2"), 0);
     tokio::time::sleep_until(t1 + Duration::from_millis(4010)).await;
     assert_eq!(f.ports_of("race2"), 1);
-    assert_eq!(
-        f.h.stats().outcome("ports.create", "fault_delayed_commit"),
-        2
-    );
+    assert_eq!(f.port_creates("fault_delayed_commit"), 2);
     f.sim.shutdown().await;
 }
 
@@ -310,14 +275,7 @@ async fn probability_pattern(seed: u64) -> Vec<u16> {
     let c = client(Duration::from_secs(30));
     let mut out = Vec::new();
     for _ in 0..40 {
-        out.push(
-            c.get(f.url("/v2.0/networks"))
-                .send()
-                .await
-                .expect("response")
-                .status()
-                .as_u16(),
-        );
+        out.push(send(c.get(f.url("/v2.0/networks"))).await.0);
     }
     let s = f.h.stats();
     assert_eq!(
@@ -362,21 +320,19 @@ async fn body_and_query_match_rules() {
     assert_eq!(f.create(&c, "other").await.expect("r").0, 201);
     assert_eq!(f.create(&c, "victim").await.expect("r").0, 500);
     assert_eq!(f.ports_of("victim"), 0);
-    let get = |q: &str| c.get(f.url(&format!("/v2.0/ports?{q}"))).send();
-    assert_eq!(get("device_id=other").await.expect("r").status(), 200);
-    assert_eq!(
-        get("device_id=other&device_id=victim")
-            .await
-            .expect("r")
-            .status(),
-        503
-    );
-    assert_eq!(
-        get("device_id=victim").await.expect("r").status(),
-        200,
-        "times(1) exhausted"
-    );
-    assert_eq!(get("name=boom").await.expect("r").status(), 500);
+    for (query, status, why) in [
+        ("device_id=other", 200, "no rule matches"),
+        (
+            "device_id=other&device_id=victim",
+            503,
+            "query_param matches",
+        ),
+        ("device_id=victim", 200, "times(1) exhausted"),
+        ("name=boom", 500, "query_contains matches"),
+    ] {
+        let (st, _) = send(c.get(f.url(&format!("/v2.0/ports?{query}")))).await;
+        assert_eq!(st, status, "{query}: {why}");
+    }
     f.sim.shutdown().await;
 }
 
@@ -386,35 +342,16 @@ async fn admin_endpoints_faults_stats_reset() {
     let c = client(Duration::from_secs(30));
     // Add a rule over HTTP (JSON), list it, see it fire.
     let rule = json!({"op": "ports.create", "action": {"kind": "error", "status": 503}, "nth": 1});
-    let r = c
-        .post(f.url("/_sim/faults"))
-        .json(&rule)
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 201);
+    let (st, _) = send(c.post(f.url("/_sim/faults")).json(&rule)).await;
+    assert_eq!(st, 201);
     assert_eq!(f.create(&c, "a").await.expect("r").0, 503);
     assert_eq!(f.create(&c, "a").await.expect("r").0, 201);
-    let v: Value = c
-        .get(f.url("/_sim/faults"))
-        .send()
-        .await
-        .expect("r")
-        .json()
-        .await
-        .expect("json");
+    let (_, v) = send(c.get(f.url("/_sim/faults"))).await;
     assert_eq!(v["faults"][0]["op"], "ports.create");
     assert_eq!(v["faults"][0]["fired"], 1);
     assert_eq!(v["faults"][0]["matched"], 2);
-    c.get(f.url("/v2.0/nope")).send().await.expect("r");
-    let v: Value = c
-        .get(f.url("/_sim/stats"))
-        .send()
-        .await
-        .expect("r")
-        .json()
-        .await
-        .expect("json");
+    send(c.get(f.url("/v2.0/nope"))).await;
+    let (_, v) = send(c.get(f.url("/_sim/stats"))).await;
     assert_eq!(
         v["operations"]["ports.create"],
         json!({"fault_503": 1, "ok": 1})
@@ -422,39 +359,32 @@ async fn admin_endpoints_faults_stats_reset() {
     assert_eq!(v["operations"]["unknown"], json!({"error_4xx": 1}));
     assert_eq!(v["total"], 3);
     // Bulk add, clear.
-    let r = c
-        .post(f.url("/_sim/faults"))
-        .json(&json!({"faults": [rule, rule]}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 201);
+    let (st, _) = send(
+        c.post(f.url("/_sim/faults"))
+            .json(&json!({"faults": [rule, rule]})),
+    )
+    .await;
+    assert_eq!(st, 201);
     assert_eq!(f.h.faults().len(), 3);
-    let r = c.delete(f.url("/_sim/faults")).send().await.expect("r");
-    assert_eq!(r.status(), 204);
+    let (st, _) = send(c.delete(f.url("/_sim/faults"))).await;
+    assert_eq!(st, 204);
     assert!(f.h.faults().is_empty());
     // Bad rule: 400, not a panic.
-    let r = c
-        .post(f.url("/_sim/faults"))
-        .json(&json!({"op": "x", "action": {"kind": "nope"}}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 400);
+    let (st, _) = send(
+        c.post(f.url("/_sim/faults"))
+            .json(&json!({"op": "x", "action": {"kind": "nope"}})),
+    )
+    .await;
+    assert_eq!(st, 400);
     // Reset: stats and faults; with data, resources too.
     f.h.add_fault(FaultRule::new("*", FaultAction::Reset));
-    let r = c.post(f.url("/_sim/reset")).send().await.expect("r");
-    assert_eq!(r.status(), 204);
+    let (st, _) = send(c.post(f.url("/_sim/reset"))).await;
+    assert_eq!(st, 204);
     assert_eq!(f.h.stats().total(), 0);
     assert!(f.h.faults().is_empty());
     assert_eq!(f.ports_of("a"), 1);
-    let r = c
-        .post(f.url("/_sim/reset"))
-        .json(&json!({"data": true}))
-        .send()
-        .await
-        .expect("r");
-    assert_eq!(r.status(), 204);
+    let (st, _) = send(c.post(f.url("/_sim/reset")).json(&json!({"data": true}))).await;
+    assert_eq!(st, 204);
     assert_eq!(f.h.port_count(), 0);
     f.sim.shutdown().await;
 }

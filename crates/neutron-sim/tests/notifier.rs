@@ -1,6 +1,8 @@
 //! Nova notifier: events reach a local `os-server-external-events` endpoint, batched,
 //! with Neutron's headers, retried on failure, never blocking the API.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -9,7 +11,8 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use neutron_sim::{NeutronSim, SimConfig};
+use common::{client, id_of, send, start};
+use neutron_sim::SimConfig;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -73,45 +76,47 @@ struct Api {
 }
 
 impl Api {
-    async fn call(&self, m: reqwest::Method, path: &str, body: Value) -> Value {
-        let r = self
-            .c
-            .request(m, format!("{}{path}", self.base))
-            .json(&body)
-            .send()
-            .await
-            .expect("send");
-        assert!(r.status().is_success(), "{path}: {}", r.status());
-        r.json().await.unwrap_or(Value::Null)
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+    /// Creates a port and returns its id.
+    async fn create_port(&self, body: Value) -> String {
+        let (st, v) = send(self.c.post(self.url("/v2.0/ports")).json(&body)).await;
+        assert_eq!(st, 201, "{v}");
+        id_of(&v, "port")
+    }
+    async fn put(&self, path: &str, body: Value) {
+        let (st, v) = send(self.c.put(self.url(path)).json(&body)).await;
+        assert_eq!(st, 200, "{path}: {v}");
+    }
+    async fn delete(&self, path: &str) {
+        let (st, v) = send(self.c.delete(self.url(path))).await;
+        assert_eq!(st, 204, "{path}: {v}");
     }
 }
 
-async fn next_batch(rx: &mut mpsc::UnboundedReceiver<(HeaderMap, Value)>) -> Vec<Value> {
+/// Expects `events` as the next batch Nova receives, sent with Neutron's headers.
+async fn expect_batch(rx: &mut mpsc::UnboundedReceiver<(HeaderMap, Value)>, events: &[Value]) {
     let (headers, body) = tokio::time::timeout(Duration::from_secs(30), rx.recv())
         .await
         .expect("a batch")
         .expect("open");
     assert_eq!(headers["x-auth-token"], "notused");
     assert_eq!(headers["x-openstack-nova-api-version"], "2.1");
-    body["events"].as_array().expect("events").clone()
+    assert_eq!(body["events"].as_array().expect("events"), events);
 }
 
 #[tokio::test(start_paused = true)]
 async fn plugged_changed_fip_unplugged_deleted() {
     let (nova, mut rx) = fake_nova(0).await;
-    let cfg = SimConfig {
+    let sim = start(SimConfig {
         nova_url: Some(nova),
         ..SimConfig::default()
-    };
-    let sim = NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("start");
+    })
+    .await;
     let topo = sim.handle().create_default_topology("demo");
     let api = Api {
-        c: reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .expect("c"),
+        c: client(Duration::from_secs(30)),
         base: sim.url(),
     };
     let (vm1, vm2) = (
@@ -119,156 +124,75 @@ async fn plugged_changed_fip_unplugged_deleted() {
         uuid::Uuid::new_v4().to_string(),
     );
     let port = |vm: &str| json!({"port": {"network_id": topo.private_network_id, "device_id": vm, "device_owner": "compute:nova", "binding:host_id": "h1"}});
+    let changed = |vm: &str, port: &str| ev("network-changed", vm, port);
 
     // Binding makes the port ACTIVE: network-vif-plugged. A second port in the same interval: one batch.
-    let p1 = api
-        .call(reqwest::Method::POST, "/v2.0/ports", port(&vm1))
-        .await["port"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    let p2 = api
-        .call(reqwest::Method::POST, "/v2.0/ports", port(&vm2))
-        .await["port"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![
+    let p1 = api.create_port(port(&vm1)).await;
+    let p2 = api.create_port(port(&vm2)).await;
+    expect_batch(
+        &mut rx,
+        &[
             ev("network-vif-plugged", &vm1, &p1),
-            ev("network-vif-plugged", &vm2, &p2)
-        ]
-    );
+            ev("network-vif-plugged", &vm2, &p2),
+        ],
+    )
+    .await;
 
     // Fixed IP change: network-changed.
-    api.call(reqwest::Method::PUT, &format!("/v2.0/ports/{p1}"), json!({"port": {"fixed_ips": [{"subnet_id": topo.private_subnet_id, "ip_address": "10.0.0.200"}]}})).await;
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-changed", &vm1, &p1)]
-    );
+    let p1_path = format!("/v2.0/ports/{p1}");
+    api.put(&p1_path, json!({"port": {"fixed_ips": [{"subnet_id": topo.private_subnet_id, "ip_address": "10.0.0.200"}]}})).await;
+    expect_batch(&mut rx, &[changed(&vm1, &p1)]).await;
 
-    // FIP associated, moved to another port (event for both), deleted.
-    let fip = api
-        .call(
-            reqwest::Method::POST,
-            "/v2.0/floatingips",
-            json!({"floatingip": {"floating_network_id": topo.public_network_id, "port_id": p1}}),
-        )
-        .await;
-    let fid = fip["floatingip"]["id"].as_str().expect("id").to_string();
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-changed", &vm1, &p1)]
-    );
-    api.call(
-        reqwest::Method::PUT,
-        &format!("/v2.0/floatingips/{fid}"),
-        json!({"floatingip": {"port_id": p2}}),
-    )
+    // FIP associated, moved to another port (event for both), disassociated, associated
+    // again, deleted.
+    let (st, fip) = send(api.c.post(api.url("/v2.0/floatingips")).json(
+        &json!({"floatingip": {"floating_network_id": topo.public_network_id, "port_id": p1}}),
+    ))
     .await;
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![
-            ev("network-changed", &vm1, &p1),
-            ev("network-changed", &vm2, &p2)
-        ]
-    );
-    api.call(
-        reqwest::Method::PUT,
-        &format!("/v2.0/floatingips/{fid}"),
-        json!({"floatingip": {"port_id": null}}),
-    )
-    .await;
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-changed", &vm2, &p2)]
-    );
-    api.call(
-        reqwest::Method::PUT,
-        &format!("/v2.0/floatingips/{fid}"),
-        json!({"floatingip": {"port_id": p2}}),
-    )
-    .await;
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-changed", &vm2, &p2)]
-    );
-    let r = api
-        .c
-        .delete(format!("{}/v2.0/floatingips/{fid}", api.base))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 204);
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-changed", &vm2, &p2)]
-    );
+    assert_eq!(st, 201, "{fip}");
+    expect_batch(&mut rx, &[changed(&vm1, &p1)]).await;
+    let fip_path = format!("/v2.0/floatingips/{}", id_of(&fip, "floatingip"));
+    for (port_id, events) in [
+        (json!(p2), vec![changed(&vm1, &p1), changed(&vm2, &p2)]),
+        (Value::Null, vec![changed(&vm2, &p2)]),
+        (json!(p2), vec![changed(&vm2, &p2)]),
+    ] {
+        api.put(&fip_path, json!({"floatingip": {"port_id": port_id}}))
+            .await;
+        expect_batch(&mut rx, &events).await;
+    }
+    api.delete(&fip_path).await;
+    expect_batch(&mut rx, &[changed(&vm2, &p2)]).await;
 
     // Unbinding: ACTIVE -> DOWN, network-vif-unplugged, then network-changed (any change).
-    api.call(
-        reqwest::Method::PUT,
-        &format!("/v2.0/ports/{p1}"),
-        json!({"port": {"binding:host_id": ""}}),
+    api.put(&p1_path, json!({"port": {"binding:host_id": ""}}))
+        .await;
+    expect_batch(
+        &mut rx,
+        &[ev("network-vif-unplugged", &vm1, &p1), changed(&vm1, &p1)],
     )
     .await;
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![
-            ev("network-vif-unplugged", &vm1, &p1),
-            ev("network-changed", &vm1, &p1)
-        ]
-    );
-    api.call(
-        reqwest::Method::PUT,
-        &format!("/v2.0/ports/{p1}"),
-        json!({"port": {"name": "renamed"}}),
-    )
-    .await;
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-changed", &vm1, &p1)]
-    );
+    api.put(&p1_path, json!({"port": {"name": "renamed"}}))
+        .await;
+    expect_batch(&mut rx, &[changed(&vm1, &p1)]).await;
 
     // Deletion: network-vif-deleted.
-    let r = api
-        .c
-        .delete(format!("{}/v2.0/ports/{p1}", api.base))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 204);
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-vif-deleted", &vm1, &p1)]
-    );
+    api.delete(&p1_path).await;
+    expect_batch(&mut rx, &[ev("network-vif-deleted", &vm1, &p1)]).await;
 
     // Nothing for: detaching a port (device cleared), then deleting it; non-uuid device ids;
     // non-compute owners. The next batch is the plugging of a new compute port.
-    api.call(
-        reqwest::Method::PUT,
-        &format!("/v2.0/ports/{p2}"),
+    let p2_path = format!("/v2.0/ports/{p2}");
+    api.put(
+        &p2_path,
         json!({"port": {"device_id": "", "device_owner": ""}}),
     )
     .await;
-    api.c
-        .delete(format!("{}/v2.0/ports/{p2}", api.base))
-        .send()
-        .await
-        .expect("send");
-    api.call(reqwest::Method::POST, "/v2.0/ports", json!({"port": {"network_id": topo.private_network_id, "device_id": "not-a-uuid", "device_owner": "compute:nova", "binding:host_id": "h"}})).await;
-    api.call(reqwest::Method::POST, "/v2.0/ports", json!({"port": {"network_id": topo.private_network_id, "device_id": vm1, "binding:host_id": "h"}})).await;
-    let p4 = api
-        .call(reqwest::Method::POST, "/v2.0/ports", port(&vm2))
-        .await["port"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-vif-plugged", &vm2, &p4)]
-    );
+    api.delete(&p2_path).await;
+    api.create_port(json!({"port": {"network_id": topo.private_network_id, "device_id": "not-a-uuid", "device_owner": "compute:nova", "binding:host_id": "h"}})).await;
+    api.create_port(json!({"port": {"network_id": topo.private_network_id, "device_id": vm1, "binding:host_id": "h"}})).await;
+    let p4 = api.create_port(port(&vm2)).await;
+    expect_batch(&mut rx, &[ev("network-vif-plugged", &vm2, &p4)]).await;
     let h = sim.handle();
     wait_for(|| h.stats().nova_batches_sent == 11).await;
     assert_eq!(h.stats().nova_events_sent, 14);
@@ -278,15 +202,13 @@ async fn plugged_changed_fip_unplugged_deleted() {
 #[tokio::test(start_paused = true)]
 async fn retried_with_backoff_and_never_blocks_the_api() {
     let (nova, mut rx) = fake_nova(2).await;
-    let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("start");
+    let sim = start(SimConfig::default()).await;
     let h = sim.handle();
     let topo = h.create_default_topology("demo");
-    let c = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("c");
+    let api = Api {
+        c: client(Duration::from_secs(30)),
+        base: sim.url(),
+    };
     let vm = uuid::Uuid::new_v4().to_string();
     let body = json!({"port": {"network_id": topo.private_network_id, "device_id": vm, "device_owner": "compute:nova", "binding:host_id": "h1"}});
 
@@ -299,13 +221,7 @@ async fn retried_with_backoff_and_never_blocks_the_api() {
     drop(dead);
     h.set_nova_url(Some(dead_url));
     let t0 = tokio::time::Instant::now();
-    let r = c
-        .post(format!("{}/v2.0/ports", sim.url()))
-        .json(&body)
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 201);
+    api.create_port(body.clone()).await;
     assert!(t0.elapsed() < Duration::from_millis(10));
     wait_for(|| h.stats().nova_post_failures == 4).await;
     // Backoff 200 + 400 + 800 ms after the 1 s batching interval.
@@ -317,20 +233,8 @@ async fn retried_with_backoff_and_never_blocks_the_api() {
 
     // Nova failing twice with 500: the third attempt delivers.
     h.set_nova_url(Some(nova));
-    let r = c
-        .post(format!("{}/v2.0/ports", sim.url()))
-        .json(&body)
-        .send()
-        .await
-        .expect("send");
-    let pid = r.json::<Value>().await.expect("json")["port"]["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    assert_eq!(
-        next_batch(&mut rx).await,
-        vec![ev("network-vif-plugged", &vm, &pid)]
-    );
+    let pid = api.create_port(body).await;
+    expect_batch(&mut rx, &[ev("network-vif-plugged", &vm, &pid)]).await;
     wait_for(|| h.stats().nova_events_sent == 1).await;
     assert_eq!(h.stats().nova_post_failures, 6);
     sim.shutdown().await;
