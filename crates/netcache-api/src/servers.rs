@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_compute::CreateServer;
-use netcache_domain::server::{NetworkRequest, NetworkRequests};
+use netcache_domain::server::{NetworkRequest, NetworkRequests, Server};
 use netcache_domain::{NetworkId, PortId};
 use rand::Rng;
 use rand::distr::Alphanumeric;
@@ -39,10 +39,11 @@ async fn page_of_servers(
     state: &AppState,
     caller: &Caller,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> ApiResult<(Vec<netcache_domain::server::Server>, wire::Paging)> {
+) -> ApiResult<(Vec<Server>, wire::Paging)> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let paging = wire::parse_paging(&pairs)?;
     let mut servers = visible_servers(state, caller).await?;
+    filter_servers(state, &pairs, &mut servers).await?;
     if let Some(marker) = &paging.marker {
         let position = servers
             .iter()
@@ -54,6 +55,35 @@ async fn page_of_servers(
         servers.truncate(limit);
     }
     Ok((servers, paging))
+}
+
+/// Nova's list filters netcache honours: `name` and `ip`/`ip6` match as
+/// substrings (Nova: a regular-expression search), `status` exactly (any case).
+/// The IP filters read each server's cache — netcache's records, never Neutron's
+/// device_id view, so a ghost's IP matches nothing. Other parameters are ignored.
+async fn filter_servers(state: &AppState, pairs: &[(String, String)], servers: &mut Vec<Server>) -> ApiResult<()> {
+    let param = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    if let Some(name) = param("name") {
+        servers.retain(|s| s.name.contains(name));
+    }
+    if let Some(status) = param("status") {
+        servers.retain(|s| s.api_status().eq_ignore_ascii_case(status));
+    }
+    for (key, version) in [("ip", 4), ("ip6", 6)] {
+        let Some(pattern) = param(key) else { continue };
+        let mut kept = Vec::with_capacity(servers.len());
+        for server in servers.drain(..) {
+            let info = state.compute.network_info(server.id).await?;
+            let matches = info.0.iter().flat_map(|vif| vif.fixed_ips()).any(|ip| {
+                ip.ip.version == Some(version) && ip.ip.address.as_deref().is_some_and(|a| a.contains(pattern))
+            });
+            if matches {
+                kept.push(server);
+            }
+        }
+        *servers = kept;
+    }
+    Ok(())
 }
 
 /// `{"servers": [...]}` plus Nova's `servers_links` when the page is full.

@@ -194,22 +194,16 @@ async fn main() {
 
 /// Runs a command; returns the process exit code.
 async fn run(cli: Cli) -> anyhow::Result<i32> {
+    let done = |result: anyhow::Result<()>| result.map(|()| 0);
     match cli.command {
         Command::Audit { ops, json } => netcache::ops::audit(&ops.settings()?, json).await,
-        command => run_simple(command).await.map(|()| 0),
-    }
-}
-
-async fn run_simple(command: Command) -> anyhow::Result<()> {
-    match command {
-        Command::Audit { .. } => unreachable!("handled by run"),
-        Command::Heal(ops) => netcache::ops::heal(&ops.settings()?).await,
+        Command::Heal(ops) => done(netcache::ops::heal(&ops.settings()?).await),
         Command::Gc { ops, dry_run } => {
             let mut settings = ops.settings()?;
             settings.gc.dry_run |= dry_run;
-            netcache::ops::gc(&settings).await
+            done(netcache::ops::gc(&settings).await)
         }
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => done(serve(args).await),
         Command::NeutronSim(args) => {
             let (config, listen) = neutron_sim::Cli {
                 listen: args.listen,
@@ -220,11 +214,11 @@ async fn run_simple(command: Command) -> anyhow::Result<()> {
                 default_topology_project: args.default_topology,
             }
             .into_config()?;
-            neutron_sim::serve_forever(config, listen).await
+            done(neutron_sim::serve_forever(config, listen).await)
         }
-        Command::Demo => netcache::demo::run().await,
-        Command::Server { target, command } => server_command(target, command).await,
-        Command::Interface { target, command } => interface_command(target, command).await,
+        Command::Demo => done(netcache::demo::run().await),
+        Command::Server { target, command } => done(server_command(target, command).await),
+        Command::Interface { target, command } => done(interface_command(target, command).await),
     }
 }
 

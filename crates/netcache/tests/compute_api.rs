@@ -249,3 +249,36 @@ async fn spawn_failures_reschedule_then_error_with_ports_released() {
     assert_eq!(t.neutron().stats().calls("ports.create"), 3);
     assert_eq!(t.neutron().stats().calls("ports.delete"), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_list_filters_by_name_status_and_ip_from_netcaches_records() {
+    let t = TestApp::start().await;
+    let net = t.topology.private_network_id.clone();
+    for name in ["alpha", "beta"] {
+        let (status, _) = t
+            .post("/servers", json!({"server": {"name": name, "flavorRef": "1", "networks": [{"uuid": net}]}}))
+            .await;
+        assert_eq!(status, 202);
+    }
+    t.app().compute.settle().await;
+    let names = |body: &Value| -> Vec<String> {
+        body["servers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let (_, body) = t.get("/servers?name=alp").await;
+    assert_eq!(names(&body), ["alpha"]);
+    let (_, body) = t.get("/servers/detail?status=active").await;
+    assert_eq!(names(&body).len(), 2);
+    let (_, body) = t.get("/servers?status=ERROR").await;
+    assert!(names(&body).is_empty());
+
+    let (_, body) = t.get("/servers/detail?name=alpha").await;
+    let alpha = body["servers"][0]["id"].as_str().unwrap().to_owned();
+    let ip = body["servers"][0]["addresses"]["private"][0]["addr"].as_str().unwrap().to_owned();
+    let (_, body) = t.get(&format!("/servers?ip={ip}")).await;
+    assert_eq!(names(&body), ["alpha"]);
+    // A ghost's IP matches nothing: the filter reads netcache's records.
+    let ghost = t.user_port(json!({"device_id": alpha, "device_owner": "compute:nova"}));
+    let ghost_ip = ghost["fixed_ips"][0]["ip_address"].as_str().unwrap();
+    let (_, body) = t.get(&format!("/servers?ip={ghost_ip}")).await;
+    assert!(names(&body).is_empty(), "{body}");
+}
