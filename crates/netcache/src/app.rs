@@ -59,6 +59,17 @@ impl App {
                 (sim.url(), Some(sim))
             }
         };
+        if embedded_neutron.is_some() {
+            let earlier = store.servers(&netcache_store::ServerFilter::default()).await?.len();
+            if earlier > 0 {
+                tracing::warn!(
+                    servers = earlier,
+                    "{earlier} servers in {} belong to an earlier embedded Neutron, which kept its ports in memory; \
+                     heal will mark their ports lost (use neutron.url for a lasting Neutron)",
+                    settings.database
+                );
+            }
+        }
         let neutron = Arc::new(neutron_client(settings, &neutron_url)?);
         let compute = Compute::start(
             settings.compute_config(),
