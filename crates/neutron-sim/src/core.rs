@@ -679,6 +679,34 @@ fn parse_ip(v: &Value, key: &str) -> Result<IpAddr> {
     })
 }
 
+/// A requested `mac_address`, lower-cased, if valid.
+fn parse_mac(requested: &str) -> Result<String> {
+    let m = requested.to_ascii_lowercase();
+    if !is_mac(&m) {
+        return Err(Error::bad(format!(
+            "Invalid input for mac_address. Reason: '{m}' is not a valid MAC address."
+        )));
+    }
+    Ok(m)
+}
+
+/// The `(subnet_id, ip_address)` of a `fixed_ips` entry, if well-formed.
+fn parse_fixed_ip(r: &Value) -> Result<(Option<String>, Option<IpAddr>)> {
+    let Some(r) = r.as_object() else {
+        return Err(Error::invalid(format!(
+            "Invalid data format for fixed IP: {}",
+            pyrepr(r)
+        )));
+    };
+    check_only(r, &["subnet_id", "ip_address"])?;
+    let sid = get_uuid(r, "subnet_id")?;
+    let ip = r
+        .get("ip_address")
+        .map(|v| parse_ip(v, "ip_address"))
+        .transpose()?;
+    Ok((sid, ip))
+}
+
 // ---------- the store ----------
 
 impl Store {
@@ -1347,18 +1375,7 @@ impl Store {
             return Ok(());
         };
         for r in reqs {
-            let Some(r) = r.as_object() else {
-                return Err(Error::invalid(format!(
-                    "Invalid data format for fixed IP: {}",
-                    pyrepr(r)
-                )));
-            };
-            check_only(r, &["subnet_id", "ip_address"])?;
-            let sid = get_uuid(r, "subnet_id")?;
-            let ip = r
-                .get("ip_address")
-                .map(|v| parse_ip(v, "ip_address"))
-                .transpose()?;
+            let (sid, ip) = parse_fixed_ip(r)?;
             let sid = match (sid, ip) {
                 (Some(sid), _) => {
                     if !subnet_ids.contains(&sid) {
@@ -1470,13 +1487,14 @@ impl Store {
         requested: &str,
         current: Option<&str>,
     ) -> Result<String> {
-        let m = requested.to_ascii_lowercase();
-        if !is_mac(&m) {
-            return Err(Error::bad(format!(
-                "Invalid input for mac_address. Reason: '{m}' is not a valid MAC address."
-            )));
-        }
-        if current != Some(m.as_str()) && self.macs.contains(&(network_id.to_string(), m.clone())) {
+        let m = parse_mac(requested)?;
+        self.check_mac_free(network_id, &m, current)?;
+        Ok(m)
+    }
+
+    /// 409 if another port on the network uses `mac` (`current` is the port's own MAC).
+    fn check_mac_free(&self, network_id: &str, m: &str, current: Option<&str>) -> Result<()> {
+        if current != Some(m) && self.macs.contains(&(network_id.to_string(), m.to_string())) {
             return Err(Error::Conflict(
                 "MacAddressInUse",
                 format!(
@@ -1484,7 +1502,7 @@ impl Store {
                 ),
             ));
         }
-        Ok(m)
+        Ok(())
     }
 
     /// Creates a port the service owns (router gateway or interface, floating IP), as admin.
@@ -1517,36 +1535,50 @@ impl Store {
         };
         let vnic_type = self.vnic(obj)?.unwrap_or_else(|| "normal".into());
         let profile = profile(obj)?.unwrap_or_else(|| json!({}));
-        let mac = match get_str(obj, "mac_address")? {
-            Some(m) => self.requested_mac(&network_id, &m, None)?,
+        let requested_mac = get_str(obj, "mac_address")?
+            .map(|m| parse_mac(&m))
+            .transpose()?;
+        let device_owner = get_str(obj, "device_owner")?.unwrap_or_default();
+        let security_groups = get_list(obj, "security_groups")?;
+        let requested = get_list(obj, "fixed_ips")?;
+        if let Some(reqs) = &requested {
+            reqs.iter().try_for_each(|r| parse_fixed_ip(r).map(drop))?;
+        }
+        let description = get_str(obj, "description")?.unwrap_or_default();
+        let name = get_str(obj, "name")?.unwrap_or_default();
+        let admin_state_up = get_bool(obj, "admin_state_up")?.unwrap_or(true);
+        let device_id = get_str(obj, "device_id")?.unwrap_or_default();
+        let host_id = get_host(obj)?.unwrap_or_default();
+        let port_security = get_bool(obj, "port_security_enabled")?.unwrap_or(true);
+        // The whole body is valid (as Neutron's API layer checks it before the plugin runs):
+        // only now anything is reserved, so a failure below leaves nothing behind.
+        let mac = match requested_mac {
+            Some(m) => {
+                self.check_mac_free(&network_id, &m, None)?;
+                m
+            }
             None => self.new_mac(&network_id),
         };
-        let device_owner = get_str(obj, "device_owner")?.unwrap_or_default();
-        let security_groups = match get_list(obj, "security_groups")? {
+        let security_groups = match security_groups {
             Some(l) => string_items(&l),
             None if device_owner.starts_with("network:") => Vec::new(),
             None => vec![self.default_sg(&project_id)],
         };
-        let requested = get_list(obj, "fixed_ips")?;
         let fixed_ips =
             self.allocate(&network_id, &mac, requested.as_deref(), &[], &device_owner)?;
         // Setting the tags is a revision of its own.
         let revision = 1 + u64::from(!tags.is_empty());
-        let std = StdAttrs::new(
-            get_str(obj, "description")?.unwrap_or_default(),
-            tags,
-            revision,
-        );
+        let std = StdAttrs::new(description, tags, revision);
         let id = self.new_id();
         let mut p = Port {
             id: id.clone(),
-            name: get_str(obj, "name")?.unwrap_or_default(),
+            name,
             network_id: network_id.clone(),
             project_id,
             mac: mac.clone(),
-            admin_state_up: get_bool(obj, "admin_state_up")?.unwrap_or(true),
+            admin_state_up,
             status: "DOWN".into(),
-            device_id: get_str(obj, "device_id")?.unwrap_or_default(),
+            device_id,
             device_owner,
             fixed_ips,
             allowed_address_pairs: get_array(obj, "allowed_address_pairs")
@@ -1555,8 +1587,8 @@ impl Store {
             security_groups,
             vnic_type,
             profile,
-            host_id: get_host(obj)?.unwrap_or_default(),
-            port_security: get_bool(obj, "port_security_enabled")?.unwrap_or(true),
+            host_id,
+            port_security,
             std,
         };
         if !p.host_id.is_empty() {
@@ -2075,6 +2107,10 @@ impl Store {
             ));
         }
         let port_id = get_uuid(obj, "port_id")?;
+        // Validated before the floating IP's own port is created, so a failure leaves none.
+        let description = get_str(obj, "description")?.unwrap_or_default();
+        let tags = get_tags(obj)?;
+        let project_id = Self::project_for(caller, obj)?;
         let target = match &port_id {
             Some(p) => Some(self.fip_target(caller, &net, None, p, obj.get("fixed_ip_address"))?),
             None => None,
@@ -2103,14 +2139,10 @@ impl Store {
         let body = json!({"network_id": net, "device_owner": "network:floatingip", "device_id": id, "project_id": "", "fixed_ips": fixed});
         let own_port = self.create_service_port(caller, body)?;
         let address = self.ports[&own_port].fixed_ips[0].1;
-        let std = StdAttrs::new(
-            get_str(obj, "description")?.unwrap_or_default(),
-            get_tags(obj)?,
-            0,
-        );
+        let std = StdAttrs::new(description, tags, 0);
         let f = FloatingIp {
             id: id.clone(),
-            project_id: Self::project_for(caller, obj)?,
+            project_id,
             network_id: net,
             address,
             own_port,

@@ -337,3 +337,105 @@ async fn garbage_input_never_500() {
     }
     sim.shutdown().await;
 }
+
+/// A port create rejected for an attribute validated late (`description`, `name`, ...)
+/// reserves no address: the whole body is validated before any allocation.
+#[tokio::test]
+async fn failed_port_create_leaks_no_fixed_ip() {
+    let sim = start(SimConfig::default()).await;
+    let h = sim.handle();
+    // A /29: the pool is .2 to .6, five addresses.
+    let net = network_with_subnet(&h, "small", "10.9.0.0/29");
+    let (_, v) = h.request("GET", &format!("/v2.0/subnets?network_id={net}"), None);
+    let subnet = v["subnets"][0]["id"].as_str().expect("subnet").to_string();
+    let bad_bodies = [
+        json!({"network_id": net, "description": 5, "fixed_ips": [{"ip_address": "10.9.0.3"}]}),
+        json!({"network_id": net, "name": 7, "fixed_ips": [{"subnet_id": subnet, "ip_address": "10.9.0.3"}]}),
+        json!({"network_id": net, "admin_state_up": "maybe", "fixed_ips": [{"ip_address": "10.9.0.3"}]}),
+        json!({"network_id": net, "description": 5}),
+        json!({"network_id": net, "name": [], "fixed_ips": [{"subnet_id": subnet}]}),
+        json!({"network_id": net, "device_id": 1}),
+        json!({"network_id": net, "binding:host_id": 1}),
+        json!({"network_id": net, "port_security_enabled": "x"}),
+    ];
+    for round in 0..3 {
+        for body in &bad_bodies {
+            let (st, v) = h.request("POST", "/v2.0/ports", Some(json!({ "port": body })));
+            assert_eq!(st, 400, "round {round}: {body} -> {v}");
+        }
+    }
+    let (st, v) = h.request(
+        "POST",
+        "/v2.0/ports",
+        Some(json!({"port": {"network_id": net, "description": 5}})),
+    );
+    assert_eq!(st, 400);
+    assert_eq!(
+        v["NeutronError"]["message"],
+        "Invalid input for description. Reason: 5 is not a valid string."
+    );
+    assert_eq!(h.port_count(), 0);
+    // The exact address is still free, then the other four still auto-allocate.
+    let (st, v) = h.request(
+        "POST",
+        "/v2.0/ports",
+        Some(json!({"port": {"network_id": net, "fixed_ips": [{"ip_address": "10.9.0.3"}]}})),
+    );
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["port"]["fixed_ips"][0]["ip_address"], "10.9.0.3");
+    for _ in 0..4 {
+        let (st, v) = h.request(
+            "POST",
+            "/v2.0/ports",
+            Some(json!({"port": {"network_id": net}})),
+        );
+        assert_eq!(st, 201, "{v}");
+    }
+    let (st, v) = h.request(
+        "POST",
+        "/v2.0/ports",
+        Some(json!({"port": {"network_id": net}})),
+    );
+    assert_eq!(st, 409);
+    assert_eq!(v["NeutronError"]["type"], "IpAddressGenerationFailure");
+    sim.shutdown().await;
+}
+
+/// A floating IP create rejected for its `description`, `tags` or `project_id` leaves no
+/// `network:floatingip` port (nor its address) behind.
+#[tokio::test]
+async fn failed_fip_create_leaves_no_port() {
+    let sim = start(SimConfig::default()).await;
+    let h = sim.handle();
+    let t = h.create_default_topology("demo");
+    let before = h.port_count();
+    let pub_net = &t.public_network_id;
+    for (attr, value) in [
+        ("description", json!(5)),
+        ("tags", json!("x")),
+        ("tags", json!([1])),
+        ("project_id", json!(3)),
+    ] {
+        for ip in [json!(null), json!("172.24.4.77")] {
+            let mut fip = json!({"floating_network_id": pub_net, "floating_ip_address": ip});
+            fip[attr] = value.clone();
+            let (st, v) = h.request(
+                "POST",
+                "/v2.0/floatingips",
+                Some(json!({"floatingip": fip})),
+            );
+            assert_eq!(st, 400, "{fip} -> {v}");
+        }
+    }
+    assert_eq!(h.port_count(), before);
+    let (_, v) = h.request("GET", "/v2.0/ports?device_owner=network:floatingip", None);
+    assert_eq!(v, json!({"ports": []}));
+    // The requested address was not left reserved.
+    let (st, v) = h.request(
+        "POST",
+        "/v2.0/floatingips",
+        Some(json!({"floatingip": {"floating_network_id": pub_net, "floating_ip_address": "172.24.4.77"}})),
+    );
+    assert_eq!(st, 201, "{v}");
+    sim.shutdown().await;
+}
