@@ -22,7 +22,7 @@ use netcache_neutron::{FixedIpRequest, PortCreate, PortFilter, PortUpdate};
 use tracing::{info, warn};
 
 use crate::config::CrashPoint;
-use crate::{Compute, Error, Result};
+use crate::{Compute, Error, Interface, Result};
 
 /// A VIF slot to fill with a new port.
 #[derive(Clone, Debug)]
@@ -36,7 +36,7 @@ pub(crate) struct NewPortSlot {
 
 impl Compute {
     /// Fills a slot with a new port, trying up to `create_attempts_per_host` intents.
-    pub(crate) async fn allocate_new_port(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<VifRecord> {
+    pub(crate) async fn allocate_new_port(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<Interface> {
         let mut last = None;
         for _ in 0..self.config.create_attempts_per_host.max(1) {
             match self.create_with_intent(server, host, slot).await {
@@ -47,7 +47,7 @@ impl Compute {
         Err(last.expect("at least one attempt"))
     }
 
-    async fn create_with_intent(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<VifRecord> {
+    async fn create_with_intent(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<Interface> {
         let now = self.clock.now();
         let intent = PortIntent {
             id: IntentId::new_v4(),
@@ -149,7 +149,7 @@ impl Compute {
     }
 
     /// Step 3: the port exists and is ours; record it as the server's VIF.
-    pub(crate) async fn record_created(&self, server: &Server, intent: PortIntent, port: Port, adopted: bool) -> Result<VifRecord> {
+    pub(crate) async fn record_created(&self, server: &Server, intent: PortIntent, port: Port, adopted: bool) -> Result<Interface> {
         if self.marker_mode == MarkerMode::Name {
             // Tags could not ride in the POST; set them now (one call) so operators
             // see them. The name already carries the marker.
@@ -202,7 +202,7 @@ impl Compute {
             server.id = %server.id, port.id = %port.id, intent.id = %intent.id, adopted,
             "{} port {} for server {}", if adopted { "Adopted" } else { "Created" }, port.id, server.id
         );
-        Ok(vif)
+        Ok(Interface { vif, port: Some(port) })
     }
 
     pub(crate) async fn finish_intent(
@@ -238,7 +238,7 @@ impl Compute {
         position: i64,
         port_id: &PortId,
         tag: Option<String>,
-    ) -> Result<VifRecord> {
+    ) -> Result<Interface> {
         let port = self.usable_user_port(&server.project_id, Some(server.id), port_id).await?;
         let vif = VifRecord {
             port_id: port.id.clone(),
@@ -279,13 +279,13 @@ impl Compute {
         let observed = HashMap::from([(
             bound.id.clone(),
             Observed::Present {
-                port: bound,
+                port: bound.clone(),
                 floating_ips: self.floating_ips_of(port_id).await?,
             },
         )]);
         self.commit_with_cache("allocate", server.id, &vifs, &observed, vec![]).await?;
         info!(server.id = %server.id, port.id = %port_id, "Attached user port {port_id} to server {}", server.id);
-        Ok(vif)
+        Ok(Interface { vif, port: Some(bound) })
     }
 
     /// Nova's rules for a requested port: it exists, belongs to the project, and

@@ -94,10 +94,9 @@ impl Compute {
         let done = self.clock.now();
         let event = |ok, details| ActionEvent::finished("compute_attach_interface", done, ok, details, Some(host.to_string()));
         match result {
-            Ok(vif) => {
+            Ok(interface) => {
                 self.add_event(server_id, &ctx.request_id, event(true, None)).await?;
-                let port = self.neutron.show_port(&vif.port_id).await.ok();
-                Ok(Interface { vif, port })
+                Ok(interface)
             }
             Err(e) => {
                 self.add_event(server_id, &ctx.request_id, event(false, Some(e.to_string()))).await?;

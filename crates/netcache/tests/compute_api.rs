@@ -231,7 +231,17 @@ async fn boot_and_delete_cost_at_most_two_neutron_calls_each() {
     let delete_calls = t.neutron().stats().total();
     assert!(delete_calls <= 2, "delete cost {delete_calls} Neutron calls: {:?}", t.neutron().stats());
     assert!(t.neutron_ports(&id).is_empty());
-    println!("Neutron calls: boot {boot_calls}, delete {delete_calls} (Nova: about 9 and 3)");
+
+    // Attaching a new port on a known network: the create, nothing else.
+    let other = t.boot_on_private().await;
+    t.neutron().reset_stats();
+    let (status, _) = t
+        .post(&format!("/servers/{other}/os-interface"), json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}}))
+        .await;
+    assert_eq!(status, 200);
+    let attach_calls = t.neutron().stats().total();
+    assert_eq!(attach_calls, 1, "{:?}", t.neutron().stats());
+    println!("Neutron calls: boot {boot_calls}, delete {delete_calls}, attach {attach_calls} (Nova: about 9, 3 and 9)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
