@@ -7,7 +7,6 @@ use std::sync::atomic::Ordering;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::intent::IntentState;
-use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
@@ -249,10 +248,11 @@ impl Compute {
                 }
             }
         }
+        // Allocation never writes the server row, so `server` is still current.
         let spawning = self
             .save_server(Server {
                 task_state: Some(TaskState::Spawning),
-                ..self.server(server.id).await?
+                ..server.clone()
             })
             .await?;
         self.wait_for_plugging(&spawning).await?;
@@ -335,16 +335,10 @@ impl Compute {
                 ..server
             })
             .await?;
+        // Empties the cache too: what is left is `releasing`, never attached.
         self.release_all(server_id).await?;
         self.close_pending_intents(server_id).await?;
         let leftover = self.store.vifs(server_id).await?.len();
-        self.store
-            .commit(vec![Change::WriteCache {
-                server_id,
-                info: NetworkInfo::default(),
-                expected_generation: self.store.cache(server_id).await?.generation,
-            }])
-            .await?;
         let now = self.clock.now();
         self.save_server(Server {
             vm_state: VmState::Deleted,

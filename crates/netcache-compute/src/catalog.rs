@@ -75,7 +75,8 @@ impl NetworkCatalog {
     }
 
     /// Networks a project may boot on without naming one: its own and shared ones,
-    /// never external ones. Always asks Neutron (two calls), and refreshes the cache.
+    /// never external ones. Always asks Neutron (two calls): the set changes as
+    /// networks are created, and only a boot without a named network needs it.
     pub async fn available_networks(&self, neutron: &dyn NeutronApi, project: &ProjectId) -> Result<Vec<Network>> {
         let own = neutron
             .list_networks(&NetworkFilter {

@@ -67,7 +67,9 @@ impl Compute {
             return Ok(EventCode::NoHost);
         }
         let port = event.tag.as_deref().map(PortId::from);
-        if let ("network-vif-plugged", Some(port)) = (event.name.as_str(), &port) {
+        if let ("network-vif-plugged", Some(port)) = (event.name.as_str(), &port)
+            && !self.config.vif_plugging_timeout.is_zero()
+        {
             self.plug_events.record(server_id, port.clone());
         }
         let handled = match (event.name.as_str(), port) {

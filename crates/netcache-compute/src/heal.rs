@@ -83,6 +83,7 @@ impl Compute {
             ..HealReport::default()
         };
         let mut seen_ghosts = HashSet::new();
+        let mut sighted = Vec::new();
         for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
             report.batches += 1;
             let vifs = self.records_of(batch).await?;
@@ -93,15 +94,23 @@ impl Compute {
                 let ghosts = ghost::classify_ports(&server.id.to_string(), records, &observation.ports_of(&server.id.to_string()), &self.deployment);
                 for g in ghosts {
                     seen_ghosts.insert(g.port_id.clone());
-                    let sighting = next_sighting(sightings.remove(&g.port_id), &g, now);
-                    self.store.commit(vec![Change::UpsertGhostSighting(sighting)]).await?;
+                    sighted.push(Change::UpsertGhostSighting(next_sighting(sightings.remove(&g.port_id), &g, now)));
                     report.ghosts.push(g);
                 }
             }
+            // One transaction per batch for its sightings.
+            if !sighted.is_empty() {
+                self.store.commit(std::mem::take(&mut sighted)).await?;
+            }
         }
         // Sightings of ports that are no longer ghosts (deleted, attached, moved).
-        for stale in sightings.into_keys().filter(|p| !seen_ghosts.contains(p)) {
-            self.store.commit(vec![Change::DeleteGhostSighting { port_id: stale }]).await?;
+        let stale: Vec<Change> = sightings
+            .into_keys()
+            .filter(|p| !seen_ghosts.contains(p))
+            .map(|port_id| Change::DeleteGhostSighting { port_id })
+            .collect();
+        if !stale.is_empty() {
+            self.store.commit(stale).await?;
         }
         let elapsed = started.elapsed();
         self.heal_passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -290,12 +299,7 @@ impl Compute {
 
     /// Records a ghost sighting outside a heal pass (from an event).
     pub(crate) async fn record_sighting(&self, ghost: &Ghost) -> Result<()> {
-        let previous = self
-            .store
-            .ghost_sightings()
-            .await?
-            .into_iter()
-            .find(|s| s.port_id == ghost.port_id);
+        let previous = self.store.ghost_sighting(&ghost.port_id).await?;
         let sighting = next_sighting(previous, ghost, self.clock.now());
         self.store.commit(vec![Change::UpsertGhostSighting(sighting)]).await?;
         Ok(())

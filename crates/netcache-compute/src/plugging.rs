@@ -19,6 +19,8 @@ pub(crate) struct PlugEvents {
 }
 
 impl PlugEvents {
+    /// Remembers a plug event; only while builds wait for them, so the set
+    /// cannot grow in a service that does not.
     pub fn record(&self, server: ServerId, port: PortId) {
         self.plugged.lock().expect("plug events").entry(server).or_default().insert(port);
         self.arrived.notify_waiters();
@@ -60,6 +62,7 @@ impl Compute {
                 return Ok(());
             }
             if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                self.plug_events.forget(server.id);
                 let ports = missing.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
                 if self.config.vif_plugging_is_fatal {
                     return Err(Error::VifPlugTimeout { server: server.id, ports });

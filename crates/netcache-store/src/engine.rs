@@ -518,6 +518,14 @@ where
         let rows = sqlx::query(sql::SELECT_GHOSTS).fetch_all(self.pool()).await?;
         rows.iter().map(Sql::<B::Db>::ghost).collect()
     }
+
+    async fn ghost_sighting(&self, port: &PortId) -> Result<Option<GhostSighting>> {
+        let row = sqlx::query(sql::SELECT_GHOST)
+            .bind(port.as_str())
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(Sql::<B::Db>::ghost).transpose()
+    }
 }
 
 /// Typed access to a row's columns; every failure names the column.

@@ -87,6 +87,7 @@ pub trait Store: Send + Sync + 'static {
     async fn actions(&self, server: ServerId) -> Result<Vec<Action>>;
 
     async fn ghost_sightings(&self) -> Result<Vec<GhostSighting>>;
+    async fn ghost_sighting(&self, port: &PortId) -> Result<Option<GhostSighting>>;
 }
 
 /// Opens (creating and migrating if needed) the store named by `url`:

@@ -160,5 +160,15 @@ pub(crate) const SELECT_ACTIONS: &str = "SELECT a.seq, a.request_id, a.action, a
      WHERE a.server_id = $1 \
      ORDER BY a.start_time DESC, a.seq DESC, e.id";
 
-pub(crate) const SELECT_GHOSTS: &str = "SELECT port_id, device_id, owner, owner_intent_id, first_seen, \
-     last_seen, times_seen, revision_number FROM ghost_sightings ORDER BY first_seen, port_id";
+macro_rules! select_ghosts {
+    ($tail:literal) => {
+        concat!(
+            "SELECT port_id, device_id, owner, owner_intent_id, first_seen, last_seen, times_seen, \
+             revision_number FROM ghost_sightings ",
+            $tail
+        )
+    };
+}
+
+pub(crate) const SELECT_GHOSTS: &str = select_ghosts!("ORDER BY first_seen, port_id");
+pub(crate) const SELECT_GHOST: &str = select_ghosts!("WHERE port_id = $1");

@@ -716,8 +716,10 @@ pub async fn ghost_sightings_upsert_by_port(db: &Db) {
     commit(&*db.store, vec![Change::UpsertGhostSighting(again.clone())]).await;
     assert_eq!(
         db.store.ghost_sightings().await.unwrap(),
-        vec![unnamed.clone(), foreign.clone(), again]
+        vec![unnamed.clone(), foreign.clone(), again.clone()]
     );
+    assert_eq!(db.store.ghost_sighting(&again.port_id).await.unwrap(), Some(again));
+    assert_eq!(db.store.ghost_sighting(&PortId::from("never-seen")).await.unwrap(), None);
 
     commit(
         &*db.store,
