@@ -53,7 +53,6 @@ impl ApiError {
                 | C::VifPlugTimeout { .. }
                 | C::SpawnFailed { .. }
                 | C::NoValidHost(_)
-                | C::InterfaceAttachFailed { .. }
                 | C::Neutron(_)
                 | C::Store(_)
                 | C::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,

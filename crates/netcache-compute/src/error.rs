@@ -30,8 +30,6 @@ pub enum Error {
     InvalidInput(String),
     #[error("Cannot '{action}' instance {server} while it is in vm_state {vm_state}")]
     InvalidState { server: ServerId, action: &'static str, vm_state: String },
-    #[error("Failed to attach network adapter device to {server}: {reason}")]
-    InterfaceAttachFailed { server: ServerId, reason: String },
     #[error("Creating a port on network {network} had an unknown outcome and no port carries intent {intent}: intent abandoned")]
     CreateAbandoned { network: NetworkId, intent: netcache_domain::IntentId },
     #[error("Build of instance {server} failed on {host}: {reason}")]

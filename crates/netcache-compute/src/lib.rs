@@ -148,14 +148,6 @@ impl Compute {
         &self.deployment
     }
 
-    pub fn marker_mode(&self) -> MarkerMode {
-        self.marker_mode
-    }
-
-    pub fn extensions(&self) -> &BTreeSet<String> {
-        &self.extensions
-    }
-
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }

@@ -43,9 +43,3 @@ string_enum!(
         Abandoned => "abandoned",
     }
 );
-
-impl IntentState {
-    pub fn is_final(self) -> bool {
-        self != Self::Pending
-    }
-}

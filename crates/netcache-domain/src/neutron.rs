@@ -91,6 +91,4 @@ pub mod extension {
     pub const TAG_PORTS_DURING_BULK_CREATION: &str = "tag-ports-during-bulk-creation";
     /// `If-Match: revision_number=N` on PUT and DELETE.
     pub const REVISION_IF_MATCH: &str = "revision-if-match";
-    /// Port tags and the tag sub-resource.
-    pub const STANDARD_ATTR_TAG: &str = "standard-attr-tag";
 }

@@ -150,11 +150,3 @@ pub enum NetworkRequest {
     /// A port the user created.
     Port { port_id: PortId, tag: Option<String> },
 }
-
-impl NetworkRequest {
-    pub fn tag(&self) -> Option<&str> {
-        match self {
-            Self::Network { tag, .. } | Self::Port { tag, .. } => tag.as_deref(),
-        }
-    }
-}

@@ -40,7 +40,7 @@ async fn topology_is_read_through_http() -> anyhow::Result<()> {
 
     let extensions = api.list_extensions().await?;
     assert!(extensions.contains(extension::REVISION_IF_MATCH));
-    assert!(extensions.contains(extension::STANDARD_ATTR_TAG));
+    assert!(extensions.contains("standard-attr-tag"));
 
     let external = api.list_networks(&NetworkFilter { external: Some(true), ..NetworkFilter::default() }).await?;
     assert_eq!(external.len(), 1);
