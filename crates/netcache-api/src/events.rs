@@ -37,7 +37,9 @@ struct EventBody {
 /// Nova's schema: at least one event, known names and statuses, tags ≤ 255.
 fn validate(body: &EventsBody) -> ApiResult<()> {
     if body.events.is_empty() {
-        return Err(ApiError::BadRequest("Invalid input for field/attribute events. Value: []. [] is too short".into()));
+        return Err(ApiError::BadRequest(
+            "Invalid input for field/attribute events. Value: []. [] is too short".into(),
+        ));
     }
     for event in &body.events {
         if !EVENT_NAMES.contains(&event.name.as_str()) {
@@ -49,10 +51,14 @@ fn validate(body: &EventsBody) -> ApiResult<()> {
         if let Some(status) = &event.status
             && !["failed", "completed", "in-progress"].contains(&status.as_str())
         {
-            return Err(ApiError::BadRequest(format!("Invalid input for field/attribute status. Value: {status}.")));
+            return Err(ApiError::BadRequest(format!(
+                "Invalid input for field/attribute status. Value: {status}."
+            )));
         }
         if event.tag.as_ref().is_some_and(|t| t.len() > 255) {
-            return Err(ApiError::BadRequest("Invalid input for field/attribute tag: longer than 255".into()));
+            return Err(ApiError::BadRequest(
+                "Invalid input for field/attribute tag: longer than 255".into(),
+            ));
         }
     }
     Ok(())
@@ -82,7 +88,11 @@ async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> A
         }
         results.push(echoed);
     }
-    let status = if all_accepted { StatusCode::OK } else { StatusCode::MULTI_STATUS };
+    let status = if all_accepted {
+        StatusCode::OK
+    } else {
+        StatusCode::MULTI_STATUS
+    };
     Ok((status, Json(json!({"events": results}))))
 }
 

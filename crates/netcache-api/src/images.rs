@@ -40,13 +40,23 @@ async fn list(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Ap
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let matches = |image: &Image| {
         pairs.iter().all(|(key, value)| match key.as_str() {
-            "id" => value.strip_prefix("in:").unwrap_or(value).split(',').any(|id| id == image.id),
-            "name" => value.strip_prefix("in:").unwrap_or(value).split(',').any(|name| name == image.name),
+            "id" => value
+                .strip_prefix("in:")
+                .unwrap_or(value)
+                .split(',')
+                .any(|id| id == image.id),
+            "name" => value
+                .strip_prefix("in:")
+                .unwrap_or(value)
+                .split(',')
+                .any(|name| name == image.name),
             _ => true,
         })
     };
     let images: Vec<Value> = IMAGES.iter().filter(|i| matches(i)).map(wire::image_view).collect();
-    Ok(Json(json!({"images": images, "first": "/v2/images", "schema": "/v2/schemas/images"})))
+    Ok(Json(
+        json!({"images": images, "first": "/v2/images", "schema": "/v2/schemas/images"}),
+    ))
 }
 
 async fn show(Path(id): Path<String>) -> ApiResult<Json<Value>> {

@@ -54,13 +54,23 @@ async fn attach(
     let fixed_ip = match fields.fixed_ips.as_deref() {
         None => None,
         Some([one]) => Some(wire::parse_ip(&one.ip_address)?),
-        Some(_) => return Err(ApiError::BadRequest("fixed_ips must hold exactly one IP address".into())),
+        Some(_) => {
+            return Err(ApiError::BadRequest(
+                "fixed_ips must hold exactly one IP address".into(),
+            ));
+        }
     };
     let request = match (fields.net_id, fields.port_id) {
-        (Some(_), Some(_)) => return Err(ApiError::BadRequest("Must not input both network_id and port_id".into())),
+        (Some(_), Some(_)) => {
+            return Err(ApiError::BadRequest(
+                "Must not input both network_id and port_id".into(),
+            ));
+        }
         (None, Some(port)) => {
             if fixed_ip.is_some() {
-                return Err(ApiError::BadRequest("Must input network_id when request IP address".into()));
+                return Err(ApiError::BadRequest(
+                    "Must input network_id when request IP address".into(),
+                ));
             }
             AttachRequest::Port {
                 port_id: PortId::from(parse_uuid(&port, "port")?),
@@ -69,7 +79,9 @@ async fn attach(
         }
         (net, None) => {
             if net.is_none() && fixed_ip.is_some() {
-                return Err(ApiError::BadRequest("Must input network_id when request IP address".into()));
+                return Err(ApiError::BadRequest(
+                    "Must input network_id when request IP address".into(),
+                ));
             }
             AttachRequest::Network {
                 network_id: net.map(|n| parse_uuid(&n, "network")).transpose()?.map(NetworkId::from),
@@ -88,6 +100,9 @@ async fn detach(
     Path((id, port_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     let server = caller.server(&state, &id).await?;
-    state.compute.detach_interface(&caller.ctx, server.id, &PortId::from(port_id)).await?;
+    state
+        .compute
+        .detach_interface(&caller.ctx, server.id, &PortId::from(port_id))
+        .await?;
     Ok(StatusCode::ACCEPTED)
 }

@@ -77,7 +77,10 @@ async fn stamp_response(request: Request, next: Next) -> Response {
     }
     headers.insert("openstack-api-version", HeaderValue::from_static("compute 2.1"));
     headers.insert("x-openstack-nova-api-version", HeaderValue::from_static(MICROVERSION));
-    headers.insert("vary", HeaderValue::from_static("OpenStack-API-Version, X-OpenStack-Nova-API-Version"));
+    headers.insert(
+        "vary",
+        HeaderValue::from_static("OpenStack-API-Version, X-OpenStack-Nova-API-Version"),
+    );
     response
 }
 
@@ -102,11 +105,14 @@ impl FromRequestParts<AppState> for Caller {
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
         };
-        let project = header("x-project-id").unwrap_or(&state.config.default_project).to_owned();
+        let project = header("x-project-id")
+            .unwrap_or(&state.config.default_project)
+            .to_owned();
         let user = header("x-user-id").unwrap_or("netcache-user").to_owned();
         // Without Keystone, a caller that names no roles is the local operator
         // (admin), as in Neutron's noauth mode; named roles are honoured.
-        let is_admin = header("x-roles").is_none_or(|roles| roles.split(',').any(|r| matches!(r.trim(), "admin" | "service")));
+        let is_admin =
+            header("x-roles").is_none_or(|roles| roles.split(',').any(|r| matches!(r.trim(), "admin" | "service")));
         let request_id = parts
             .extensions
             .get::<RequestId>()
@@ -127,7 +133,9 @@ impl Caller {
         if self.is_admin {
             Ok(())
         } else {
-            Err(ApiError::Forbidden(format!("Policy doesn't allow {what} to be performed.")))
+            Err(ApiError::Forbidden(format!(
+                "Policy doesn't allow {what} to be performed."
+            )))
         }
     }
 

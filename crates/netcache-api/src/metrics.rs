@@ -20,7 +20,9 @@ use crate::AppState;
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
 
 /// Upper bounds (seconds) of the buckets of every `*_duration_seconds` histogram.
-const DURATION_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+const DURATION_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
 
 /// How often recorded histogram samples are folded into their buckets (scrapes do
 /// it too); bounds the memory held between scrapes.
@@ -51,12 +53,14 @@ fn install() -> PrometheusHandle {
     match builder().install_recorder() {
         Ok(handle) => {
             let upkeep = handle.clone();
-            let spawned = std::thread::Builder::new().name("metrics-upkeep".to_owned()).spawn(move || {
-                loop {
-                    std::thread::sleep(UPKEEP_INTERVAL);
-                    upkeep.run_upkeep();
-                }
-            });
+            let spawned = std::thread::Builder::new()
+                .name("metrics-upkeep".to_owned())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(UPKEEP_INTERVAL);
+                        upkeep.run_upkeep();
+                    }
+                });
             if let Err(error) = spawned {
                 tracing::warn!(%error, "cannot start the metrics upkeep thread; histograms are folded at scrapes only");
             }
@@ -84,11 +88,27 @@ pub fn describe() {
         Unit::Seconds,
         "Duration of one Neutron HTTP attempt by operation."
     );
-    describe_counter!("netcache_keystone_auth_total", Unit::Count, "Keystone token requests by outcome (ok, auth).");
+    describe_counter!(
+        "netcache_keystone_auth_total",
+        Unit::Count,
+        "Keystone token requests by outcome (ok, auth)."
+    );
     describe_counter!("netcache_heal_passes_total", Unit::Count, "Completed heal passes.");
-    describe_histogram!("netcache_heal_pass_duration_seconds", Unit::Seconds, "Duration of one heal pass.");
-    describe_counter!("netcache_heal_servers_total", Unit::Count, "Servers examined by heal passes.");
-    describe_counter!("netcache_lost_vifs_total", Unit::Count, "VIF records whose Neutron port was found gone.");
+    describe_histogram!(
+        "netcache_heal_pass_duration_seconds",
+        Unit::Seconds,
+        "Duration of one heal pass."
+    );
+    describe_counter!(
+        "netcache_heal_servers_total",
+        Unit::Count,
+        "Servers examined by heal passes."
+    );
+    describe_counter!(
+        "netcache_lost_vifs_total",
+        Unit::Count,
+        "VIF records whose Neutron port was found gone."
+    );
     describe_counter!(
         "netcache_gc_actions_total",
         Unit::Count,
@@ -104,7 +124,11 @@ pub fn describe() {
         Unit::Count,
         "Ghost ports (carry a server's device_id without a VIF record) by owner (ours, foreign)."
     );
-    describe_gauge!("netcache_intents", Unit::Count, "Port intents by state (pending, created, failed, abandoned).");
+    describe_gauge!(
+        "netcache_intents",
+        Unit::Count,
+        "Port intents by state (pending, created, failed, abandoned)."
+    );
 }
 
 /// `GET /metrics`: the Prometheus text exposition.
@@ -127,7 +151,11 @@ mod tests {
 
     /// The `# HELP` and `# TYPE` lines of `name`, if rendered.
     fn help_and_type(text: &str, name: &str) -> (Option<String>, Option<String>) {
-        let line = |prefix: &str| text.lines().find(|l| l.starts_with(&format!("{prefix} {name} "))).map(str::to_owned);
+        let line = |prefix: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("{prefix} {name} ")))
+                .map(str::to_owned)
+        };
         (line("# HELP"), line("# TYPE"))
     }
 
@@ -176,13 +204,23 @@ mod tests {
         ] {
             let (help, type_line) = help_and_type(&text, name);
             assert!(help.is_some(), "no HELP for {name}:\n{text}");
-            assert_eq!(type_line.as_deref(), Some(format!("# TYPE {name} {kind}").as_str()), "{text}");
+            assert_eq!(
+                type_line.as_deref(),
+                Some(format!("# TYPE {name} {kind}").as_str()),
+                "{text}"
+            );
         }
         // Series names are exported as given (no unit suffix appended).
-        assert!(text.contains(r#"netcache_neutron_calls_total{operation="ports.list",outcome="ok"} "#), "{text}");
+        assert!(
+            text.contains(r#"netcache_neutron_calls_total{operation="ports.list",outcome="ok"} "#),
+            "{text}"
+        );
         assert!(text.contains(r#"netcache_ghosts{owner="ours"} 2"#), "{text}");
         // Durations are histograms with the explicit buckets.
-        assert!(text.contains(r#"netcache_heal_pass_duration_seconds_bucket{le="0.25"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"netcache_heal_pass_duration_seconds_bucket{le="0.25"} 1"#),
+            "{text}"
+        );
         assert!(
             text.contains(r#"netcache_neutron_call_duration_seconds_bucket{operation="ports.list",le="0.001"} 0"#),
             "{text}"

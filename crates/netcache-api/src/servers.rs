@@ -125,7 +125,9 @@ async fn list_detail(
 async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id).await?;
     let info = state.compute.network_info(server.id).await?;
-    Ok(Json(json!({"server": wire::server_detail(&state.config.public_url, &server, &info)})))
+    Ok(Json(
+        json!({"server": wire::server_detail(&state.config.public_url, &server, &info)}),
+    ))
 }
 
 async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
@@ -135,18 +137,26 @@ async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> A
     let mut view = wire::server_summary(&state.config.public_url, &server);
     view["OS-DCF:diskConfig"] = json!("MANUAL");
     view["security_groups"] = json!([{"name": "default"}]);
-    view["adminPass"] = json!(rand::rng().sample_iter(&Alphanumeric).take(12).map(char::from).collect::<String>());
+    view["adminPass"] = json!(
+        rand::rng()
+            .sample_iter(&Alphanumeric)
+            .take(12)
+            .map(char::from)
+            .collect::<String>()
+    );
     Ok((StatusCode::ACCEPTED, Json(json!({"server": view}))))
 }
 
 /// Nova's schema checks for a boot request, with its messages.
 fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
     let fields = body.server;
-    let name = fields
-        .name
-        .ok_or_else(|| ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into()))?;
+    let name = fields.name.ok_or_else(|| {
+        ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
+    })?;
     if name.trim().is_empty() || name.len() > 255 {
-        return Err(ApiError::BadRequest(format!("Invalid input for field/attribute name. Value: {name:?}")));
+        return Err(ApiError::BadRequest(format!(
+            "Invalid input for field/attribute name. Value: {name:?}"
+        )));
     }
     let flavor_ref = match fields.flavor_ref {
         Some(Value::String(s)) if !s.is_empty() => s,
@@ -162,7 +172,9 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
         Some(NetworksField::Keyword(k)) if k == "auto" => NetworkRequests::Auto,
         Some(NetworksField::Keyword(k)) if k == "none" => NetworkRequests::None,
         Some(NetworksField::Keyword(k)) => {
-            return Err(ApiError::BadRequest(format!("Invalid input for field/attribute networks. Value: {k}")));
+            return Err(ApiError::BadRequest(format!(
+                "Invalid input for field/attribute networks. Value: {k}"
+            )));
         }
         Some(NetworksField::List(entries)) => {
             let mut requests = Vec::with_capacity(entries.len());
@@ -206,7 +218,11 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
 pub(crate) fn parse_uuid(text: &str, what: &str) -> ApiResult<String> {
     uuid::Uuid::parse_str(text)
         .map(|u| u.hyphenated().to_string())
-        .map_err(|_| ApiError::BadRequest(format!("Bad networks format: {what} uuid is not in proper format ({text})")))
+        .map_err(|_| {
+            ApiError::BadRequest(format!(
+                "Bad networks format: {what} uuid is not in proper format ({text})"
+            ))
+        })
 }
 
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
@@ -238,7 +254,9 @@ async fn ips_of_network(
 async fn actions(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id).await?;
     let actions = state.compute.actions(server.id).await?;
-    Ok(Json(json!({"instanceActions": actions.iter().map(|a| wire::action_view(a, false)).collect::<Vec<_>>()})))
+    Ok(Json(
+        json!({"instanceActions": actions.iter().map(|a| wire::action_view(a, false)).collect::<Vec<_>>()}),
+    ))
 }
 
 async fn action(

@@ -73,7 +73,9 @@ pub struct FixedIpField {
 /// Parses a JSON body; any problem is a Nova 400, never a 500.
 pub fn parse_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     if bytes.is_empty() {
-        return Err(ApiError::BadRequest("The request body is empty; a JSON object is required.".into()));
+        return Err(ApiError::BadRequest(
+            "The request body is empty; a JSON object is required.".into(),
+        ));
     }
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("Invalid request body: {e}")))
 }
@@ -137,10 +139,16 @@ pub fn addresses(server: &Server, info: &NetworkInfo, extended: bool) -> Map<Str
         };
         for fixed_ip in vif.fixed_ips() {
             let ip = &fixed_ip.ip;
-            fixed.entry(label.clone()).or_default().push(entry(&ip.address, ip.version, "fixed"));
+            fixed
+                .entry(label.clone())
+                .or_default()
+                .push(entry(&ip.address, ip.version, "fixed"));
         }
         for ip in vif.floating_ips() {
-            floating.entry(label.clone()).or_default().push(entry(&ip.address, ip.version, "floating"));
+            floating
+                .entry(label.clone())
+                .or_default()
+                .push(entry(&ip.address, ip.version, "floating"));
         }
     }
     for label in order {
@@ -403,7 +411,12 @@ pub fn availability_zones(zone: &str, hosts: Option<&[String]>) -> Value {
     let hosts = hosts.map(|hosts| {
         let services: Map<String, Value> = hosts
             .iter()
-            .map(|h| (h.clone(), json!({"nova-compute": {"available": true, "active": true, "updated_at": null}})))
+            .map(|h| {
+                (
+                    h.clone(),
+                    json!({"nova-compute": {"available": true, "active": true, "updated_at": null}}),
+                )
+            })
             .collect();
         Value::Object(services)
     });

@@ -15,7 +15,10 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn list(State(state): State<AppState>) -> Json<Value> {
-    Json(wire::availability_zones(&state.compute.config().availability_zone, None))
+    Json(wire::availability_zones(
+        &state.compute.config().availability_zone,
+        None,
+    ))
 }
 
 async fn detail(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {

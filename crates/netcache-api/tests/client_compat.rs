@@ -26,23 +26,34 @@ struct Api {
 
 impl Api {
     async fn start() -> Self {
-        let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
         sim.handle().create_default_topology("demo");
         let store = netcache_store::open("sqlite::memory:").await.unwrap();
-        let neutron = Arc::new(HttpNeutron::new(ClientConfig::new(Auth::none(url::Url::parse(&sim.url()).unwrap()))).unwrap());
+        let neutron =
+            Arc::new(HttpNeutron::new(ClientConfig::new(Auth::none(url::Url::parse(&sim.url()).unwrap()))).unwrap());
         let config = ComputeConfig::default();
         let virt = Arc::new(FakeVirt::new(&config.virt));
         let compute = Compute::start(config, store, neutron, virt).await.unwrap();
         let router = netcache_api::router(AppState {
             compute,
-            config: Arc::new(ApiConfig { default_project: "demo".into(), public_url: BASE.into() }),
+            config: Arc::new(ApiConfig {
+                default_project: "demo".into(),
+                public_url: BASE.into(),
+            }),
         });
         Self { router, _sim: sim }
     }
 
     async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let request = Request::builder().method(method).uri(uri).header("content-type", "application/json");
-        let request = request.body(body.map_or_else(Body::empty, |b| Body::from(b.to_string()))).unwrap();
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", "application/json");
+        let request = request
+            .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
+            .unwrap();
         let response = self.router.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
@@ -62,7 +73,12 @@ impl Api {
 }
 
 fn ids(body: &Value) -> Vec<String> {
-    body["servers"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect()
+    body["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 #[tokio::test]
@@ -71,7 +87,12 @@ async fn flavors_are_a_fixed_catalog_in_novas_shape() {
 
     let (status, list) = api.get("/v2.1/flavors").await;
     assert_eq!(status, StatusCode::OK);
-    let names: Vec<&str> = list["flavors"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = list["flavors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["m1.tiny", "m1.small", "m1.medium", "m1.large", "m1.xlarge"]);
     assert_eq!(list["flavors"][0]["links"][0]["href"], format!("{BASE}/v2.1/flavors/1"));
 
@@ -87,7 +108,14 @@ async fn flavors_are_a_fixed_catalog_in_novas_shape() {
     assert_eq!(status, StatusCode::OK);
     let flavor = &one["flavor"];
     assert_eq!(flavor["name"], "m1.small");
-    assert_eq!((flavor["ram"].as_u64(), flavor["disk"].as_u64(), flavor["vcpus"].as_u64()), (Some(2048), Some(20), Some(1)));
+    assert_eq!(
+        (
+            flavor["ram"].as_u64(),
+            flavor["disk"].as_u64(),
+            flavor["vcpus"].as_u64()
+        ),
+        (Some(2048), Some(20), Some(1))
+    );
     assert_eq!(flavor["OS-FLV-EXT-DATA:ephemeral"], 0);
     assert_eq!(flavor["os-flavor-access:is_public"], true);
     assert_eq!(flavor["swap"], "");
@@ -120,7 +148,11 @@ async fn the_image_subset_answers_glance_discovery_lookups_and_filters() {
     let (_, by_other_name) = api.get("/image/v2/images?name=fedora").await;
     assert_eq!(by_other_name["images"], json!([]));
     // server list's lookup: ?id=in:a,b
-    let (_, by_ids) = api.get(&format!("/image/v2/images?id=in:{id},5c0e4f1a-0000-4000-8000-000000000000")).await;
+    let (_, by_ids) = api
+        .get(&format!(
+            "/image/v2/images?id=in:{id},5c0e4f1a-0000-4000-8000-000000000000"
+        ))
+        .await;
     assert_eq!(by_ids["images"].as_array().unwrap().len(), 1);
 }
 
@@ -129,7 +161,10 @@ async fn the_availability_zone_is_listed_with_its_hosts_for_admins() {
     let api = Api::start().await;
     let (status, zones) = api.get("/v2.1/os-availability-zone").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(zones, json!({"availabilityZoneInfo": [{"zoneName": "nova", "zoneState": {"available": true}, "hosts": null}]}));
+    assert_eq!(
+        zones,
+        json!({"availabilityZoneInfo": [{"zoneName": "nova", "zoneState": {"available": true}, "hosts": null}]})
+    );
     let (status, detail) = api.get("/v2.1/os-availability-zone/detail").await;
     assert_eq!(status, StatusCode::OK);
     let hosts = detail["availabilityZoneInfo"][0]["hosts"].as_object().unwrap();
@@ -145,7 +180,9 @@ async fn server_lists_page_by_limit_and_marker_and_ignore_unknown_parameters() {
     }
 
     // what openstack server list sends: filters netcache does not know are accepted and ignored
-    let (status, all) = api.get("/v2.1/servers/detail?deleted=False&all_tenants=True&sort_key=created_at").await;
+    let (status, all) = api
+        .get("/v2.1/servers/detail?deleted=False&all_tenants=True&sort_key=created_at")
+        .await;
     assert_eq!(status, StatusCode::OK, "{all}");
     assert_eq!(ids(&all), booted);
     assert!(all.get("servers_links").is_none());
@@ -156,12 +193,16 @@ async fn server_lists_page_by_limit_and_marker_and_ignore_unknown_parameters() {
     let next = first["servers_links"][0]["href"].as_str().unwrap();
     assert_eq!(next, format!("{BASE}/v2.1/servers?limit=2&marker={}", booted[1]));
 
-    let (_, rest) = api.get(&format!("/v2.1/servers/detail?limit=2&marker={}", booted[1])).await;
+    let (_, rest) = api
+        .get(&format!("/v2.1/servers/detail?limit=2&marker={}", booted[1]))
+        .await;
     assert_eq!(ids(&rest), booted[2..]);
     assert!(rest.get("servers_links").is_none(), "a short page has no next link");
     assert_eq!(rest["servers"][0]["name"], "c");
 
-    let (_, full_page) = api.get(&format!("/v2.1/servers/detail?limit=1&marker={}", booted[0])).await;
+    let (_, full_page) = api
+        .get(&format!("/v2.1/servers/detail?limit=1&marker={}", booted[0]))
+        .await;
     assert_eq!(ids(&full_page), booted[1..2]);
     assert_eq!(
         full_page["servers_links"][0]["href"],
@@ -175,5 +216,8 @@ async fn server_lists_page_by_limit_and_marker_and_ignore_unknown_parameters() {
     let unknown = "0b0d9f5c-1111-4222-8333-444455556666";
     let (status, bad_marker) = api.get(&format!("/v2.1/servers?marker={unknown}")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(bad_marker["badRequest"]["message"], format!("marker [{unknown}] not found"));
+    assert_eq!(
+        bad_marker["badRequest"]["message"],
+        format!("marker [{unknown}] not found")
+    );
 }

@@ -36,7 +36,12 @@ pub(crate) struct NewPortSlot {
 
 impl Compute {
     /// Fills a slot with a new port, trying up to `create_attempts_per_host` intents.
-    pub(crate) async fn allocate_new_port(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<Interface> {
+    pub(crate) async fn allocate_new_port(
+        &self,
+        server: &Server,
+        host: &HostName,
+        slot: &NewPortSlot,
+    ) -> Result<Interface> {
         let mut last = None;
         for _ in 0..self.config.create_attempts_per_host.max(1) {
             match self.create_with_intent(server, host, slot).await {
@@ -107,7 +112,13 @@ impl Compute {
         }
     }
 
-    fn port_create(&self, server: &Server, host: &HostName, slot: &NewPortSlot, marker: &OwnershipMarker) -> PortCreate {
+    fn port_create(
+        &self,
+        server: &Server,
+        host: &HostName,
+        slot: &NewPortSlot,
+        marker: &OwnershipMarker,
+    ) -> PortCreate {
         let (name, tags) = match self.marker_mode {
             MarkerMode::Tags => (None, marker.tags()),
             MarkerMode::Name => (Some(marker.port_name()), vec![]),
@@ -149,11 +160,21 @@ impl Compute {
     }
 
     /// Step 3: the port exists and is ours; record it as the server's VIF.
-    pub(crate) async fn record_created(&self, server: &Server, intent: PortIntent, port: Port, adopted: bool) -> Result<Interface> {
+    pub(crate) async fn record_created(
+        &self,
+        server: &Server,
+        intent: PortIntent,
+        port: Port,
+        adopted: bool,
+    ) -> Result<Interface> {
         if self.marker_mode == MarkerMode::Name {
             // Tags could not ride in the POST; set them now (one call) so operators
             // see them. The name already carries the marker.
-            if let Err(e) = self.neutron.replace_port_tags(&port.id, &self.marker(intent.id).tags()).await {
+            if let Err(e) = self
+                .neutron
+                .replace_port_tags(&port.id, &self.marker(intent.id).tags())
+                .await
+            {
                 warn!(port.id = %port.id, error = %e, "Could not tag port {}", port.id);
             }
         }
@@ -239,7 +260,9 @@ impl Compute {
         port_id: &PortId,
         tag: Option<String>,
     ) -> Result<Interface> {
-        let port = self.usable_user_port(&server.project_id, Some(server.id), port_id).await?;
+        let port = self
+            .usable_user_port(&server.project_id, Some(server.id), port_id)
+            .await?;
         let vif = VifRecord {
             port_id: port.id.clone(),
             server_id: server.id,
@@ -283,7 +306,8 @@ impl Compute {
                 floating_ips: self.floating_ips_of(port_id).await?,
             },
         )]);
-        self.commit_with_cache("allocate", server.id, &vifs, &observed, vec![]).await?;
+        self.commit_with_cache("allocate", server.id, &vifs, &observed, vec![])
+            .await?;
         info!(server.id = %server.id, port.id = %port_id, "Attached user port {port_id} to server {}", server.id);
         Ok(Interface { vif, port: Some(bound) })
     }
@@ -375,7 +399,11 @@ impl Compute {
             return Ok(());
         }
         self.neutron
-            .update_port(&vif.port_id, &PortUpdate::unbind(), self.revision_guard(port.revision_number))
+            .update_port(
+                &vif.port_id,
+                &PortUpdate::unbind(),
+                self.revision_guard(port.revision_number),
+            )
             .await
             .map(|_| ())
     }

@@ -98,8 +98,13 @@ impl Compute {
     pub async fn audit(&self, progress: &(dyn Fn(usize, usize) + Send + Sync)) -> Result<AuditReport> {
         let now = self.clock.now();
         let servers = self.watched_servers(now).await?;
-        let sightings: HashMap<PortId, _> =
-            self.store.ghost_sightings().await?.into_iter().map(|s| (s.port_id.clone(), s)).collect();
+        let sightings: HashMap<PortId, _> = self
+            .store
+            .ghost_sightings()
+            .await?
+            .into_iter()
+            .map(|s| (s.port_id.clone(), s))
+            .collect();
         let mut pending: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
         for intent in self.store.pending_intents().await? {
             pending.entry(intent.server_id).or_default().push(intent.id);
@@ -124,22 +129,23 @@ impl Compute {
                     subnets: &observation.topology.subnets,
                     options: &self.config.cache,
                 });
-                let ghosts: Vec<GhostAudit> = ghost::classify_ports(&device_id, records, &observation.ports_of(&device_id), &self.deployment)
-                    .into_iter()
-                    .map(|g| {
-                        let sighting = sightings.get(&g.port_id);
-                        GhostAudit {
-                            owner: g.owner.label(),
-                            intent: match g.owner {
-                                GhostOwner::Ours { intent } => intent,
-                                GhostOwner::Foreign => None,
-                            },
-                            first_seen: sighting.map(|s| s.first_seen),
-                            times_seen: sighting.map_or(0, |s| s.times_seen),
-                            port_id: g.port_id,
-                        }
-                    })
-                    .collect();
+                let ghosts: Vec<GhostAudit> =
+                    ghost::classify_ports(&device_id, records, &observation.ports_of(&device_id), &self.deployment)
+                        .into_iter()
+                        .map(|g| {
+                            let sighting = sightings.get(&g.port_id);
+                            GhostAudit {
+                                owner: g.owner.label(),
+                                intent: match g.owner {
+                                    GhostOwner::Ours { intent } => intent,
+                                    GhostOwner::Foreign => None,
+                                },
+                                first_seen: sighting.map(|s| s.first_seen),
+                                times_seen: sighting.map_or(0, |s| s.times_seen),
+                                port_id: g.port_id,
+                            }
+                        })
+                        .collect();
                 let intents = self.store.intents(server.id).await?;
                 let audit = ServerAudit {
                     id: server.id,
@@ -159,10 +165,22 @@ impl Compute {
                             },
                         })
                         .collect(),
-                    recorded_lost: records.iter().filter(|v| v.state == VifState::Lost).map(|v| v.port_id.clone()).collect(),
-                    releasing: records.iter().filter(|v| v.state == VifState::Releasing).map(|v| v.port_id.clone()).collect(),
+                    recorded_lost: records
+                        .iter()
+                        .filter(|v| v.state == VifState::Lost)
+                        .map(|v| v.port_id.clone())
+                        .collect(),
+                    releasing: records
+                        .iter()
+                        .filter(|v| v.state == VifState::Releasing)
+                        .map(|v| v.port_id.clone())
+                        .collect(),
                     pending_intents: pending.remove(&server.id).unwrap_or_default(),
-                    abandoned_intents: intents.iter().filter(|i| i.state == IntentState::Abandoned).map(|i| i.id).collect(),
+                    abandoned_intents: intents
+                        .iter()
+                        .filter(|i| i.state == IntentState::Abandoned)
+                        .map(|i| i.id)
+                        .collect(),
                     ghosts,
                 };
                 let t = &mut report.totals;
@@ -193,12 +211,20 @@ impl Compute {
     /// Sets the gauges that summarise the store (intents by state, ghosts by owner).
     pub async fn refresh_gauges(&self) -> Result<()> {
         let counts: HashMap<IntentState, i64> = self.store.intent_counts().await?.into_iter().collect();
-        for state in [IntentState::Pending, IntentState::Created, IntentState::Failed, IntentState::Abandoned] {
+        for state in [
+            IntentState::Pending,
+            IntentState::Created,
+            IntentState::Failed,
+            IntentState::Abandoned,
+        ] {
             let n = counts.get(&state).copied().unwrap_or(0);
             metrics::gauge!("netcache_intents", "state" => state.as_str()).set(n as f64);
         }
         let sightings = self.store.ghost_sightings().await?;
-        let ours = sightings.iter().filter(|s| matches!(s.owner, GhostOwner::Ours { .. })).count();
+        let ours = sightings
+            .iter()
+            .filter(|s| matches!(s.owner, GhostOwner::Ours { .. }))
+            .count();
         metrics::gauge!("netcache_ghosts", "owner" => "ours").set(ours as f64);
         metrics::gauge!("netcache_ghosts", "owner" => "foreign").set((sightings.len() - ours) as f64);
         Ok(())

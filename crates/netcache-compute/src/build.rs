@@ -113,7 +113,9 @@ impl Compute {
             match request {
                 NetworkRequest::Port { port_id, .. } => {
                     if !ports.insert(port_id.clone()) {
-                        return Err(Error::InvalidInput(format!("Port {port_id} is requested more than once.")));
+                        return Err(Error::InvalidInput(format!(
+                            "Port {port_id} is requested more than once."
+                        )));
                     }
                     self.usable_user_port(project, None, port_id).await?;
                     if self.store.vif_by_port(port_id).await?.is_some() {
@@ -121,7 +123,11 @@ impl Compute {
                     }
                     resolved.push(request.clone());
                 }
-                NetworkRequest::Network { network_id: None, fixed_ip, tag } => {
+                NetworkRequest::Network {
+                    network_id: None,
+                    fixed_ip,
+                    tag,
+                } => {
                     resolved.push(NetworkRequest::Network {
                         network_id: Some(self.only_available_network(project).await?),
                         fixed_ip: *fixed_ip,
@@ -184,8 +190,12 @@ impl Compute {
                         ..server
                     };
                     self.save_server(server).await?;
-                    self.add_event(server_id, request_id, ActionEvent::finished(BUILD_EVENT, now, true, None, Some(host.to_string())))
-                        .await?;
+                    self.add_event(
+                        server_id,
+                        request_id,
+                        ActionEvent::finished(BUILD_EVENT, now, true, None, Some(host.to_string())),
+                    )
+                    .await?;
                     info!(server.id = %server_id, host = %host, attempt, "Server {server_id} is ACTIVE on {host}");
                     return Ok(());
                 }
@@ -232,7 +242,11 @@ impl Compute {
                 continue;
             }
             match request {
-                NetworkRequest::Network { network_id, fixed_ip, tag } => {
+                NetworkRequest::Network {
+                    network_id,
+                    fixed_ip,
+                    tag,
+                } => {
                     let network_id = network_id.ok_or(Error::NoNetworkAvailable)?;
                     let slot = NewPortSlot {
                         attempt,
@@ -256,11 +270,14 @@ impl Compute {
             })
             .await?;
         self.wait_for_plugging(&spawning).await?;
-        self.virt.spawn(host, &spawning).await.map_err(|reason| Error::SpawnFailed {
-            server: server.id,
-            host: host.to_string(),
-            reason,
-        })?;
+        self.virt
+            .spawn(host, &spawning)
+            .await
+            .map_err(|reason| Error::SpawnFailed {
+                server: server.id,
+                host: host.to_string(),
+                reason,
+            })?;
         Ok(spawning)
     }
 
@@ -268,7 +285,11 @@ impl Compute {
         let now = self.clock.now();
         let message = cause.to_string();
         // Never placed: like Nova's NoValidHost, the server has no host.
-        let host = if matches!(cause, Error::NoValidHost(_)) { None } else { server.host.clone() };
+        let host = if matches!(cause, Error::NoValidHost(_)) {
+            None
+        } else {
+            server.host.clone()
+        };
         let server = Server {
             host,
             vm_state: VmState::Error,
@@ -282,8 +303,18 @@ impl Compute {
         };
         let id = server.id;
         self.save_server(server).await?;
-        self.add_event(id, request_id, ActionEvent::finished("conductor_schedule_and_build_instances", now, false, Some(message.clone()), None))
-            .await?;
+        self.add_event(
+            id,
+            request_id,
+            ActionEvent::finished(
+                "conductor_schedule_and_build_instances",
+                now,
+                false,
+                Some(message.clone()),
+                None,
+            ),
+        )
+        .await?;
         error!(server.id = %id, error = %message, "Server {id} is in ERROR: {message}");
         Ok(())
     }
@@ -318,7 +349,8 @@ impl Compute {
             }
         }
         let remaining = self.store.vifs(server_id).await?;
-        self.commit_with_cache("release", server_id, &remaining, &HashMap::new(), vec![]).await?;
+        self.commit_with_cache("release", server_id, &remaining, &HashMap::new(), vec![])
+            .await?;
         self.server(server_id).await
     }
 
@@ -328,7 +360,9 @@ impl Compute {
         let _guard = self.locks.lock(server_id).await;
         let server = self.server(server_id).await?;
         let now = self.clock.now();
-        self.store.commit(vec![Change::StartAction(action(ctx, server_id, "delete", now))]).await?;
+        self.store
+            .commit(vec![Change::StartAction(action(ctx, server_id, "delete", now))])
+            .await?;
         let server = self
             .save_server(Server {
                 task_state: Some(TaskState::Deleting),
@@ -347,8 +381,12 @@ impl Compute {
             ..server
         })
         .await?;
-        self.add_event(server_id, &ctx.request_id, ActionEvent::finished("compute_terminate_instance", now, true, None, None))
-            .await?;
+        self.add_event(
+            server_id,
+            &ctx.request_id,
+            ActionEvent::finished("compute_terminate_instance", now, true, None, None),
+        )
+        .await?;
         info!(server.id = %server_id, ports_left_for_gc = leftover, "Deleted server {server_id}");
         Ok(())
     }
@@ -374,8 +412,13 @@ impl Compute {
             {
                 warn!(port.id = %port.id, error = %e, "Could not delete port {} of a closed intent", port.id);
             }
-            self.finish_intent(&intent, IntentState::Abandoned, port.map(|p| p.id), Some("server deleted".to_owned()))
-                .await?;
+            self.finish_intent(
+                &intent,
+                IntentState::Abandoned,
+                port.map(|p| p.id),
+                Some("server deleted".to_owned()),
+            )
+            .await?;
         }
         Ok(())
     }
@@ -425,7 +468,12 @@ impl Compute {
     }
 }
 
-pub(crate) fn action(ctx: &RequestContext, server_id: ServerId, name: &str, at: chrono::DateTime<chrono::Utc>) -> Action {
+pub(crate) fn action(
+    ctx: &RequestContext,
+    server_id: ServerId,
+    name: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Action {
     Action {
         server_id,
         request_id: ctx.request_id.clone(),

@@ -29,11 +29,24 @@ pub enum Error {
     #[error("Invalid input: {0}")]
     InvalidInput(String),
     #[error("Cannot '{action}' instance {server} while it is in vm_state {vm_state}")]
-    InvalidState { server: ServerId, action: &'static str, vm_state: String },
-    #[error("Creating a port on network {network} had an unknown outcome and no port carries intent {intent}: intent abandoned")]
-    CreateAbandoned { network: NetworkId, intent: netcache_domain::IntentId },
+    InvalidState {
+        server: ServerId,
+        action: &'static str,
+        vm_state: String,
+    },
+    #[error(
+        "Creating a port on network {network} had an unknown outcome and no port carries intent {intent}: intent abandoned"
+    )]
+    CreateAbandoned {
+        network: NetworkId,
+        intent: netcache_domain::IntentId,
+    },
     #[error("Build of instance {server} failed on {host}: {reason}")]
-    SpawnFailed { server: ServerId, host: String, reason: String },
+    SpawnFailed {
+        server: ServerId,
+        host: String,
+        reason: String,
+    },
     #[error("Timed out waiting for network-vif-plugged of ports {ports} of instance {server}")]
     VifPlugTimeout { server: ServerId, ports: String },
     #[error("No valid host was found. {0}")]

@@ -49,7 +49,12 @@ impl EventCode {
 }
 
 /// Event names Nova 2.1 accepts for networks.
-pub const EVENT_NAMES: [&str; 4] = ["network-changed", "network-vif-plugged", "network-vif-unplugged", "network-vif-deleted"];
+pub const EVENT_NAMES: [&str; 4] = [
+    "network-changed",
+    "network-vif-plugged",
+    "network-vif-unplugged",
+    "network-vif-deleted",
+];
 
 impl Compute {
     /// Handles one event. Neutron trouble while handling it is logged, not
@@ -125,7 +130,13 @@ impl Compute {
             None => Observed::Gone,
         };
         let outcome = self
-            .commit_with_cache("event", server.id, &vifs, &HashMap::from([(vif.port_id.clone(), observed)]), vec![])
+            .commit_with_cache(
+                "event",
+                server.id,
+                &vifs,
+                &HashMap::from([(vif.port_id.clone(), observed)]),
+                vec![],
+            )
             .await?;
         if !outcome.lost.is_empty() {
             self.record_lost(server, &vifs, &outcome.lost).await?;
@@ -163,7 +174,12 @@ impl Compute {
         let mut report = HealReport::default();
         self.heal_server(server, &vifs[&server.id], &observation, self.clock.now(), &mut report)
             .await?;
-        for ghost in ghost::classify_ports(&server.id.to_string(), &vifs[&server.id], &observation.ports_of(&server.id.to_string()), &self.deployment) {
+        for ghost in ghost::classify_ports(
+            &server.id.to_string(),
+            &vifs[&server.id],
+            &observation.ports_of(&server.id.to_string()),
+            &self.deployment,
+        ) {
             self.record_sighting(&ghost).await?;
         }
         Ok(())
@@ -183,7 +199,8 @@ impl Compute {
         }];
         let changes = self.lost_changes(server, &vifs, &lost, self.clock.now());
         let vifs_after: Vec<VifRecord> = vifs.into_iter().filter(|v| &v.port_id != port_id).collect();
-        self.commit_with_cache("event", server.id, &vifs_after, &observed, changes).await?;
+        self.commit_with_cache("event", server.id, &vifs_after, &observed, changes)
+            .await?;
         metrics::counter!("netcache_lost_vifs_total").increment(1);
         Ok(())
     }

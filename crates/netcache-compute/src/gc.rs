@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use netcache_domain::PortId;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::gc::{self, GcAction, GhostFacts, SkipReason};
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::neutron::Port;
-use netcache_domain::PortId;
 use netcache_neutron::PortUpdate;
 use tracing::{info, warn};
 
@@ -38,7 +38,8 @@ impl Compute {
             for vif in self.store.releasing_vifs().await? {
                 if self.release_vif(&vif).await? {
                     report.released += 1;
-                    metrics::counter!("netcache_gc_actions_total", "action" => "release", "reason" => "retry").increment(1);
+                    metrics::counter!("netcache_gc_actions_total", "action" => "release", "reason" => "retry")
+                        .increment(1);
                 }
             }
         }
@@ -59,7 +60,8 @@ impl Compute {
                 }
                 Err(reason) => {
                     *report.skipped.entry(reason.label()).or_default() += 1;
-                    metrics::counter!("netcache_gc_actions_total", "action" => "skip", "reason" => reason.label()).increment(1);
+                    metrics::counter!("netcache_gc_actions_total", "action" => "skip", "reason" => reason.label())
+                        .increment(1);
                 }
             }
         }
@@ -132,7 +134,11 @@ impl Compute {
         let guard = self.revision_guard(live.revision_number);
         let result = match action {
             GcAction::Delete => self.neutron.delete_port(&live.id, guard).await,
-            GcAction::Unbind => self.neutron.update_port(&live.id, &PortUpdate::unbind(), guard).await.map(|_| ()),
+            GcAction::Unbind => self
+                .neutron
+                .update_port(&live.id, &PortUpdate::unbind(), guard)
+                .await
+                .map(|_| ()),
         };
         match result {
             Ok(()) => {}

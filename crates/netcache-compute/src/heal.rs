@@ -64,7 +64,12 @@ impl Observation {
 
     /// Ports that carry this device id.
     pub fn ports_of(&self, device_id: &str) -> Vec<Port> {
-        let mut ports: Vec<Port> = self.ports.values().filter(|p| p.carries_device_id(device_id)).cloned().collect();
+        let mut ports: Vec<Port> = self
+            .ports
+            .values()
+            .filter(|p| p.carries_device_id(device_id))
+            .cloned()
+            .collect();
         ports.sort_by(|a, b| a.id.cmp(&b.id));
         ports
     }
@@ -76,8 +81,13 @@ impl Compute {
         let started = Instant::now();
         let now = self.clock.now();
         let servers = self.watched_servers(now).await?;
-        let mut sightings: HashMap<PortId, GhostSighting> =
-            self.store.ghost_sightings().await?.into_iter().map(|s| (s.port_id.clone(), s)).collect();
+        let mut sightings: HashMap<PortId, GhostSighting> = self
+            .store
+            .ghost_sightings()
+            .await?
+            .into_iter()
+            .map(|s| (s.port_id.clone(), s))
+            .collect();
         let mut report = HealReport {
             servers: servers.len(),
             ..HealReport::default()
@@ -90,11 +100,21 @@ impl Compute {
             let observation = self.observe(batch, &vifs).await?;
             for server in batch {
                 let records = &vifs[&server.id];
-                self.heal_server(server, records, &observation, now, &mut report).await?;
-                let ghosts = ghost::classify_ports(&server.id.to_string(), records, &observation.ports_of(&server.id.to_string()), &self.deployment);
+                self.heal_server(server, records, &observation, now, &mut report)
+                    .await?;
+                let ghosts = ghost::classify_ports(
+                    &server.id.to_string(),
+                    records,
+                    &observation.ports_of(&server.id.to_string()),
+                    &self.deployment,
+                );
                 for g in ghosts {
                     seen_ghosts.insert(g.port_id.clone());
-                    sighted.push(Change::UpsertGhostSighting(next_sighting(sightings.remove(&g.port_id), &g, now)));
+                    sighted.push(Change::UpsertGhostSighting(next_sighting(
+                        sightings.remove(&g.port_id),
+                        &g,
+                        now,
+                    )));
                     report.ghosts.push(g);
                 }
             }
@@ -118,10 +138,18 @@ impl Compute {
         metrics::counter!("netcache_heal_servers_total").increment(report.servers as u64);
         metrics::histogram!("netcache_heal_pass_duration_seconds").record(elapsed.as_secs_f64());
         info!(
-            servers = report.servers, batches = report.batches, cache_writes = report.cache_writes,
-            lost = report.lost.len(), ghosts = report.ghosts.len(), elapsed_ms = elapsed.as_millis() as u64,
+            servers = report.servers,
+            batches = report.batches,
+            cache_writes = report.cache_writes,
+            lost = report.lost.len(),
+            ghosts = report.ghosts.len(),
+            elapsed_ms = elapsed.as_millis() as u64,
             "Healed {} servers in {} batches: {} cache writes, {} lost ports, {} ghosts",
-            report.servers, report.batches, report.cache_writes, report.lost.len(), report.ghosts.len()
+            report.servers,
+            report.batches,
+            report.cache_writes,
+            report.lost.len(),
+            report.ghosts.len()
         );
         Ok(report)
     }
@@ -153,7 +181,11 @@ impl Compute {
     /// Neutron's view of a batch: one port list by device id, one by port id for
     /// recorded ports that list missed (reassigned ones; usually no call), one
     /// floating IP list, and network details from the catalog.
-    pub(crate) async fn observe(&self, servers: &[Server], vifs: &HashMap<ServerId, Vec<VifRecord>>) -> Result<Observation> {
+    pub(crate) async fn observe(
+        &self,
+        servers: &[Server],
+        vifs: &HashMap<ServerId, Vec<VifRecord>>,
+    ) -> Result<Observation> {
         let mut ports: HashMap<PortId, Port> = self
             .neutron
             .list_ports(&PortFilter {
@@ -188,7 +220,11 @@ impl Compute {
             .collect();
         let mut floating_ips: HashMap<PortId, Vec<FloatingIp>> = HashMap::new();
         if !recorded.is_empty() {
-            for fip in self.neutron.list_floating_ips(&FloatingIpFilter { port_ids: recorded }).await? {
+            for fip in self
+                .neutron
+                .list_floating_ips(&FloatingIpFilter { port_ids: recorded })
+                .await?
+            {
                 if let Some(port) = fip.port_id.clone() {
                     floating_ips.entry(port).or_default().push(fip);
                 }
@@ -263,7 +299,13 @@ impl Compute {
 
     /// Records lost VIFs: in the action log always, and as `lost` records when
     /// the policy drops them from the cache.
-    pub(crate) fn lost_changes(&self, server: &Server, vifs: &[VifRecord], lost: &[LostVif], now: DateTime<Utc>) -> Vec<Change> {
+    pub(crate) fn lost_changes(
+        &self,
+        server: &Server,
+        vifs: &[VifRecord],
+        lost: &[LostVif],
+        now: DateTime<Utc>,
+    ) -> Vec<Change> {
         let request_id = new_request_id();
         let mut changes = vec![Change::StartAction(Action {
             server_id: server.id,
@@ -283,7 +325,13 @@ impl Compute {
             changes.push(Change::AddActionEvent {
                 server_id: server.id,
                 request_id: request_id.clone(),
-                event: ActionEvent::finished("netcache_port_lost", now, false, Some(format!("port {}: {why}", l.port_id)), None),
+                event: ActionEvent::finished(
+                    "netcache_port_lost",
+                    now,
+                    false,
+                    Some(format!("port {}: {why}", l.port_id)),
+                    None,
+                ),
             });
             if self.config.cache.on_lost == OnLost::Drop
                 && let Some(vif) = vifs.iter().find(|v| v.port_id == l.port_id)

@@ -40,7 +40,12 @@ pub struct Interface {
 
 impl Compute {
     /// Attaches an interface, serialised with every other operation on the server.
-    pub async fn attach_interface(&self, ctx: &RequestContext, server_id: ServerId, request: AttachRequest) -> Result<Interface> {
+    pub async fn attach_interface(
+        &self,
+        ctx: &RequestContext,
+        server_id: ServerId,
+        request: AttachRequest,
+    ) -> Result<Interface> {
         let _guard = self.locks.lock(server_id).await;
         let server = self.server(server_id).await?;
         if server.vm_state != VmState::Active || server.task_state.is_some() {
@@ -57,7 +62,12 @@ impl Compute {
         })?;
         let now = self.clock.now();
         self.store
-            .commit(vec![Change::StartAction(action(ctx, server_id, "attach_interface", now))])
+            .commit(vec![Change::StartAction(action(
+                ctx,
+                server_id,
+                "attach_interface",
+                now,
+            ))])
             .await?;
         let vifs = self.store.vifs(server_id).await?;
         let position = vifs
@@ -70,10 +80,17 @@ impl Compute {
             AttachRequest::Port { port_id, tag } => {
                 self.attach_user_port(&server, &host, position, &port_id, tag).await
             }
-            AttachRequest::Network { network_id, fixed_ip, tag } => {
+            AttachRequest::Network {
+                network_id,
+                fixed_ip,
+                tag,
+            } => {
                 let network_id = match network_id {
                     Some(id) => {
-                        let topology = self.catalog.topology(self.neutron.as_ref(), std::slice::from_ref(&id)).await?;
+                        let topology = self
+                            .catalog
+                            .topology(self.neutron.as_ref(), std::slice::from_ref(&id))
+                            .await?;
                         if !topology.networks.contains_key(&id) {
                             return Err(Error::NetworkNotFound(id));
                         }
@@ -92,14 +109,16 @@ impl Compute {
             }
         };
         let done = self.clock.now();
-        let event = |ok, details| ActionEvent::finished("compute_attach_interface", done, ok, details, Some(host.to_string()));
+        let event =
+            |ok, details| ActionEvent::finished("compute_attach_interface", done, ok, details, Some(host.to_string()));
         match result {
             Ok(interface) => {
                 self.add_event(server_id, &ctx.request_id, event(true, None)).await?;
                 Ok(interface)
             }
             Err(e) => {
-                self.add_event(server_id, &ctx.request_id, event(false, Some(e.to_string()))).await?;
+                self.add_event(server_id, &ctx.request_id, event(false, Some(e.to_string())))
+                    .await?;
                 Err(e)
             }
         }
@@ -114,11 +133,17 @@ impl Compute {
         let vif = self.attached_vif(server_id, port_id).await?;
         let now = self.clock.now();
         self.store
-            .commit(vec![Change::StartAction(action(ctx, server_id, "detach_interface", now))])
+            .commit(vec![Change::StartAction(action(
+                ctx,
+                server_id,
+                "detach_interface",
+                now,
+            ))])
             .await?;
         let released = self.release_vif(&vif).await?;
         let remaining = self.store.vifs(server_id).await?;
-        self.commit_with_cache("detach", server_id, &remaining, &HashMap::new(), vec![]).await?;
+        self.commit_with_cache("detach", server_id, &remaining, &HashMap::new(), vec![])
+            .await?;
         let event = ActionEvent::finished(
             "compute_detach_interface",
             self.clock.now(),

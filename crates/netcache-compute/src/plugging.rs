@@ -22,14 +22,23 @@ impl PlugEvents {
     /// Remembers a plug event; only while builds wait for them, so the set
     /// cannot grow in a service that does not.
     pub fn record(&self, server: ServerId, port: PortId) {
-        self.plugged.lock().expect("plug events").entry(server).or_default().insert(port);
+        self.plugged
+            .lock()
+            .expect("plug events")
+            .entry(server)
+            .or_default()
+            .insert(port);
         self.arrived.notify_waiters();
     }
 
     fn missing(&self, server: ServerId, ports: &[PortId]) -> Vec<PortId> {
         let plugged = self.plugged.lock().expect("plug events");
         let seen = plugged.get(&server);
-        ports.iter().filter(|p| seen.is_none_or(|s| !s.contains(*p))).cloned().collect()
+        ports
+            .iter()
+            .filter(|p| seen.is_none_or(|s| !s.contains(*p)))
+            .cloned()
+            .collect()
     }
 
     pub fn forget(&self, server: ServerId) {
@@ -65,7 +74,10 @@ impl Compute {
                 self.plug_events.forget(server.id);
                 let ports = missing.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
                 if self.config.vif_plugging_is_fatal {
-                    return Err(Error::VifPlugTimeout { server: server.id, ports });
+                    return Err(Error::VifPlugTimeout {
+                        server: server.id,
+                        ports,
+                    });
                 }
                 warn!(server.id = %server.id, ports = %ports, "Timed out waiting for network-vif-plugged; spawning anyway");
                 return Ok(());

@@ -16,7 +16,11 @@ impl Compute {
     pub(crate) async fn recover(self: &Arc<Self>) -> Result<()> {
         let pending = self.store.pending_intents().await?;
         if !pending.is_empty() {
-            info!(count = pending.len(), "Resolving {} intents left pending", pending.len());
+            info!(
+                count = pending.len(),
+                "Resolving {} intents left pending",
+                pending.len()
+            );
         }
         for intent in pending {
             if let Err(e) = self.recover_intent(&intent).await {
@@ -61,12 +65,22 @@ impl Compute {
                 self.record_created(&server, intent.clone(), port, true).await?;
             }
             (Resolution::Adopt(port), _) => {
-                self.finish_intent(intent, IntentState::Abandoned, Some(port.id), Some("recovered after its request was over".into()))
-                    .await?;
+                self.finish_intent(
+                    intent,
+                    IntentState::Abandoned,
+                    Some(port.id),
+                    Some("recovered after its request was over".into()),
+                )
+                .await?;
             }
             (Resolution::Abandon, _) => {
-                self.finish_intent(intent, IntentState::Abandoned, None, Some("no port carries the intent".into()))
-                    .await?;
+                self.finish_intent(
+                    intent,
+                    IntentState::Abandoned,
+                    None,
+                    Some("no port carries the intent".into()),
+                )
+                .await?;
             }
         }
         Ok(())

@@ -42,7 +42,10 @@ impl VirtDriver for FakeVirt {
         }
         let draw: f64 = self.rng.lock().expect("rng lock").random();
         if draw < self.failure_rate {
-            return Err(format!("spawn failed on {host} (injected failure rate {})", self.failure_rate));
+            return Err(format!(
+                "spawn failed on {host} (injected failure rate {})",
+                self.failure_rate
+            ));
         }
         Ok(())
     }

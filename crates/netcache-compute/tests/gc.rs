@@ -17,7 +17,14 @@ const PAST_GRACE: TimeDelta = TimeDelta::minutes(11);
 /// The seed scenario's late commit: returns the server and the ghost port.
 async fn late_commit_ghost(h: &Harness) -> (ServerId, String) {
     h.sim().add_fault(
-        FaultRule::new("ports.create", FaultAction::DelayedCommit { ms: 3_600_000, status: None }).nth(1),
+        FaultRule::new(
+            "ports.create",
+            FaultAction::DelayedCommit {
+                ms: 3_600_000,
+                status: None,
+            },
+        )
+        .nth(1),
     );
     let server = h.boot().await;
     assert_eq!(h.sim().release_delayed_commits(), 1);
@@ -52,11 +59,18 @@ async fn the_late_commit_ghost_is_deleted_only_after_grace_and_a_second_sighting
     let r = h.compute.gc().await.unwrap();
     assert_eq!(r.deleted, [PortId::from(ghost.as_str())], "{r:?}");
     assert_eq!(h.port(&ghost).0, 404);
-    assert_eq!(h.cached_port_ids(server).await, attached, "the attached port is untouched");
+    assert_eq!(
+        h.cached_port_ids(server).await,
+        attached,
+        "the attached port is untouched"
+    );
     assert_eq!(h.ports_of(server).len(), 1);
     assert!(h.compute.store().ghost_sightings().await.unwrap().is_empty());
     let actions = h.compute.actions(server).await.unwrap();
-    assert!(actions.iter().any(|a| a.action == "netcache_gc"), "GC is in the action log");
+    assert!(
+        actions.iter().any(|a| a.action == "netcache_gc"),
+        "GC is in the action log"
+    );
     // Sent with If-Match: the revision read just before.
     let deletes = h.neutron.deletes.lock().unwrap().clone();
     let (_, revision) = deletes.iter().find(|(p, _)| p.as_str() == ghost).unwrap();
@@ -70,7 +84,8 @@ async fn a_412_on_delete_skips_the_ghost_until_the_next_pass() {
     h.compute.heal().await.unwrap();
     h.compute.heal().await.unwrap();
     h.compute.clock().advance(PAST_GRACE);
-    h.sim().add_fault(FaultRule::new("ports.delete", FaultAction::Error { status: 412 }).nth(1));
+    h.sim()
+        .add_fault(FaultRule::new("ports.delete", FaultAction::Error { status: 412 }).nth(1));
     let r = h.compute.gc().await.unwrap();
     assert!(r.deleted.is_empty());
     assert_eq!(r.skipped.get("changed"), Some(&1), "{r:?}");
@@ -88,7 +103,14 @@ async fn a_ghost_attached_between_sighting_and_recheck_is_kept() {
     h.compute.clock().advance(PAST_GRACE);
     // A user attaches the port legitimately before GC runs.
     h.compute
-        .attach_interface(&Harness::ctx(), server, AttachRequest::Port { port_id: PortId::from(ghost.as_str()), tag: None })
+        .attach_interface(
+            &Harness::ctx(),
+            server,
+            AttachRequest::Port {
+                port_id: PortId::from(ghost.as_str()),
+                tag: None,
+            },
+        )
         .await
         .unwrap();
     let r = h.compute.gc().await.unwrap();
@@ -105,7 +127,11 @@ async fn a_ghost_that_changed_after_its_sighting_is_kept() {
     h.compute.heal().await.unwrap();
     h.compute.heal().await.unwrap();
     h.compute.clock().advance(PAST_GRACE);
-    h.sim().request("PUT", &format!("/v2.0/ports/{ghost}"), Some(json!({"port": {"description": "touched"}})));
+    h.sim().request(
+        "PUT",
+        &format!("/v2.0/ports/{ghost}"),
+        Some(json!({"port": {"description": "touched"}})),
+    );
     let r = h.compute.gc().await.unwrap();
     assert_eq!(r.skipped.get("changed"), Some(&1), "{r:?}");
     assert_eq!(h.port(&ghost).0, 200);
@@ -123,7 +149,14 @@ async fn foreign_ghosts_and_user_ports_are_never_deleted() {
         let user = h.neutron_port(json!({}));
         let user_id = user["id"].as_str().unwrap().to_owned();
         h.compute
-            .attach_interface(&Harness::ctx(), server, AttachRequest::Port { port_id: PortId::from(user_id.as_str()), tag: None })
+            .attach_interface(
+                &Harness::ctx(),
+                server,
+                AttachRequest::Port {
+                    port_id: PortId::from(user_id.as_str()),
+                    tag: None,
+                },
+            )
             .await
             .unwrap();
         h.compute.heal().await.unwrap();

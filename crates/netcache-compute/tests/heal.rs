@@ -44,7 +44,11 @@ async fn heal_refreshes_changed_details_and_never_adds_a_ghost() {
     let json = after.to_json();
     assert!(json.contains("10.0.0.99"), "{json}");
     assert!(json.contains(&fip), "{json}");
-    assert_eq!(h.cached_port_ids(server).await, std::slice::from_ref(&port), "the ghost is never added");
+    assert_eq!(
+        h.cached_port_ids(server).await,
+        std::slice::from_ref(&port),
+        "the ghost is never added"
+    );
     assert_eq!(report.ghosts.len(), 1);
     assert_eq!(report.ghosts[0].port_id.as_str(), ghost["id"].as_str().unwrap());
     let sightings = h.compute.store().ghost_sightings().await.unwrap();
@@ -65,7 +69,11 @@ async fn a_port_gone_or_reassigned_is_lost_and_dropped() {
     let gone_port = h.ports_of(gone)[0]["id"].as_str().unwrap().to_owned();
     let moved_port = h.ports_of(moved)[0]["id"].as_str().unwrap().to_owned();
     h.sim().request("DELETE", &format!("/v2.0/ports/{gone_port}"), None);
-    h.sim().request("PUT", &format!("/v2.0/ports/{moved_port}"), Some(json!({"port": {"device_id": "another-device"}})));
+    h.sim().request(
+        "PUT",
+        &format!("/v2.0/ports/{moved_port}"),
+        Some(json!({"port": {"device_id": "another-device"}})),
+    );
 
     let report = h.compute.heal().await.unwrap();
     assert_eq!(report.lost.len(), 2, "{:?}", report.lost);
@@ -75,7 +83,10 @@ async fn a_port_gone_or_reassigned_is_lost_and_dropped() {
         assert_eq!(vifs[0].port_id.as_str(), port);
         assert_eq!(vifs[0].state, VifState::Lost);
         let actions = h.compute.actions(server).await.unwrap();
-        let heal = actions.iter().find(|a| a.action == "netcache_heal").expect("lost port in the action log");
+        let heal = actions
+            .iter()
+            .find(|a| a.action == "netcache_heal")
+            .expect("lost port in the action log");
         assert!(heal.events[0].details.as_ref().unwrap().contains(port.as_str()));
     }
 }
@@ -126,9 +137,11 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     const SERVERS: usize = 1000;
     let h = Harness::start(config()).await;
     let now = h.compute.clock().now();
-    let (_, net) = h
-        .sim()
-        .request("POST", "/v2.0/networks", Some(json!({"network": {"name": "big", "project_id": PROJECT}})));
+    let (_, net) = h.sim().request(
+        "POST",
+        "/v2.0/networks",
+        Some(json!({"network": {"name": "big", "project_id": PROJECT}})),
+    );
     let net = net["network"]["id"].as_str().unwrap().to_owned();
     let (status, body) = h.sim().request(
         "POST",
@@ -161,7 +174,10 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     let report = h.compute.heal().await.unwrap();
     let stats = h.sim().stats();
     let calls = stats.total();
-    println!("heal pass over {SERVERS} servers: {calls} Neutron calls ({report:?} batches={})", report.batches);
+    println!(
+        "heal pass over {SERVERS} servers: {calls} Neutron calls ({report:?} batches={})",
+        report.batches
+    );
     assert_eq!(report.servers, SERVERS);
     assert_eq!(report.cache_writes, SERVERS, "every empty cache was filled");
     assert_eq!(stats.calls("ports.list"), 10, "one port list per 100 servers");

@@ -44,7 +44,10 @@ mod tests {
             intent: IntentId::new_v4(),
         };
         let stranger = port("stranger", &server, "10.0.0.9");
-        assert_eq!(resolve_ambiguous_create(&marker, std::slice::from_ref(&stranger)), Resolution::Abandon);
+        assert_eq!(
+            resolve_ambiguous_create(&marker, std::slice::from_ref(&stranger)),
+            Resolution::Abandon
+        );
 
         let mut ours = port("ours", &server, "10.0.0.3");
         ours.tags = marker.tags().into_iter().collect();
@@ -55,6 +58,9 @@ mod tests {
 
         let mut by_name = port("by-name", &server, "10.0.0.4");
         by_name.name = marker.port_name();
-        assert_eq!(resolve_ambiguous_create(&marker, &[by_name.clone()]), Resolution::Adopt(by_name));
+        assert_eq!(
+            resolve_ambiguous_create(&marker, &[by_name.clone()]),
+            Resolution::Adopt(by_name)
+        );
     }
 }

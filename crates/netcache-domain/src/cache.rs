@@ -121,7 +121,12 @@ pub fn build_network_info(inputs: &CacheInputs<'_>) -> CacheOutcome {
 }
 
 /// Renders one VIF the way Nova's `_build_vif_model` does.
-fn render_vif(vif: &VifRecord, port: &Port, floating_ips: &[FloatingIp], inputs: &CacheInputs<'_>) -> network_info::Vif {
+fn render_vif(
+    vif: &VifRecord,
+    port: &Port,
+    floating_ips: &[FloatingIp],
+    inputs: &CacheInputs<'_>,
+) -> network_info::Vif {
     let network = inputs.networks.get(&port.network_id);
     let is_ovs = port.vif_type.as_deref() == Some("ovs");
     let details = as_map(&port.vif_details);
@@ -166,7 +171,11 @@ fn render_vif(vif: &VifRecord, port: &Port, floating_ips: &[FloatingIp], inputs:
 
 /// One subnet entry per subnet of the port's fixed IPs, in fixed-IP order, each
 /// holding the fixed IPs that belong to it.
-fn render_subnets(port: &Port, floating_ips: &[FloatingIp], subnets: &HashMap<SubnetId, Subnet>) -> Vec<network_info::Subnet> {
+fn render_subnets(
+    port: &Port,
+    floating_ips: &[FloatingIp],
+    subnets: &HashMap<SubnetId, Subnet>,
+) -> Vec<network_info::Subnet> {
     let mut seen = HashSet::new();
     let mut rendered = Vec::new();
     for fixed in &port.fixed_ips {
@@ -308,7 +317,12 @@ pub(crate) mod tests {
         )
     }
 
-    fn build(vifs: &[VifRecord], previous: &NetworkInfo, observed: &HashMap<PortId, Observed>, on_lost: OnLost) -> CacheOutcome {
+    fn build(
+        vifs: &[VifRecord],
+        previous: &NetworkInfo,
+        observed: &HashMap<PortId, Observed>,
+        on_lost: OnLost,
+    ) -> CacheOutcome {
         let (networks, subnets) = topology();
         let options = CacheOptions {
             on_lost,
@@ -349,15 +363,31 @@ pub(crate) mod tests {
         assert_eq!(
             keys,
             [
-                "id", "address", "network", "type", "details", "devname", "ovs_interfaceid", "qbh_params", "qbg_params",
-                "active", "vnic_type", "profile", "preserve_on_delete", "delegate_create", "meta"
+                "id",
+                "address",
+                "network",
+                "type",
+                "details",
+                "devname",
+                "ovs_interfaceid",
+                "qbh_params",
+                "qbg_params",
+                "active",
+                "vnic_type",
+                "profile",
+                "preserve_on_delete",
+                "delegate_create",
+                "meta"
             ]
         );
         assert_eq!(json[0]["devname"], "tap9a1f7f7e-3c");
         assert_eq!(json[0]["network"]["label"], "private");
         assert_eq!(json[0]["network"]["bridge"], "br-int");
         let subnet = &json[0]["network"]["subnets"][0];
-        assert_eq!(subnet["gateway"], serde_json::json!({"address": "10.0.0.1", "type": "gateway", "version": 4, "meta": {}}));
+        assert_eq!(
+            subnet["gateway"],
+            serde_json::json!({"address": "10.0.0.1", "type": "gateway", "version": 4, "meta": {}})
+        );
         assert_eq!(subnet["ips"][0]["floating_ips"][0]["address"], "172.24.4.228");
         assert_eq!(subnet["meta"], serde_json::json!({"enable_dhcp": true}));
         assert_eq!(json[0]["network"]["meta"]["mtu"], 1442);
@@ -372,7 +402,15 @@ pub(crate) mod tests {
         let ghost = port("ghost", &server, "10.0.0.6");
         let observed: HashMap<_, _> = [&mine, &ghost]
             .into_iter()
-            .map(|p| (p.id.clone(), Observed::Present { port: p.clone(), floating_ips: vec![] }))
+            .map(|p| {
+                (
+                    p.id.clone(),
+                    Observed::Present {
+                        port: p.clone(),
+                        floating_ips: vec![],
+                    },
+                )
+            })
             .collect();
         let vifs = [vif("mine", server, 0, VifOrigin::Created)];
         let out = build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop);
@@ -384,10 +422,21 @@ pub(crate) mod tests {
         let server = ServerId::new_v4();
         let a = port("a", &server, "10.0.0.5");
         let mut b = port("b", &server, "10.0.0.6");
-        let vifs = [vif("a", server, 0, VifOrigin::Created), vif("b", server, 1, VifOrigin::Preexisting)];
+        let vifs = [
+            vif("a", server, 0, VifOrigin::Created),
+            vif("b", server, 1, VifOrigin::Preexisting),
+        ];
         let all: HashMap<_, _> = [&a, &b]
             .into_iter()
-            .map(|p| (p.id.clone(), Observed::Present { port: p.clone(), floating_ips: vec![] }))
+            .map(|p| {
+                (
+                    p.id.clone(),
+                    Observed::Present {
+                        port: p.clone(),
+                        floating_ips: vec![],
+                    },
+                )
+            })
             .collect();
         let previous = build(&vifs, &NetworkInfo::default(), &all, OnLost::Drop).info;
         assert!(previous.0[1].preserve_on_delete);
@@ -395,14 +444,28 @@ pub(crate) mod tests {
         b.device_id = "someone-else".into();
         let observed = HashMap::from([
             (PortId::from("a"), Observed::Gone),
-            (b.id.clone(), Observed::Present { port: b, floating_ips: vec![] }),
+            (
+                b.id.clone(),
+                Observed::Present {
+                    port: b,
+                    floating_ips: vec![],
+                },
+            ),
         ]);
         let dropped = build(&vifs, &previous, &observed, OnLost::Drop);
         assert!(dropped.info.0.is_empty());
-        assert_eq!(dropped.lost[0], LostVif { port_id: PortId::from("a"), reason: LostReason::Gone });
+        assert_eq!(
+            dropped.lost[0],
+            LostVif {
+                port_id: PortId::from("a"),
+                reason: LostReason::Gone
+            }
+        );
         assert_eq!(
             dropped.lost[1].reason,
-            LostReason::Reassigned { device_id: "someone-else".into() }
+            LostReason::Reassigned {
+                device_id: "someone-else".into()
+            }
         );
         let kept = build(&vifs, &previous, &observed, OnLost::Keep);
         assert_eq!(kept.info, previous);
@@ -413,21 +476,45 @@ pub(crate) mod tests {
         let server = ServerId::new_v4();
         let a = port("a", &server, "10.0.0.5");
         let b = port("b", &server, "10.0.0.6");
-        let vifs = [vif("b", server, 1, VifOrigin::Created), vif("a", server, 0, VifOrigin::Created)];
+        let vifs = [
+            vif("b", server, 1, VifOrigin::Created),
+            vif("a", server, 0, VifOrigin::Created),
+        ];
         let first = build(
             &vifs[1..],
             &NetworkInfo::default(),
-            &HashMap::from([(a.id.clone(), Observed::Present { port: a, floating_ips: vec![] })]),
+            &HashMap::from([(
+                a.id.clone(),
+                Observed::Present {
+                    port: a,
+                    floating_ips: vec![],
+                },
+            )]),
             OnLost::Drop,
         );
         let second = build(
             &vifs,
             &first.info,
-            &HashMap::from([(b.id.clone(), Observed::Present { port: b, floating_ips: vec![] })]),
+            &HashMap::from([(
+                b.id.clone(),
+                Observed::Present {
+                    port: b,
+                    floating_ips: vec![],
+                },
+            )]),
             OnLost::Drop,
         );
         assert_eq!(second.info.port_ids().collect::<Vec<_>>(), ["a", "b"]);
-        let ip: IpAddr = second.info.0[0].fixed_ips().next().unwrap().ip.address.as_ref().unwrap().parse().unwrap();
+        let ip: IpAddr = second.info.0[0]
+            .fixed_ips()
+            .next()
+            .unwrap()
+            .ip
+            .address
+            .as_ref()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert_eq!(ip.to_string(), "10.0.0.5");
     }
 }

@@ -19,10 +19,16 @@ pub enum Change {
     InsertVif(VifRecord),
     /// Replace the VIF record with the same (server, port).
     UpdateVif(VifRecord),
-    DeleteVif { server_id: ServerId, port_id: PortId },
+    DeleteVif {
+        server_id: ServerId,
+        port_id: PortId,
+    },
     InsertIntent(PortIntent),
     /// Replace an intent if it is still in `expected` state.
-    UpdateIntent { intent: PortIntent, expected: IntentState },
+    UpdateIntent {
+        intent: PortIntent,
+        expected: IntentState,
+    },
     /// Replace a server's cache if its generation is still `expected_generation`.
     WriteCache {
         server_id: ServerId,
@@ -36,5 +42,7 @@ pub enum Change {
         event: ActionEvent,
     },
     UpsertGhostSighting(GhostSighting),
-    DeleteGhostSighting { port_id: PortId },
+    DeleteGhostSighting {
+        port_id: PortId,
+    },
 }

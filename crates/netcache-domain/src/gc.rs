@@ -7,10 +7,10 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use crate::DeploymentId;
 use crate::ghost::{GhostOwner, GhostSighting, owner_of};
 use crate::intent::IntentState;
 use crate::neutron::Port;
-use crate::DeploymentId;
 
 /// What to do with foreign ghosts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -144,7 +144,9 @@ mod tests {
     fn deletes_only_old_twice_seen_unattached_ours_with_a_settled_intent() {
         let t0 = DateTime::<Utc>::UNIX_EPOCH;
         let policy = GcPolicy::default();
-        let ours = GhostOwner::Ours { intent: Some(IntentId::new_v4()) };
+        let ours = GhostOwner::Ours {
+            intent: Some(IntentId::new_v4()),
+        };
         let s = sighting(ours.clone(), t0, 2);
         let facts = |intent_state, in_vif_records| GhostFacts {
             sighting: &s,
@@ -152,16 +154,33 @@ mod tests {
             in_vif_records,
         };
         let later = t0 + TimeDelta::minutes(10);
-        assert_eq!(judge(&facts(Some(IntentState::Abandoned), false), later, &policy), Ok(GcAction::Delete));
-        assert_eq!(judge(&facts(None, false), later, &policy), Ok(GcAction::Delete));
-        assert_eq!(judge(&facts(Some(IntentState::Pending), false), later, &policy), Err(SkipReason::IntentPending));
-        assert_eq!(judge(&facts(Some(IntentState::Abandoned), true), later, &policy), Err(SkipReason::Attached));
         assert_eq!(
-            judge(&facts(Some(IntentState::Abandoned), false), later - TimeDelta::seconds(1), &policy),
+            judge(&facts(Some(IntentState::Abandoned), false), later, &policy),
+            Ok(GcAction::Delete)
+        );
+        assert_eq!(judge(&facts(None, false), later, &policy), Ok(GcAction::Delete));
+        assert_eq!(
+            judge(&facts(Some(IntentState::Pending), false), later, &policy),
+            Err(SkipReason::IntentPending)
+        );
+        assert_eq!(
+            judge(&facts(Some(IntentState::Abandoned), true), later, &policy),
+            Err(SkipReason::Attached)
+        );
+        assert_eq!(
+            judge(
+                &facts(Some(IntentState::Abandoned), false),
+                later - TimeDelta::seconds(1),
+                &policy
+            ),
             Err(SkipReason::TooYoung)
         );
         let once = sighting(ours, t0, 1);
-        let facts_once = GhostFacts { sighting: &once, intent_state: None, in_vif_records: false };
+        let facts_once = GhostFacts {
+            sighting: &once,
+            intent_state: None,
+            in_vif_records: false,
+        };
         assert_eq!(judge(&facts_once, later, &policy), Err(SkipReason::TooFewSightings));
     }
 
@@ -169,10 +188,17 @@ mod tests {
     fn foreign_ghosts_are_never_deleted() {
         let t0 = DateTime::<Utc>::UNIX_EPOCH;
         let s = sighting(GhostOwner::Foreign, t0, 5);
-        let facts = GhostFacts { sighting: &s, intent_state: None, in_vif_records: false };
+        let facts = GhostFacts {
+            sighting: &s,
+            intent_state: None,
+            in_vif_records: false,
+        };
         let later = t0 + TimeDelta::hours(1);
         assert_eq!(judge(&facts, later, &GcPolicy::default()), Err(SkipReason::Foreign));
-        let unbind = GcPolicy { foreign: ForeignPolicy::Unbind, ..GcPolicy::default() };
+        let unbind = GcPolicy {
+            foreign: ForeignPolicy::Unbind,
+            ..GcPolicy::default()
+        };
         assert_eq!(judge(&facts, later, &unbind), Ok(GcAction::Unbind));
     }
 
@@ -180,13 +206,18 @@ mod tests {
     fn recheck_refuses_a_changed_or_gone_port() {
         let deployment = DeploymentId::from("d");
         let server = ServerId::new_v4();
-        let marker = OwnershipMarker { deployment: deployment.clone(), intent: IntentId::new_v4() };
+        let marker = OwnershipMarker {
+            deployment: deployment.clone(),
+            intent: IntentId::new_v4(),
+        };
         let mut live = port("p", &server, "10.0.0.3");
         live.tags = marker.tags().into_iter().collect();
         let s = GhostSighting {
             port_id: live.id.clone(),
             device_id: live.device_id.clone(),
-            owner: GhostOwner::Ours { intent: Some(marker.intent) },
+            owner: GhostOwner::Ours {
+                intent: Some(marker.intent),
+            },
             first_seen: DateTime::<Utc>::UNIX_EPOCH,
             last_seen: DateTime::<Utc>::UNIX_EPOCH,
             times_seen: 2,

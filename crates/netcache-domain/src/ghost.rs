@@ -98,10 +98,20 @@ mod tests {
         elsewhere.device_id = "other".into();
 
         let records = [vif("known", server, 0, VifOrigin::Created)];
-        let ghosts = classify_ports(&server.to_string(), &records, &[known, ours, foreign, elsewhere], &deployment);
+        let ghosts = classify_ports(
+            &server.to_string(),
+            &records,
+            &[known, ours, foreign, elsewhere],
+            &deployment,
+        );
         assert_eq!(ghosts.len(), 2);
         assert_eq!(ghosts[0].port_id, PortId::from("ours"));
-        assert_eq!(ghosts[0].owner, GhostOwner::Ours { intent: Some(marker.intent) });
+        assert_eq!(
+            ghosts[0].owner,
+            GhostOwner::Ours {
+                intent: Some(marker.intent)
+            }
+        );
         assert_eq!(ghosts[1].owner, GhostOwner::Foreign);
     }
 }

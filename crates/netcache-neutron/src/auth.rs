@@ -44,7 +44,10 @@ pub enum Auth {
 impl Auth {
     /// No auth, no extra headers.
     pub fn none(endpoint: Url) -> Self {
-        Self::None { endpoint, headers: http::HeaderMap::new() }
+        Self::None {
+            endpoint,
+            headers: http::HeaderMap::new(),
+        }
     }
 }
 
@@ -56,7 +59,14 @@ impl fmt::Debug for Auth {
                 .field("endpoint", &endpoint.as_str())
                 .field("headers", &headers.keys().collect::<Vec<_>>())
                 .finish(),
-            Self::Password { auth_url, username, user_domain_name, project_name, project_domain_name, .. } => f
+            Self::Password {
+                auth_url,
+                username,
+                user_domain_name,
+                project_name,
+                project_domain_name,
+                ..
+            } => f
                 .debug_struct("Password")
                 .field("auth_url", &auth_url.as_str())
                 .field("username", username)
@@ -108,7 +118,9 @@ impl FromStr for Interface {
             "public" => Ok(Self::Public),
             "internal" => Ok(Self::Internal),
             "admin" => Ok(Self::Admin),
-            _ => Err(format!("unknown endpoint interface {s:?}: expected public, internal or admin")),
+            _ => Err(format!(
+                "unknown endpoint interface {s:?}: expected public, internal or admin"
+            )),
         }
     }
 }
@@ -146,7 +158,11 @@ struct Cached {
 
 impl TokenCache {
     pub(crate) fn new(source: Arc<dyn TokenSource>, margin: Duration) -> Self {
-        Self { source, margin, current: Mutex::new(None) }
+        Self {
+            source,
+            margin,
+            current: Mutex::new(None),
+        }
     }
 
     /// The cached token, or a new one if none is cached or it is about to expire.
@@ -159,9 +175,14 @@ impl TokenCache {
         }
         let token = self.source.issue().await?;
         // Refresh `margin` before expiry, or halfway through a short-lived token.
-        let refresh_at = token.lifetime.and_then(|life| Instant::now().checked_add(life - self.margin.min(life / 2)));
+        let refresh_at = token
+            .lifetime
+            .and_then(|life| Instant::now().checked_add(life - self.margin.min(life / 2)));
         tracing::debug!(lifetime_s = token.lifetime.map(|l| l.as_secs()), endpoint = %token.endpoint, "issued a Keystone token");
-        *current = Some(Cached { token: token.clone(), refresh_at });
+        *current = Some(Cached {
+            token: token.clone(),
+            refresh_at,
+        });
         Ok(token)
     }
 
@@ -193,7 +214,13 @@ pub(crate) enum KeystoneCredentials {
 impl KeystoneCredentials {
     fn body(&self) -> serde_json::Value {
         match self {
-            Self::Password { username, password, user_domain_name, project_name, project_domain_name } => json!({
+            Self::Password {
+                username,
+                password,
+                user_domain_name,
+                project_name,
+                project_domain_name,
+            } => json!({
                 "auth": {
                     "identity": {
                         "methods": ["password"],
@@ -266,7 +293,11 @@ struct CatalogEndpoint {
 fn tokens_url(auth_url: &Url) -> Url {
     let mut url = auth_url.clone();
     let path = url.path().trim_end_matches('/').to_owned();
-    let path = if path.ends_with("/v3") { format!("{path}/auth/tokens") } else { format!("{path}/v3/auth/tokens") };
+    let path = if path.ends_with("/v3") {
+        format!("{path}/auth/tokens")
+    } else {
+        format!("{path}/v3/auth/tokens")
+    };
     url.set_path(&path);
     url.set_query(None);
     url
@@ -299,10 +330,16 @@ impl Keystone {
                     region.map(|r| format!(" in region {r}")).unwrap_or_default()
                 ))
             })?;
-        let url = Url::parse(&found.url)
-            .map_err(|e| Error::Auth(format!("the catalog's network endpoint {:?} is not a URL: {e}", found.url)))?;
+        let url = Url::parse(&found.url).map_err(|e| {
+            Error::Auth(format!(
+                "the catalog's network endpoint {:?} is not a URL: {e}",
+                found.url
+            ))
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(Error::Auth(format!("the catalog's network endpoint {url} is not an http(s) URL")));
+            return Err(Error::Auth(format!(
+                "the catalog's network endpoint {url} is not an http(s) URL"
+            )));
         }
         Ok(url)
     }
@@ -329,10 +366,21 @@ impl Keystone {
             .await
             .map_err(|e| Error::Auth(format!("Keystone at {url} could not be reached: {e}")))?;
         let status = response.status();
-        let subject = response.headers().get("x-subject-token").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let body = response.bytes().await.map_err(|e| Error::Auth(format!("reading Keystone's answer failed: {e}")))?;
+        let subject = response
+            .headers()
+            .get("x-subject-token")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| Error::Auth(format!("reading Keystone's answer failed: {e}")))?;
         if !status.is_success() {
-            return Err(Error::Auth(format!("Keystone answered HTTP {}: {}", status.as_u16(), snippet(&body))));
+            return Err(Error::Auth(format!(
+                "Keystone answered HTTP {}: {}",
+                status.as_u16(),
+                snippet(&body)
+            )));
         }
         let value = subject.ok_or_else(|| Error::Auth("Keystone's answer has no X-Subject-Token header".to_owned()))?;
         let parsed: TokenResponse = serde_json::from_slice(&body)
@@ -342,7 +390,11 @@ impl Keystone {
             let issued = parsed.token.issued_at.unwrap_or_else(Utc::now);
             (expires - issued).to_std().unwrap_or(Duration::ZERO)
         });
-        Ok(Token { value, endpoint, lifetime })
+        Ok(Token {
+            value,
+            endpoint,
+            lifetime,
+        })
     }
 }
 

@@ -158,7 +158,10 @@ fn snippet(body: &[u8]) -> String {
 }
 
 fn protocol(operation: &'static str, reason: impl Into<String>) -> Error {
-    Error::Protocol { operation, reason: reason.into() }
+    Error::Protocol {
+        operation,
+        reason: reason.into(),
+    }
 }
 
 fn invalid(operation: &'static str) -> impl Fn(InvalidField) -> Error {
@@ -175,28 +178,50 @@ fn transport_error(operation: &'static str, e: &reqwest::Error) -> Error {
         reason.push_str(&s.to_string());
         source = s.source();
     }
-    if e.is_connect() { Error::Unreachable { operation, reason } } else { Error::Ambiguous { operation, reason } }
+    if e.is_connect() {
+        Error::Unreachable { operation, reason }
+    } else {
+        Error::Ambiguous { operation, reason }
+    }
 }
 
 /// Classifies a non-success answer.
 fn status_error(operation: &'static str, status: StatusCode, body: &[u8]) -> Error {
-    let neutron = serde_json::from_slice::<wire::NeutronErrorBody>(body).ok().map(|b| b.error);
+    let neutron = serde_json::from_slice::<wire::NeutronErrorBody>(body)
+        .ok()
+        .map(|b| b.error);
     let code = status.as_u16();
     if status.is_server_error() {
-        let detail = neutron.map(|n| format!("{}: {n}", n.kind)).unwrap_or_else(|| snippet(body));
-        return Error::Ambiguous { operation, reason: format!("HTTP {code}: {detail}") };
+        let detail = neutron
+            .map(|n| format!("{}: {n}", n.kind))
+            .unwrap_or_else(|| snippet(body));
+        return Error::Ambiguous {
+            operation,
+            reason: format!("HTTP {code}: {detail}"),
+        };
     }
     if status == StatusCode::UNAUTHORIZED {
-        return Error::Auth(format!("Neutron refused the credentials for {operation} (HTTP 401): {}", snippet(body)));
+        return Error::Auth(format!(
+            "Neutron refused the credentials for {operation} (HTTP 401): {}",
+            snippet(body)
+        ));
     }
     match neutron {
         Some(n) if status.is_client_error() => {
             let message = n.to_string();
-            Error::Rejected { operation, status: code, kind: n.kind, message }
+            Error::Rejected {
+                operation,
+                status: code,
+                kind: n.kind,
+                message,
+            }
         }
         // A 4xx that is not Neutron's own (a proxy, a wrong endpoint path) is not a
         // statement about the resource: a bare 404 must not read as "port is gone".
-        _ => protocol(operation, format!("HTTP {code} without a NeutronError body: {}", snippet(body))),
+        _ => protocol(
+            operation,
+            format!("HTTP {code} without a NeutronError body: {}", snippet(body)),
+        ),
     }
 }
 
@@ -273,11 +298,23 @@ impl HttpNeutron {
         let authn = match config.auth {
             Auth::None { endpoint, headers } => {
                 if !matches!(endpoint.scheme(), "http" | "https") {
-                    return Err(BuildError::Config(format!("Neutron endpoint {endpoint} is not an http(s) URL")));
+                    return Err(BuildError::Config(format!(
+                        "Neutron endpoint {endpoint} is not an http(s) URL"
+                    )));
                 }
-                Authn::Static { base: neutron_base(&endpoint), headers }
+                Authn::Static {
+                    base: neutron_base(&endpoint),
+                    headers,
+                }
             }
-            Auth::Password { auth_url, username, password, user_domain_name, project_name, project_domain_name } => {
+            Auth::Password {
+                auth_url,
+                username,
+                password,
+                user_domain_name,
+                project_name,
+                project_domain_name,
+            } => {
                 let credentials = KeystoneCredentials::Password {
                     username,
                     password,
@@ -309,10 +346,16 @@ impl HttpNeutron {
 
     async fn credentials(&self) -> Result<Credentials> {
         match &self.authn {
-            Authn::Static { base, .. } => Ok(Credentials { base: base.clone(), token: None }),
+            Authn::Static { base, .. } => Ok(Credentials {
+                base: base.clone(),
+                token: None,
+            }),
             Authn::Token(cache) => {
                 let token = cache.get().await?;
-                Ok(Credentials { base: neutron_base(&token.endpoint), token: Some(token.value) })
+                Ok(Credentials {
+                    base: neutron_base(&token.endpoint),
+                    token: Some(token.value),
+                })
             }
         }
     }
@@ -331,7 +374,10 @@ impl HttpNeutron {
     async fn exchange(&self, creds: &Credentials, call: &Call) -> Result<(StatusCode, Bytes)> {
         let op = call.operation;
         let url = Self::url(&creds.base, call);
-        let mut request = self.http.request(call.method.clone(), url).header(http::header::ACCEPT, "application/json");
+        let mut request = self
+            .http
+            .request(call.method.clone(), url)
+            .header(http::header::ACCEPT, "application/json");
         match (&self.authn, &creds.token) {
             (Authn::Static { headers, .. }, _) => request = request.headers(headers.clone()),
             (Authn::Token(_), Some(token)) => request = request.header("X-Auth-Token", token),
@@ -348,7 +394,11 @@ impl HttpNeutron {
         let status = response.status();
         // A body that breaks off is as ambiguous as no answer: the call may have applied.
         let body = response.bytes().await.map_err(|e| transport_error(op, &e))?;
-        if status.is_success() { Ok((status, body)) } else { Err(status_error(op, status, &body)) }
+        if status.is_success() {
+            Ok((status, body))
+        } else {
+            Err(status_error(op, status, &body))
+        }
     }
 
     /// One HTTP exchange and the decoding of its answer, measured and counted.
@@ -425,9 +475,9 @@ impl HttpNeutron {
                 }
                 // An earlier attempt of this PUT may have applied and bumped the
                 // revision: the 412 then says nothing about our update.
-                Err(Error::Rejected { status: 412, message, .. })
-                    if earlier_ambiguous && call.method == Method::PUT =>
-                {
+                Err(Error::Rejected {
+                    status: 412, message, ..
+                }) if earlier_ambiguous && call.method == Method::PUT => {
                     let e = Error::Ambiguous {
                         operation: call.operation,
                         reason: format!("HTTP 412 after an ambiguous attempt that may have applied: {message}"),
@@ -466,7 +516,9 @@ impl HttpNeutron {
                 let page: P = self.json(&call).await?;
                 let (page_items, links) = page.into_parts();
                 items.extend(page_items);
-                let Some(link) = links.into_iter().find(|l| l.rel == "next") else { break };
+                let Some(link) = links.into_iter().find(|l| l.rel == "next") else {
+                    break;
+                };
                 // Follow the marker, but on our own endpoint: the href's host is what
                 // Neutron believes it is called, which behind a proxy may be wrong.
                 let href = Url::parse(&link.href)
@@ -552,7 +604,10 @@ fn convert_all<B, T>(operation: &'static str, bodies: Vec<B>) -> Result<Vec<T>>
 where
     T: TryFrom<B, Error = InvalidField>,
 {
-    bodies.into_iter().map(|b| T::try_from(b).map_err(invalid(operation))).collect()
+    bodies
+        .into_iter()
+        .map(|b| T::try_from(b).map_err(invalid(operation)))
+        .collect()
 }
 
 /// Drops repeats by key (pages may overlap while Neutron changes underneath).
@@ -689,7 +744,12 @@ mod tests {
             assert!(c.iter().filter(|(k, _)| *k == "a").count() <= 2);
             assert!(c.iter().filter(|(k, _)| *k == "b").count() <= 2);
         }
-        let all_a: BTreeSet<_> = chunks.iter().flatten().filter(|(k, _)| *k == "a").map(|(_, v)| v.clone()).collect();
+        let all_a: BTreeSet<_> = chunks
+            .iter()
+            .flatten()
+            .filter(|(k, _)| *k == "a")
+            .map(|(_, v)| v.clone())
+            .collect();
         assert_eq!(all_a.len(), 5);
         assert_eq!(Query::default().chunks(100), vec![Vec::<(&str, String)>::new()]);
     }
@@ -704,7 +764,13 @@ mod tests {
         }
         assert!(status_error("x", StatusCode::INTERNAL_SERVER_ERROR, body).is_ambiguous());
         assert!(status_error("x", StatusCode::BAD_GATEWAY, b"<html>").is_ambiguous());
-        assert!(matches!(status_error("x", StatusCode::NOT_FOUND, b"404 Not Found"), Error::Protocol { .. }));
-        assert!(matches!(status_error("x", StatusCode::UNAUTHORIZED, b""), Error::Auth(_)));
+        assert!(matches!(
+            status_error("x", StatusCode::NOT_FOUND, b"404 Not Found"),
+            Error::Protocol { .. }
+        ));
+        assert!(matches!(
+            status_error("x", StatusCode::UNAUTHORIZED, b""),
+            Error::Auth(_)
+        ));
     }
 }

@@ -52,13 +52,16 @@ fn owner(
     project_id: Option<String>,
     tenant_id: Option<String>,
 ) -> Result<ProjectId, InvalidField> {
-    non_empty(project_id).or_else(|| non_empty(tenant_id)).map(ProjectId::from).ok_or_else(|| InvalidField {
-        resource,
-        id: id.to_owned(),
-        field: "project_id",
-        value: String::new(),
-        reason: "neither project_id nor tenant_id is set".to_owned(),
-    })
+    non_empty(project_id)
+        .or_else(|| non_empty(tenant_id))
+        .map(ProjectId::from)
+        .ok_or_else(|| InvalidField {
+            resource,
+            id: id.to_owned(),
+            field: "project_id",
+            value: String::new(),
+            reason: "neither project_id nor tenant_id is set".to_owned(),
+        })
 }
 
 fn parse_ip(resource: &'static str, id: &str, field: &'static str, value: &str) -> Result<IpAddr, InvalidField> {
@@ -231,7 +234,11 @@ pub struct FixedIpBody {
 
 /// A JSON object, or `{}` for `null`: how the domain keeps driver-specific dicts.
 fn object_or_empty(v: Value) -> Value {
-    if v.is_null() { Value::Object(serde_json::Map::new()) } else { v }
+    if v.is_null() {
+        Value::Object(serde_json::Map::new())
+    } else {
+        v
+    }
 }
 
 impl TryFrom<PortBody> for Port {
@@ -307,7 +314,10 @@ pub struct FixedIpRequestBody {
 
 impl From<&FixedIpRequest> for FixedIpRequestBody {
     fn from(r: &FixedIpRequest) -> Self {
-        Self { subnet_id: r.subnet_id.as_ref().map(|s| s.0.clone()), ip_address: r.ip_address.map(|ip| ip.to_string()) }
+        Self {
+            subnet_id: r.subnet_id.as_ref().map(|s| s.0.clone()),
+            ip_address: r.ip_address.map(|ip| ip.to_string()),
+        }
     }
 }
 
@@ -444,7 +454,9 @@ impl TryFrom<SubnetBody> for Subnet {
 
     fn try_from(s: SubnetBody) -> Result<Self, Self::Error> {
         let cidr = parse_net("subnet", &s.id, "cidr", &s.cidr)?;
-        let gateway_ip = non_empty(s.gateway_ip).map(|g| parse_ip("subnet", &s.id, "gateway_ip", &g)).transpose()?;
+        let gateway_ip = non_empty(s.gateway_ip)
+            .map(|g| parse_ip("subnet", &s.id, "gateway_ip", &g))
+            .transpose()?;
         let dns_nameservers = s
             .dns_nameservers
             .iter()
@@ -590,7 +602,10 @@ mod tests {
         assert_eq!(port.profile, json!({}));
         assert_eq!(port.revision_number, 3);
         assert_eq!(port.fixed_ips[0].ip_address, "10.0.0.11".parse::<IpAddr>().unwrap());
-        assert_eq!(port.fixed_ips[0].subnet_id.as_str(), "447705e3-1583-48bd-b4ea-980c6f2162ec");
+        assert_eq!(
+            port.fixed_ips[0].subnet_id.as_str(),
+            "447705e3-1583-48bd-b4ea-980c6f2162ec"
+        );
         assert!(port.tags.is_empty());
     }
 
@@ -704,9 +719,18 @@ mod tests {
             network_id: NetworkId::from("net"),
             project_id: None,
             fixed_ips: vec![
-                FixedIpRequest { subnet_id: Some(SubnetId::from("s")), ip_address: None },
-                FixedIpRequest { subnet_id: None, ip_address: Some("10.0.0.5".parse().unwrap()) },
-                FixedIpRequest { subnet_id: Some(SubnetId::from("s")), ip_address: Some("10.0.0.6".parse().unwrap()) },
+                FixedIpRequest {
+                    subnet_id: Some(SubnetId::from("s")),
+                    ip_address: None,
+                },
+                FixedIpRequest {
+                    subnet_id: None,
+                    ip_address: Some("10.0.0.5".parse().unwrap()),
+                },
+                FixedIpRequest {
+                    subnet_id: Some(SubnetId::from("s")),
+                    ip_address: Some("10.0.0.6".parse().unwrap()),
+                },
             ],
             device_id: "dev".into(),
             device_owner: "compute:nova".into(),
@@ -748,9 +772,15 @@ mod tests {
     #[test]
     fn update_body_has_only_set_fields() {
         let body = serde_json::to_value(PortUpdateEnvelope::from(&PortUpdate::unbind())).unwrap();
-        assert_eq!(body, json!({"port": {"device_id": "", "device_owner": "", "binding:host_id": null}}));
+        assert_eq!(
+            body,
+            json!({"port": {"device_id": "", "device_owner": "", "binding:host_id": null}})
+        );
         let body = serde_json::to_value(PortUpdateEnvelope::from(&PortUpdate::bind("d", "compute:nova", "h"))).unwrap();
-        assert_eq!(body, json!({"port": {"device_id": "d", "device_owner": "compute:nova", "binding:host_id": "h"}}));
+        assert_eq!(
+            body,
+            json!({"port": {"device_id": "d", "device_owner": "compute:nova", "binding:host_id": "h"}})
+        );
         let body = serde_json::to_value(PortUpdateEnvelope::from(&PortUpdate::default())).unwrap();
         assert_eq!(body, json!({"port": {}}));
     }

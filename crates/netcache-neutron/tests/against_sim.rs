@@ -42,7 +42,12 @@ async fn topology_is_read_through_http() -> anyhow::Result<()> {
     assert!(extensions.contains(extension::REVISION_IF_MATCH));
     assert!(extensions.contains("standard-attr-tag"));
 
-    let external = api.list_networks(&NetworkFilter { external: Some(true), ..NetworkFilter::default() }).await?;
+    let external = api
+        .list_networks(&NetworkFilter {
+            external: Some(true),
+            ..NetworkFilter::default()
+        })
+        .await?;
     assert_eq!(external.len(), 1);
     assert_eq!(external[0].id.as_str(), topology.public_network_id);
     assert!(external[0].external);
@@ -76,7 +81,9 @@ async fn port_round_trip() -> anyhow::Result<()> {
     let marker = vec!["netcache:owner=dep-1".to_owned(), "netcache:intent=abc".to_owned()];
 
     // Create, with the marker tags in the POST body.
-    let created = api.create_port(&create_request(&topology, device, marker.clone())).await?;
+    let created = api
+        .create_port(&create_request(&topology, device, marker.clone()))
+        .await?;
     assert_eq!(created.device_id, device);
     assert_eq!(created.binding_host_id.as_deref(), Some("host1"));
     assert_eq!(created.project_id.as_str(), "proj");
@@ -88,7 +95,11 @@ async fn port_round_trip() -> anyhow::Result<()> {
         })
         .await?;
     // Neutron also gives an address on every SLAAC subnet of the network, asked or not.
-    let v4 = created.fixed_ips.iter().find(|ip| ip.subnet_id == subnet[0].id).expect("an address on the asked subnet");
+    let v4 = created
+        .fixed_ips
+        .iter()
+        .find(|ip| ip.subnet_id == subnet[0].id)
+        .expect("an address on the asked subnet");
     assert!(subnet[0].cidr.contains(&v4.ip_address));
 
     // Show.
@@ -98,35 +109,63 @@ async fn port_round_trip() -> anyhow::Result<()> {
 
     // List by device id (OR with one that has no port), and by marker tags.
     let by_device = api
-        .list_ports(&PortFilter { device_ids: vec![device.into(), "other".into()], ..PortFilter::default() })
+        .list_ports(&PortFilter {
+            device_ids: vec![device.into(), "other".into()],
+            ..PortFilter::default()
+        })
         .await?;
     assert_eq!(by_device.len(), 1);
     assert_eq!(by_device[0].id, created.id);
-    let by_tags = api.list_ports(&PortFilter { tags: marker.clone(), ..PortFilter::default() }).await?;
+    let by_tags = api
+        .list_ports(&PortFilter {
+            tags: marker.clone(),
+            ..PortFilter::default()
+        })
+        .await?;
     assert_eq!(by_tags.len(), 1);
-    let none = api.list_ports(&PortFilter { tags_any: vec!["nobody".into()], ..PortFilter::default() }).await?;
+    let none = api
+        .list_ports(&PortFilter {
+            tags_any: vec!["nobody".into()],
+            ..PortFilter::default()
+        })
+        .await?;
     assert!(none.is_empty());
 
     // Update with If-Match: the current revision works, a stale one is refused (412).
-    let release = PortUpdate { device_id: Some(String::new()), ..PortUpdate::default() };
-    let unbound = api.update_port(&created.id, &release, Some(shown.revision_number)).await?;
+    let release = PortUpdate {
+        device_id: Some(String::new()),
+        ..PortUpdate::default()
+    };
+    let unbound = api
+        .update_port(&created.id, &release, Some(shown.revision_number))
+        .await?;
     assert_eq!(unbound.device_id, "");
     assert!(unbound.revision_number > shown.revision_number);
     let stale = api
-        .update_port(&created.id, &PortUpdate::bind(device, "compute:nova", "host2"), Some(shown.revision_number))
+        .update_port(
+            &created.id,
+            &PortUpdate::bind(device, "compute:nova", "host2"),
+            Some(shown.revision_number),
+        )
         .await
         .unwrap_err();
     assert_eq!(stale.status(), Some(412), "{stale:?}");
-    let bound = api.update_port(&created.id, &PortUpdate::bind(device, "compute:nova", "host2"), None).await?;
+    let bound = api
+        .update_port(&created.id, &PortUpdate::bind(device, "compute:nova", "host2"), None)
+        .await?;
     assert_eq!(bound.binding_host_id.as_deref(), Some("host2"));
 
     // Tags with ':' and '=' through the tag sub-resource.
-    api.replace_port_tags(&created.id, &["netcache:extra=1".to_owned()]).await?;
+    api.replace_port_tags(&created.id, &["netcache:extra=1".to_owned()])
+        .await?;
     let tagged = api.show_port(&created.id).await?;
     assert!(tagged.tags.contains("netcache:extra=1"), "{:?}", tagged.tags);
 
     // Delete: stale revision refused, current accepted, then it is gone.
-    let stale = api.delete_port(&created.id, Some(shown.revision_number)).await.unwrap_err();
+    let stale = api
+        .delete_port(&created.id, Some(shown.revision_number))
+        .await
+        .unwrap_err();
     assert_eq!(stale.status(), Some(412), "{stale:?}");
     api.delete_port(&created.id, Some(tagged.revision_number)).await?;
     let gone = api.show_port(&created.id).await.unwrap_err();
@@ -134,7 +173,10 @@ async fn port_round_trip() -> anyhow::Result<()> {
     let again = api.delete_port(&created.id, None).await.unwrap_err();
     assert!(again.is_not_found(), "{again:?}");
     assert_eq!(again.kind(), Some("PortNotFound"));
-    assert!(matches!(api.show_port(&PortId::from("no-such-port")).await, Err(Error::Rejected { status: 404, .. })));
+    assert!(matches!(
+        api.show_port(&PortId::from("no-such-port")).await,
+        Err(Error::Rejected { status: 404, .. })
+    ));
 
     sim.shutdown().await;
     Ok(())
@@ -145,9 +187,13 @@ async fn port_round_trip() -> anyhow::Result<()> {
 #[tokio::test]
 async fn unbind_clears_the_host_with_null() -> anyhow::Result<()> {
     let (sim, topology, api) = start().await?;
-    let created = api.create_port(&create_request(&topology, "dev-unbind", vec![])).await?;
+    let created = api
+        .create_port(&create_request(&topology, "dev-unbind", vec![]))
+        .await?;
     assert_eq!(created.binding_host_id.as_deref(), Some("host1"));
-    let unbound = api.update_port(&created.id, &PortUpdate::unbind(), Some(created.revision_number)).await?;
+    let unbound = api
+        .update_port(&created.id, &PortUpdate::unbind(), Some(created.revision_number))
+        .await?;
     assert_eq!(unbound.device_id, "");
     assert_eq!(unbound.device_owner, "");
     assert_eq!(unbound.binding_host_id, None);
@@ -160,17 +206,26 @@ async fn unbind_clears_the_host_with_null() -> anyhow::Result<()> {
 #[tokio::test]
 async fn lost_create_answer_is_ambiguous_and_sent_once() -> anyhow::Result<()> {
     let (sim, topology, api) = start().await?;
-    sim.handle().add_fault(FaultRule::new("ports.create", FaultAction::CommitThenDrop).times(1));
+    sim.handle()
+        .add_fault(FaultRule::new("ports.create", FaultAction::CommitThenDrop).times(1));
     let mut config = ClientConfig::new(Auth::none(sim.url().parse()?));
     config.timeout = Duration::from_secs(1);
     let impatient = HttpNeutron::new(config)?;
     let marker = vec!["netcache:intent=lost".to_owned()];
 
-    let err = impatient.create_port(&create_request(&topology, "dev-lost", marker.clone())).await.unwrap_err();
+    let err = impatient
+        .create_port(&create_request(&topology, "dev-lost", marker.clone()))
+        .await
+        .unwrap_err();
     assert!(err.is_ambiguous(), "{err:?}");
     assert_eq!(sim.handle().stats().calls("ports.create"), 1);
 
-    let found = api.list_ports(&PortFilter { tags: marker, ..PortFilter::default() }).await?;
+    let found = api
+        .list_ports(&PortFilter {
+            tags: marker,
+            ..PortFilter::default()
+        })
+        .await?;
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].device_id, "dev-lost");
     sim.shutdown().await;

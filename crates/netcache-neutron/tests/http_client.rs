@@ -44,11 +44,17 @@ impl Seen {
     }
 
     fn params(&self) -> Vec<(String, String)> {
-        url::form_urlencoded::parse(self.query.as_bytes()).into_owned().collect()
+        url::form_urlencoded::parse(self.query.as_bytes())
+            .into_owned()
+            .collect()
     }
 
     fn param_values(&self, key: &str) -> Vec<String> {
-        self.params().into_iter().filter(|(k, _)| k == key).map(|(_, v)| v).collect()
+        self.params()
+            .into_iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .collect()
     }
 }
 
@@ -70,11 +76,19 @@ impl Reply {
     }
 
     fn raw(status: u16, body: &str) -> Self {
-        Self { status, headers: vec![], body: body.to_owned(), delay: Duration::ZERO }
+        Self {
+            status,
+            headers: vec![],
+            body: body.to_owned(),
+            delay: Duration::ZERO,
+        }
     }
 
     fn neutron_error(status: u16, kind: &str, message: &str) -> Self {
-        Self::json(status, json!({"NeutronError": {"type": kind, "message": message, "detail": ""}}))
+        Self::json(
+            status,
+            json!({"NeutronError": {"type": kind, "message": message, "detail": ""}}),
+        )
     }
 
     fn after(mut self, delay: Duration) -> Self {
@@ -105,7 +119,10 @@ struct Stub {
 impl Stub {
     async fn start(respond: impl Fn(&Seen, usize) -> Reply + Send + Sync + 'static) -> Self {
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let state = StubState { seen: seen.clone(), respond: Arc::new(respond) };
+        let state = StubState {
+            seen: seen.clone(),
+            respond: Arc::new(respond),
+        };
         let app = Router::new().fallback(handle).with_state(state);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -184,7 +201,10 @@ fn create_request() -> PortCreate {
     PortCreate {
         network_id: NetworkId::from("net-1"),
         project_id: Some(ProjectId::from("proj")),
-        fixed_ips: vec![FixedIpRequest { subnet_id: Some(SubnetId::from("sub-4")), ip_address: None }],
+        fixed_ips: vec![FixedIpRequest {
+            subnet_id: Some(SubnetId::from("sub-4")),
+            ip_address: None,
+        }],
         device_id: "dev-1".into(),
         device_owner: "compute:nova".into(),
         binding_host_id: Some("host1".into()),
@@ -317,13 +337,24 @@ async fn catalog_lookup_by_type_interface_and_region() {
         let mut config = ClientConfig::new(password_auth(&ks.url));
         config.interface = interface;
         config.region = region.map(str::to_owned);
-        async move { client(config).list_extensions().await.map(|a| a.into_iter().collect::<Vec<_>>()) }
+        async move {
+            client(config)
+                .list_extensions()
+                .await
+                .map(|a| a.into_iter().collect::<Vec<_>>())
+        }
     };
     assert_eq!(alias(Interface::Public, None).await.unwrap(), ["public-one"]);
     assert_eq!(alias(Interface::Internal, None).await.unwrap(), ["internal-one"]);
-    assert_eq!(alias(Interface::Internal, Some("RegionTwo")).await.unwrap(), ["internal-two"]);
+    assert_eq!(
+        alias(Interface::Internal, Some("RegionTwo")).await.unwrap(),
+        ["internal-two"]
+    );
     let err = alias(Interface::Admin, None).await.unwrap_err();
-    assert!(matches!(&err, Error::Auth(m) if m.contains("interface admin")), "{err:?}");
+    assert!(
+        matches!(&err, Error::Auth(m) if m.contains("interface admin")),
+        "{err:?}"
+    );
     let err = alias(Interface::Public, Some("RegionThree")).await.unwrap_err();
     assert!(matches!(&err, Error::Auth(m) if m.contains("RegionThree")), "{err:?}");
 }
@@ -349,7 +380,11 @@ async fn neutron_401_reauthenticates_once_and_repeats_the_call() {
 
     api.list_extensions().await.unwrap();
     assert_eq!(ks.count(), 2);
-    let tokens: Vec<_> = neutron.seen().iter().map(|s| s.header("x-auth-token").unwrap().to_owned()).collect();
+    let tokens: Vec<_> = neutron
+        .seen()
+        .iter()
+        .map(|s| s.header("x-auth-token").unwrap().to_owned())
+        .collect();
     assert_eq!(tokens, ["tok-1", "tok-2"]);
 
     // The new token is kept.
@@ -401,7 +436,11 @@ async fn token_is_refreshed_shortly_before_expiry() {
     tokio::time::advance(Duration::from_secs(31)).await;
     api.list_extensions().await.unwrap();
     assert_eq!(ks.count(), 2);
-    let tokens: Vec<_> = neutron.seen().iter().map(|s| s.header("x-auth-token").unwrap().to_owned()).collect();
+    let tokens: Vec<_> = neutron
+        .seen()
+        .iter()
+        .map(|s| s.header("x-auth-token").unwrap().to_owned())
+        .collect();
     assert_eq!(tokens, ["tok-1", "tok-1", "tok-2"]);
 }
 
@@ -436,7 +475,14 @@ async fn not_found_with_neutron_body_is_rejected() {
     let err = api.show_port(&PortId::from("p")).await.unwrap_err();
     assert!(err.is_not_found());
     assert_eq!(err.kind(), Some("PortNotFound"));
-    assert!(matches!(err, Error::Rejected { operation: "show_port", status: 404, .. }));
+    assert!(matches!(
+        err,
+        Error::Rejected {
+            operation: "show_port",
+            status: 404,
+            ..
+        }
+    ));
     // A definite answer is not retried.
     assert_eq!(neutron.count(), 1);
 }
@@ -444,7 +490,11 @@ async fn not_found_with_neutron_body_is_rejected() {
 #[tokio::test]
 async fn conflict_is_rejected() {
     let neutron = Stub::start(|_, _| {
-        Reply::neutron_error(409, "IpAddressAlreadyAllocated", "IP address 10.0.0.5 already allocated")
+        Reply::neutron_error(
+            409,
+            "IpAddressAlreadyAllocated",
+            "IP address 10.0.0.5 already allocated",
+        )
     })
     .await;
     let api = client(noauth_config(&neutron.url));
@@ -458,7 +508,10 @@ async fn four_hundred_without_neutron_body_is_protocol() {
     let neutron = Stub::start(|_, _| Reply::raw(404, "404 Not Found\n\nThe resource could not be found.")).await;
     let api = client(noauth_config(&neutron.url));
     let err = api.delete_port(&PortId::from("p"), None).await.unwrap_err();
-    assert!(!err.is_not_found(), "a bare 404 must not read as 'port is gone': {err:?}");
+    assert!(
+        !err.is_not_found(),
+        "a bare 404 must not read as 'port is gone': {err:?}"
+    );
     assert!(matches!(err, Error::Protocol { .. }));
 }
 
@@ -491,9 +544,27 @@ async fn connection_refused_is_unreachable() {
     let url = refused_url();
     let api = client(noauth_config(&url));
     let err = api.show_port(&PortId::from("p")).await.unwrap_err();
-    assert!(matches!(err, Error::Unreachable { operation: "show_port", .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Unreachable {
+                operation: "show_port",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = api.create_port(&create_request()).await.unwrap_err();
-    assert!(matches!(err, Error::Unreachable { operation: "create_port", .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Unreachable {
+                operation: "create_port",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -510,9 +581,15 @@ async fn garbage_is_protocol() {
     .await;
     let api = client(noauth_config(&neutron.url));
     assert!(matches!(api.list_extensions().await, Err(Error::Protocol { .. })));
-    assert!(matches!(api.list_ports(&PortFilter::default()).await, Err(Error::Protocol { .. })));
+    assert!(matches!(
+        api.list_ports(&PortFilter::default()).await,
+        Err(Error::Protocol { .. })
+    ));
     let err = api.show_port(&PortId::from("p")).await.unwrap_err();
-    assert!(matches!(&err, Error::Protocol { reason, .. } if reason.contains("not-an-ip")), "{err:?}");
+    assert!(
+        matches!(&err, Error::Protocol { reason, .. } if reason.contains("not-an-ip")),
+        "{err:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -527,7 +604,10 @@ async fn get_is_retried_on_5xx_until_it_succeeds() {
         _ => Reply::json(200, json!({"port": port_json("p", "d")})),
     })
     .await;
-    let port = client(noauth_config(&neutron.url)).show_port(&PortId::from("p")).await.unwrap();
+    let port = client(noauth_config(&neutron.url))
+        .show_port(&PortId::from("p"))
+        .await
+        .unwrap();
     assert_eq!(port.id.as_str(), "p");
     assert_eq!(neutron.count(), 3);
 }
@@ -546,7 +626,11 @@ async fn get_gives_up_after_the_configured_retries() {
 async fn get_is_retried_after_a_timeout() {
     let neutron = Stub::start(|_, index| {
         let reply = Reply::raw(200, EXTENSIONS);
-        if index == 0 { reply.after(Duration::from_secs(3600)) } else { reply }
+        if index == 0 {
+            reply.after(Duration::from_secs(3600))
+        } else {
+            reply
+        }
     })
     .await;
     let mut config = noauth_config(&neutron.url);
@@ -558,7 +642,10 @@ async fn get_is_retried_after_a_timeout() {
 #[tokio::test(start_paused = true)]
 async fn create_port_is_sent_once_on_500() {
     let neutron = Stub::start(|_, _| Reply::neutron_error(500, "HTTPInternalServerError", "boom")).await;
-    let err = client(noauth_config(&neutron.url)).create_port(&create_request()).await.unwrap_err();
+    let err = client(noauth_config(&neutron.url))
+        .create_port(&create_request())
+        .await
+        .unwrap_err();
     assert!(err.is_ambiguous());
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(neutron.count(), 1);
@@ -572,7 +659,16 @@ async fn create_port_is_sent_once_on_timeout() {
     let mut config = noauth_config(&neutron.url);
     config.timeout = Duration::from_secs(30);
     let err = client(config).create_port(&create_request()).await.unwrap_err();
-    assert!(matches!(err, Error::Ambiguous { operation: "create_port", .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Ambiguous {
+                operation: "create_port",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(neutron.count(), 1);
 }
@@ -583,13 +679,21 @@ async fn a_412_after_an_ambiguous_put_is_ambiguous() {
     // If-Match then fails although the update did happen.
     let neutron = Stub::start(|_, index| match index {
         0 => Reply::json(200, json!({"port": port_json("p", "dev-1")})).after(Duration::from_secs(3600)),
-        _ => Reply::neutron_error(412, "RevisionNumberConstraintFailed", "Constrained to 5, but current revision is 6"),
+        _ => Reply::neutron_error(
+            412,
+            "RevisionNumberConstraintFailed",
+            "Constrained to 5, but current revision is 6",
+        ),
     })
     .await;
     let mut config = noauth_config(&neutron.url);
     config.timeout = Duration::from_secs(5);
     let err = client(config)
-        .update_port(&PortId::from("p"), &PortUpdate::bind("dev-1", "compute:nova", "host1"), Some(5))
+        .update_port(
+            &PortId::from("p"),
+            &PortUpdate::bind("dev-1", "compute:nova", "host1"),
+            Some(5),
+        )
         .await
         .unwrap_err();
     assert!(err.is_ambiguous(), "{err:?}");
@@ -603,7 +707,10 @@ async fn a_412_after_an_ambiguous_put_is_ambiguous() {
 #[tokio::test]
 async fn create_port_body() {
     let neutron = Stub::start(|_, _| Reply::json(201, json!({"port": port_json("p1", "dev-1")}))).await;
-    client(noauth_config(&neutron.url)).create_port(&create_request()).await.unwrap();
+    client(noauth_config(&neutron.url))
+        .create_port(&create_request())
+        .await
+        .unwrap();
     let seen = &neutron.seen()[0];
     assert_eq!((seen.method.as_str(), seen.path.as_str()), ("POST", "/v2.0/ports"));
     assert_eq!(
@@ -627,20 +734,28 @@ async fn update_and_delete_send_if_match() {
     let api = client(noauth_config(&neutron.url));
     let id = PortId::from("p1");
     api.update_port(&id, &PortUpdate::unbind(), Some(7)).await.unwrap();
-    api.update_port(&id, &PortUpdate::bind("dev", "compute:nova", "h"), None).await.unwrap();
+    api.update_port(&id, &PortUpdate::bind("dev", "compute:nova", "h"), None)
+        .await
+        .unwrap();
     api.delete_port(&id, Some(8)).await.unwrap();
     api.delete_port(&id, None).await.unwrap();
 
     let seen = neutron.seen();
     assert_eq!(seen[0].path, "/v2.0/ports/p1");
     assert_eq!(seen[0].header("if-match"), Some("revision_number=7"));
-    assert_eq!(seen[0].json(), json!({"port": {"device_id": "", "device_owner": "", "binding:host_id": null}}));
+    assert_eq!(
+        seen[0].json(),
+        json!({"port": {"device_id": "", "device_owner": "", "binding:host_id": null}})
+    );
     assert_eq!(seen[1].header("if-match"), None);
     assert_eq!(
         seen[1].json(),
         json!({"port": {"device_id": "dev", "device_owner": "compute:nova", "binding:host_id": "h"}})
     );
-    assert_eq!((seen[2].method.as_str(), seen[2].header("if-match")), ("DELETE", Some("revision_number=8")));
+    assert_eq!(
+        (seen[2].method.as_str(), seen[2].header("if-match")),
+        ("DELETE", Some("revision_number=8"))
+    );
     assert_eq!((seen[3].method.as_str(), seen[3].header("if-match")), ("DELETE", None));
 }
 
@@ -648,11 +763,20 @@ async fn update_and_delete_send_if_match() {
 async fn replace_port_tags_is_one_put_of_the_whole_list() {
     let neutron = Stub::start(|_, _| Reply::raw(200, r#"{"tags": []}"#)).await;
     let tags = vec!["netcache:owner=dep-1".to_owned(), "netcache:intent=abc".to_owned()];
-    client(noauth_config(&neutron.url)).replace_port_tags(&PortId::from("p1"), &tags).await.unwrap();
+    client(noauth_config(&neutron.url))
+        .replace_port_tags(&PortId::from("p1"), &tags)
+        .await
+        .unwrap();
     let seen = neutron.seen();
     assert_eq!(seen.len(), 1);
-    assert_eq!(format!("{} {}", seen[0].method, seen[0].path), "PUT /v2.0/ports/p1/tags");
-    assert_eq!(seen[0].json(), json!({"tags": ["netcache:owner=dep-1", "netcache:intent=abc"]}));
+    assert_eq!(
+        format!("{} {}", seen[0].method, seen[0].path),
+        "PUT /v2.0/ports/p1/tags"
+    );
+    assert_eq!(
+        seen[0].json(),
+        json!({"tags": ["netcache:owner=dep-1", "netcache:intent=abc"]})
+    );
 }
 
 #[tokio::test]
@@ -662,7 +786,10 @@ async fn noauth_sends_extra_headers_and_no_token() {
     headers.insert("x-project-id", "proj".parse().unwrap());
     headers.insert("x-roles", "admin,member,reader".parse().unwrap());
     // The endpoint may already end in /v2.0.
-    let auth = Auth::None { endpoint: format!("{}/v2.0/", neutron.url).parse().unwrap(), headers };
+    let auth = Auth::None {
+        endpoint: format!("{}/v2.0/", neutron.url).parse().unwrap(),
+        headers,
+    };
     client(ClientConfig::new(auth)).list_extensions().await.unwrap();
     let seen = &neutron.seen()[0];
     assert_eq!(seen.path, "/v2.0/extensions");
@@ -677,7 +804,11 @@ async fn noauth_sends_extra_headers_and_no_token() {
 
 /// Answers a port list with one port per `device_id` asked for.
 fn echo_ports(seen: &Seen, _: usize) -> Reply {
-    let ports: Vec<Value> = seen.param_values("device_id").iter().map(|d| port_json(&format!("port-{d}"), d)).collect();
+    let ports: Vec<Value> = seen
+        .param_values("device_id")
+        .iter()
+        .map(|d| port_json(&format!("port-{d}"), d))
+        .collect();
     Reply::json(200, json!({"ports": ports}))
 }
 
@@ -708,7 +839,11 @@ async fn port_filters_are_query_parameters() {
 async fn long_id_lists_are_split_into_chunks() {
     let neutron = Stub::start(echo_ports).await;
     let device_ids: Vec<String> = (0..250).map(|i| format!("dev-{i}")).collect();
-    let filter = PortFilter { device_ids: device_ids.clone(), tags: vec!["t".into()], ..PortFilter::default() };
+    let filter = PortFilter {
+        device_ids: device_ids.clone(),
+        tags: vec!["t".into()],
+        ..PortFilter::default()
+    };
     let ports = client(noauth_config(&neutron.url)).list_ports(&filter).await.unwrap();
     assert_eq!(ports.len(), 250);
     let seen = neutron.seen();
@@ -724,7 +859,9 @@ async fn chunk_size_is_configurable() {
     let neutron = Stub::start(|_, _| Reply::json(200, json!({"floatingips": []}))).await;
     let mut config = noauth_config(&neutron.url);
     config.filter_chunk_size = 2;
-    let filter = FloatingIpFilter { port_ids: (0..5).map(|i| PortId::from(format!("p{i}"))).collect() };
+    let filter = FloatingIpFilter {
+        port_ids: (0..5).map(|i| PortId::from(format!("p{i}"))).collect(),
+    };
     client(config).list_floating_ips(&filter).await.unwrap();
     let sizes: Vec<_> = neutron.seen().iter().map(|s| s.param_values("port_id").len()).collect();
     assert_eq!(sizes, [2, 2, 1]);
@@ -746,7 +883,10 @@ async fn next_links_are_followed_on_our_endpoint() {
     .await;
     let mut config = noauth_config(&neutron.url);
     config.page_size = Some(2);
-    let filter = PortFilter { device_ids: vec!["d".into()], ..PortFilter::default() };
+    let filter = PortFilter {
+        device_ids: vec!["d".into()],
+        ..PortFilter::default()
+    };
     let ports = client(config).list_ports(&filter).await.unwrap();
     let ids: Vec<_> = ports.iter().map(|p| p.id.as_str().to_owned()).collect();
     assert_eq!(ids, ["p1", "p2", "p3"]);
@@ -768,7 +908,10 @@ async fn a_pagination_loop_is_protocol() {
         )
     })
     .await;
-    let err = client(noauth_config(&neutron.url)).list_networks(&NetworkFilter::default()).await.unwrap_err();
+    let err = client(noauth_config(&neutron.url))
+        .list_networks(&NetworkFilter::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
     assert_eq!(neutron.count(), 2);
 }
@@ -792,7 +935,11 @@ async fn network_and_subnet_filters() {
     .await;
     let api = client(noauth_config(&neutron.url));
     let nets = api
-        .list_networks(&NetworkFilter { external: Some(true), name: Some("public".into()), ..NetworkFilter::default() })
+        .list_networks(&NetworkFilter {
+            external: Some(true),
+            name: Some("public".into()),
+            ..NetworkFilter::default()
+        })
         .await
         .unwrap();
     assert!(nets[0].external);
@@ -834,13 +981,20 @@ impl netcache_neutron::TokenSource for CountingSource {
 async fn custom_token_source_is_cached_and_renewed_on_401() {
     let neutron = neutron_refusing(&["tok-1"]).await;
     let issued = Arc::new(Mutex::new(0));
-    let source = CountingSource { endpoint: neutron.url.clone(), issued: issued.clone() };
+    let source = CountingSource {
+        endpoint: neutron.url.clone(),
+        issued: issued.clone(),
+    };
     let api = client(ClientConfig::new(Auth::Custom(Arc::new(source))));
     for _ in 0..3 {
         api.list_extensions().await.unwrap();
     }
     assert_eq!(*issued.lock().unwrap(), 2);
-    let tokens: Vec<_> = neutron.seen().iter().map(|s| s.header("x-auth-token").unwrap().to_owned()).collect();
+    let tokens: Vec<_> = neutron
+        .seen()
+        .iter()
+        .map(|s| s.header("x-auth-token").unwrap().to_owned())
+        .collect();
     assert_eq!(tokens, ["tok-1", "tok-2", "tok-2", "tok-2"]);
 }
 
@@ -849,7 +1003,10 @@ async fn a_redirect_is_not_followed() {
     let target = Stub::start(|_, _| Reply::json(201, json!({"port": port_json("p", "d")}))).await;
     let location = format!("{}/v2.0/ports", target.url);
     let neutron = Stub::start(move |_, _| Reply::raw(307, "").header("location", &location)).await;
-    let err = client(noauth_config(&neutron.url)).create_port(&create_request()).await.unwrap_err();
+    let err = client(noauth_config(&neutron.url))
+        .create_port(&create_request())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
     assert_eq!(target.count(), 0);
 }

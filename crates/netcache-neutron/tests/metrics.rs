@@ -49,11 +49,18 @@ async fn handle(State(respond): State<Arc<Responder>>, request: Request<Body>) -
 }
 
 fn json_reply(status: u16, body: Value) -> Reply {
-    (status, vec![("content-type", "application/json".to_owned())], body.to_string())
+    (
+        status,
+        vec![("content-type", "application/json".to_owned())],
+        body.to_string(),
+    )
 }
 
 fn neutron_error(status: u16, kind: &str) -> Reply {
-    json_reply(status, json!({"NeutronError": {"type": kind, "message": kind, "detail": ""}}))
+    json_reply(
+        status,
+        json!({"NeutronError": {"type": kind, "message": kind, "detail": ""}}),
+    )
 }
 
 /// A port that was closed: connecting to it is refused.
@@ -162,7 +169,10 @@ fn create_request() -> PortCreate {
 // ---------------------------------------------------------------------------
 
 fn recorder() -> PrometheusHandle {
-    let recorder = PrometheusBuilder::new().set_buckets(&[0.001, 0.01, 0.1, 1.0, 10.0]).unwrap().build_recorder();
+    let recorder = PrometheusBuilder::new()
+        .set_buckets(&[0.001, 0.01, 0.1, 1.0, 10.0])
+        .unwrap()
+        .build_recorder();
     let handle = recorder.handle();
     metrics::set_global_recorder(recorder).expect("the only recorder of this test binary");
     handle
@@ -207,7 +217,11 @@ fn value(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
 }
 
 fn calls(text: &str, operation: &str, outcome: &str) -> f64 {
-    value(text, "netcache_neutron_calls_total", &[("operation", operation), ("outcome", outcome)])
+    value(
+        text,
+        "netcache_neutron_calls_total",
+        &[("operation", operation), ("outcome", outcome)],
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -222,14 +236,26 @@ async fn every_attempt_is_counted_by_operation_and_outcome_and_timed() {
     api.list_extensions().await.unwrap();
     api.list_networks(&NetworkFilter::default()).await.unwrap();
     api.list_subnets(&SubnetFilter::default()).await.unwrap();
-    api.list_floating_ips(&FloatingIpFilter { port_ids: vec![p1.clone()] }).await.unwrap();
+    api.list_floating_ips(&FloatingIpFilter {
+        port_ids: vec![p1.clone()],
+    })
+    .await
+    .unwrap();
     api.list_ports(&PortFilter::default()).await.unwrap();
     api.show_port(&p1).await.unwrap();
     api.update_port(&p1, &PortUpdate::unbind(), Some(1)).await.unwrap();
     api.replace_port_tags(&p1, &["a".into(), "b".into()]).await.unwrap();
     api.delete_port(&p1, None).await.unwrap();
-    assert!(api.show_port(&PortId::from("missing")).await.unwrap_err().is_not_found());
-    assert!(matches!(api.show_port(&PortId::from("garbage")).await, Err(Error::Protocol { .. })));
+    assert!(
+        api.show_port(&PortId::from("missing"))
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    assert!(matches!(
+        api.show_port(&PortId::from("garbage")).await,
+        Err(Error::Protocol { .. })
+    ));
     // 503, then 200 on the retry: two attempts.
     api.show_port(&PortId::from("flaky")).await.unwrap();
     // A create is sent once: one ambiguous attempt.
@@ -270,21 +296,46 @@ async fn every_attempt_is_counted_by_operation_and_outcome_and_timed() {
     for (operation, outcome, want) in expected {
         assert_eq!(calls(&text, operation, outcome), want, "{operation} {outcome}:\n{text}");
     }
-    let total: f64 = samples(&text, "netcache_neutron_calls_total").iter().map(|(_, v)| v).sum();
-    assert_eq!(total, expected.iter().map(|(_, _, n)| n).sum::<f64>(), "no other series:\n{text}");
+    let total: f64 = samples(&text, "netcache_neutron_calls_total")
+        .iter()
+        .map(|(_, v)| v)
+        .sum();
+    assert_eq!(
+        total,
+        expected.iter().map(|(_, _, n)| n).sum::<f64>(),
+        "no other series:\n{text}"
+    );
 
     // One duration sample per attempt, labelled by operation only.
     let duration = "netcache_neutron_call_duration_seconds_count";
     assert_eq!(value(&text, duration, &[("operation", "ports.show")]), 5.0, "{text}");
     assert_eq!(value(&text, duration, &[("operation", "ports.create")]), 1.0, "{text}");
     assert_eq!(value(&text, duration, &[("operation", "networks.list")]), 4.0, "{text}");
-    assert!(value(&text, "netcache_neutron_call_duration_seconds_sum", &[("operation", "ports.show")]) > 0.0);
+    assert!(
+        value(
+            &text,
+            "netcache_neutron_call_duration_seconds_sum",
+            &[("operation", "ports.show")]
+        ) > 0.0
+    );
     assert_eq!(
-        value(&text, "netcache_neutron_call_duration_seconds_bucket", &[("operation", "ports.show"), ("le", "+Inf")]),
+        value(
+            &text,
+            "netcache_neutron_call_duration_seconds_bucket",
+            &[("operation", "ports.show"), ("le", "+Inf")]
+        ),
         5.0,
         "{text}"
     );
 
-    assert_eq!(value(&text, "netcache_keystone_auth_total", &[("outcome", "ok")]), 1.0, "{text}");
-    assert_eq!(value(&text, "netcache_keystone_auth_total", &[("outcome", "auth")]), 1.0, "{text}");
+    assert_eq!(
+        value(&text, "netcache_keystone_auth_total", &[("outcome", "ok")]),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        value(&text, "netcache_keystone_auth_total", &[("outcome", "auth")]),
+        1.0,
+        "{text}"
+    );
 }

@@ -20,16 +20,22 @@ use serde_json::json;
 const SERVERS: usize = 200;
 
 fn per_op(total: Duration, n: usize) -> String {
-    format!("{:>8.2} ms/op {:>8.1} op/s", total.as_secs_f64() * 1e3 / n as f64, n as f64 / total.as_secs_f64())
+    format!(
+        "{:>8.2} ms/op {:>8.1} op/s",
+        total.as_secs_f64() * 1e3 / n as f64,
+        n as f64 / total.as_secs_f64()
+    )
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse()?).await?;
     // A /16, so boots and direct creates never run out of addresses.
-    let (_, network) = sim
-        .handle()
-        .request("POST", "/v2.0/networks", Some(json!({"network": {"name": "bench", "project_id": "demo"}})));
+    let (_, network) = sim.handle().request(
+        "POST",
+        "/v2.0/networks",
+        Some(json!({"network": {"name": "bench", "project_id": "demo"}})),
+    );
     let network_id = network["network"]["id"].as_str().unwrap_or_default().to_owned();
     let (status, _) = sim.handle().request(
         "POST",
@@ -75,8 +81,10 @@ async fn main() -> anyhow::Result<()> {
     for i in 0..SERVERS {
         let response = http
             .post(format!("{}/v2.0/ports", sim.url()))
-            .json(&json!({"port": {"network_id": network_id, "device_id": format!("bench-{i}"),
-                "device_owner": "compute:nova", "binding:host_id": "host1", "project_id": "demo"}}))
+            .json(
+                &json!({"port": {"network_id": network_id, "device_id": format!("bench-{i}"),
+                "device_owner": "compute:nova", "binding:host_id": "host1", "project_id": "demo"}}),
+            )
             .send()
             .await?;
         anyhow::ensure!(response.status().is_success(), "create failed: {}", response.status());
@@ -87,10 +95,18 @@ async fn main() -> anyhow::Result<()> {
     let report = app.compute.heal().await?;
     let heal = started.elapsed();
 
-    println!("netcache throughput against the embedded Neutron ({SERVERS} servers, SQLite, debug={})", cfg!(debug_assertions));
+    println!(
+        "netcache throughput against the embedded Neutron ({SERVERS} servers, SQLite, debug={})",
+        cfg!(debug_assertions)
+    );
     println!("  boot through netcache        {}", per_op(boots, SERVERS));
     println!("  create-port, Neutron alone   {}", per_op(creates, SERVERS));
-    println!("  heal pass over {} servers    {:>8.2} ms ({} batches)", report.servers, heal.as_secs_f64() * 1e3, report.batches);
+    println!(
+        "  heal pass over {} servers    {:>8.2} ms ({} batches)",
+        report.servers,
+        heal.as_secs_f64() * 1e3,
+        report.batches
+    );
     println!(
         "  ratio: the embedded Neutron's own create is {:.1}% of a boot's time",
         100.0 * creates.as_secs_f64() / boots.as_secs_f64()

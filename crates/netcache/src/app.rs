@@ -34,7 +34,14 @@ impl App {
         // A fresh seed per run: the embedded Neutron's ids must not repeat those of
         // an earlier run that the database may still hold.
         let seed = uuid::Uuid::new_v4().as_u64_pair().0;
-        Self::start_with_sim(settings, SimConfig { seed, ..SimConfig::default() }).await
+        Self::start_with_sim(
+            settings,
+            SimConfig {
+                seed,
+                ..SimConfig::default()
+            },
+        )
+        .await
     }
 
     /// As [`App::start`], with the embedded Neutron configured as given.
@@ -156,7 +163,10 @@ pub async fn open_store(url: &str) -> anyhow::Result<Arc<dyn netcache_store::Sto
     if let Some(path) = url.strip_prefix("sqlite:").filter(|p| !p.starts_with(":memory:")) {
         let path = path.trim_start_matches("//");
         let path = path.split('?').next().unwrap_or(path);
-        if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Some(parent) = std::path::Path::new(path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
         }
     }
@@ -169,7 +179,9 @@ pub async fn open_store(url: &str) -> anyhow::Result<Arc<dyn netcache_store::Sto
 pub fn neutron_client(settings: &Settings, url: &str) -> anyhow::Result<HttpNeutron> {
     let n = &settings.neutron;
     let auth = match (&n.auth_url, &n.application_credential_id) {
-        (None, _) => Auth::none(Url::parse(url).with_context(|| format!("invalid configuration: neutron.url {url:?}"))?),
+        (None, _) => {
+            Auth::none(Url::parse(url).with_context(|| format!("invalid configuration: neutron.url {url:?}"))?)
+        }
         (Some(auth_url), Some(id)) => Auth::ApplicationCredential {
             auth_url: parse_url(auth_url, "neutron.auth_url")?,
             id: id.clone(),
@@ -180,7 +192,9 @@ pub fn neutron_client(settings: &Settings, url: &str) -> anyhow::Result<HttpNeut
         },
         (Some(auth_url), None) => {
             let (Some(username), Some(password), Some(project)) = (&n.username, &n.password, &n.project_name) else {
-                bail!("invalid configuration: Keystone auth needs neutron.username, neutron.password and neutron.project_name (or an application credential)");
+                bail!(
+                    "invalid configuration: Keystone auth needs neutron.username, neutron.password and neutron.project_name (or an application credential)"
+                );
             };
             Auth::Password {
                 auth_url: parse_url(auth_url, "neutron.auth_url")?,

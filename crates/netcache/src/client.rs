@@ -42,7 +42,11 @@ impl ApiClient {
             .with_context(|| format!("cannot reach netcache at {} (is `netcache serve` running?)", self.base))?;
         let status = response.status();
         let text = response.text().await?;
-        let value: Value = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        let value: Value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
         if !status.is_success() {
             let message = value
                 .as_object()
@@ -210,7 +214,14 @@ pub fn print_interfaces(output: Output, interfaces: &Value) {
 }
 
 /// The body of `POST /servers` from CLI flags.
-pub fn create_body(name: &str, flavor: &str, image: &str, networks: &[String], ports: &[String], fixed_ip: Option<&str>) -> Value {
+pub fn create_body(
+    name: &str,
+    flavor: &str,
+    image: &str,
+    networks: &[String],
+    ports: &[String],
+    fixed_ip: Option<&str>,
+) -> Value {
     let nets: Vec<Value> = if networks.is_empty() && ports.is_empty() {
         return json!({"server": {"name": name, "flavorRef": flavor, "imageRef": image, "networks": "auto"}});
     } else {

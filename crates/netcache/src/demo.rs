@@ -31,14 +31,16 @@ pub async fn run() -> anyhow::Result<()> {
     settings.neutron.embedded_listen = "127.0.0.1:0".parse()?;
     settings.neutron.timeout = 0.5;
     let sim = SimConfig {
-        faults: vec![FaultRule::new(
-            "ports.create",
-            FaultAction::DelayedCommit {
-                ms: LATE_COMMIT.as_millis() as u64,
-                status: None,
-            },
-        )
-        .nth(1)],
+        faults: vec![
+            FaultRule::new(
+                "ports.create",
+                FaultAction::DelayedCommit {
+                    ms: LATE_COMMIT.as_millis() as u64,
+                    status: None,
+                },
+            )
+            .nth(1),
+        ],
         ..SimConfig::default()
     };
     let app = App::start_with_sim(&settings, sim).await?;
@@ -46,10 +48,16 @@ pub async fn run() -> anyhow::Result<()> {
 
     println!("== The seed scenario (Nova bugs 1258620/1272195)");
     println!("Neutron will commit the first create-port request only after {LATE_COMMIT:?};");
-    println!("netcache gives up after {:?}.\n", Duration::from_secs_f64(settings.neutron.timeout));
+    println!(
+        "netcache gives up after {:?}.\n",
+        Duration::from_secs_f64(settings.neutron.timeout)
+    );
 
     let networks = app.compute.neutron().list_networks(&Default::default()).await?;
-    let private = networks.iter().find(|n| n.name == "private").context("no private network")?;
+    let private = networks
+        .iter()
+        .find(|n| n.name == "private")
+        .context("no private network")?;
     let created = api
         .post(
             "/servers",
@@ -58,7 +66,11 @@ pub async fn run() -> anyhow::Result<()> {
         .await?;
     let id = created["server"]["id"].as_str().context("no server id")?.to_owned();
     let server = api.wait_until_built(&id).await?;
-    println!("Server {id} is {} on {}.", server["status"].as_str().unwrap_or("?"), server["OS-EXT-SRV-ATTR:host"].as_str().unwrap_or("?"));
+    println!(
+        "Server {id} is {} on {}.",
+        server["status"].as_str().unwrap_or("?"),
+        server["OS-EXT-SRV-ATTR:host"].as_str().unwrap_or("?")
+    );
 
     let server_id: ServerId = id.parse()?;
     let ports = wait_for_late_port(app.compute.neutron().as_ref(), &id).await?;
@@ -95,7 +107,12 @@ pub async fn run() -> anyhow::Result<()> {
                 },
             };
             let ips: Vec<String> = p.fixed_ips.iter().map(|f| f.ip_address.to_string()).collect();
-            vec![p.id.to_string(), ips.join(", "), p.binding_host_id.clone().unwrap_or_default(), verdict]
+            vec![
+                p.id.to_string(),
+                ips.join(", "),
+                p.binding_host_id.clone().unwrap_or_default(),
+                verdict,
+            ]
         })
         .collect();
     print_table(&["Port", "IPs", "Bound to", "netcache's verdict"], &rows);
@@ -134,7 +151,10 @@ pub async fn run() -> anyhow::Result<()> {
         println!("heal pass {pass}: {} ghost sighting(s)", heal.ghosts.len());
     }
     let grace = compute.config().gc.policy.grace;
-    println!("fast-forwarding netcache's clock past the GC grace period ({} s)", grace.num_seconds());
+    println!(
+        "fast-forwarding netcache's clock past the GC grace period ({} s)",
+        grace.num_seconds()
+    );
     compute.clock().advance(grace + chrono::TimeDelta::seconds(1));
     let gc = compute.gc().await?;
     for port in &gc.deleted {
@@ -156,7 +176,10 @@ pub async fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn wait_for_late_port(neutron: &dyn NeutronApi, device_id: &str) -> anyhow::Result<Vec<netcache_domain::neutron::Port>> {
+async fn wait_for_late_port(
+    neutron: &dyn NeutronApi,
+    device_id: &str,
+) -> anyhow::Result<Vec<netcache_domain::neutron::Port>> {
     let filter = PortFilter {
         device_ids: vec![device_id.to_owned()],
         ..PortFilter::default()

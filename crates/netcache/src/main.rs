@@ -13,7 +13,11 @@ use serde_json::json;
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
-#[command(name = "netcache", version, about = "Keeps which Neutron ports are attached to which servers — netcache is the source of truth.")]
+#[command(
+    name = "netcache",
+    version,
+    about = "Keeps which Neutron ports are attached to which servers — netcache is the source of truth."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -137,7 +141,9 @@ struct Target {
 #[derive(Subcommand)]
 enum ServerCommand {
     List,
-    Show { server: String },
+    Show {
+        server: String,
+    },
     Create {
         name: String,
         /// Network id for a new port (repeatable; none and no --port means "auto").
@@ -157,12 +163,16 @@ enum ServerCommand {
         #[arg(long)]
         no_wait: bool,
     },
-    Delete { server: String },
+    Delete {
+        server: String,
+    },
 }
 
 #[derive(Subcommand)]
 enum InterfaceCommand {
-    List { server: String },
+    List {
+        server: String,
+    },
     Attach {
         server: String,
         #[arg(long, conflicts_with = "port")]
@@ -172,7 +182,10 @@ enum InterfaceCommand {
         #[arg(long)]
         port: Option<String>,
     },
-    Detach { server: String, port: String },
+    Detach {
+        server: String,
+        port: String,
+    },
 }
 
 #[tokio::main]
@@ -235,7 +248,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let settings = Settings::load(args.config.as_deref(), &overrides)?;
     let app = App::start(&settings).await?;
-    println!("netcache is serving the compute API on {}/v2.1 (Neutron: {})", app.api_url(), app.neutron_url);
+    println!(
+        "netcache is serving the compute API on {}/v2.1 (Neutron: {})",
+        app.api_url(),
+        app.neutron_url
+    );
     tokio::select! {
         result = app.wait() => result,
         _ = tokio::signal::ctrl_c() => {
@@ -252,10 +269,20 @@ async fn server_command(target: Target, command: ServerCommand) -> anyhow::Resul
         ServerCommand::Show { server } => {
             client::print_server(target.output, &api.get(&format!("/servers/{server}")).await?["server"]);
         }
-        ServerCommand::Create { name, networks, fixed_ip, ports, flavor, image, no_wait } => {
+        ServerCommand::Create {
+            name,
+            networks,
+            fixed_ip,
+            ports,
+            flavor,
+            image,
+            no_wait,
+        } => {
             let body = client::create_body(&name, &flavor, &image, &networks, &ports, fixed_ip.as_deref());
             let created = api.post("/servers", body).await?;
-            let id = created["server"]["id"].as_str().context("the API returned no server id")?;
+            let id = created["server"]["id"]
+                .as_str()
+                .context("the API returned no server id")?;
             let server = if no_wait {
                 api.get(&format!("/servers/{id}")).await?["server"].take()
             } else {
@@ -275,9 +302,17 @@ async fn interface_command(target: Target, command: InterfaceCommand) -> anyhow:
     let api = ApiClient::new(&target.url, target.project)?;
     match command {
         InterfaceCommand::List { server } => {
-            client::print_interfaces(target.output, &api.get(&format!("/servers/{server}/os-interface")).await?);
+            client::print_interfaces(
+                target.output,
+                &api.get(&format!("/servers/{server}/os-interface")).await?,
+            );
         }
-        InterfaceCommand::Attach { server, network, fixed_ip, port } => {
+        InterfaceCommand::Attach {
+            server,
+            network,
+            fixed_ip,
+            port,
+        } => {
             let mut attachment = json!({});
             if let Some(network) = network {
                 attachment["net_id"] = json!(network);
@@ -289,7 +324,10 @@ async fn interface_command(target: Target, command: InterfaceCommand) -> anyhow:
                 attachment["port_id"] = json!(port);
             }
             let attached = api
-                .post(&format!("/servers/{server}/os-interface"), json!({"interfaceAttachment": attachment}))
+                .post(
+                    &format!("/servers/{server}/os-interface"),
+                    json!({"interfaceAttachment": attachment}),
+                )
                 .await?;
             let list = json!({"interfaceAttachments": [attached["interfaceAttachment"]]});
             client::print_interfaces(target.output, &list);

@@ -36,7 +36,11 @@ pub async fn gc(settings: &Settings) -> anyhow::Result<()> {
     let r = compute.gc().await?;
     let list = |ids: &[netcache_domain::PortId]| ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
     if settings.gc.dry_run {
-        println!("Dry run: would delete [{}], would unbind [{}]", list(&r.would_delete), list(&r.would_unbind));
+        println!(
+            "Dry run: would delete [{}], would unbind [{}]",
+            list(&r.would_delete),
+            list(&r.would_unbind)
+        );
     } else {
         println!(
             "Deleted [{}], unbound [{}], {} releases retried, {} stale intents resolved",
@@ -74,7 +78,10 @@ pub async fn audit(settings: &Settings, json: bool) -> anyhow::Result<i32> {
         bar.finish_and_clear();
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&netcache_api::wire::audit_view(&report))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&netcache_api::wire::audit_view(&report))?
+        );
     } else {
         print_report(&report);
     }
@@ -95,7 +102,11 @@ fn print_report(report: &AuditReport) {
             let lost: Vec<String> = s.lost.iter().map(|l| format!("{} ({})", l.port_id, l.reason)).collect();
             vec![
                 s.id.to_string(),
-                if s.deleted { format!("{} (deleted)", s.name) } else { s.name.clone() },
+                if s.deleted {
+                    format!("{} (deleted)", s.name)
+                } else {
+                    s.name.clone()
+                },
                 format!("{}/{}", s.cached_ports.len(), s.neutron_ports.len()),
                 if s.stale_cache { "yes".into() } else { String::new() },
                 ghosts.join(", "),
@@ -105,7 +116,10 @@ fn print_report(report: &AuditReport) {
         })
         .collect();
     if !rows.is_empty() {
-        print_table(&["Server", "Name", "Cached/Neutron", "Stale", "Ghosts", "Lost", "Pending"], &rows);
+        print_table(
+            &["Server", "Name", "Cached/Neutron", "Stale", "Ghosts", "Lost", "Pending"],
+            &rows,
+        );
         println!();
     }
     let t = &report.totals;

@@ -9,9 +9,9 @@ use anyhow::{Context, bail};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use netcache_compute::{ComputeConfig, CrashPoint, GcConfig, HealConfig, VirtConfig};
+use netcache_domain::HostName;
 use netcache_domain::cache::{CacheOptions, OnLost};
 use netcache_domain::gc::{ForeignPolicy, GcPolicy};
-use netcache_domain::HostName;
 use serde::{Deserialize, Serialize};
 
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
@@ -318,7 +318,8 @@ impl Settings {
             gc: GcConfig {
                 interval: Duration::from_secs_f64(self.gc.interval),
                 policy: GcPolicy {
-                    grace: chrono::TimeDelta::from_std(Duration::from_secs_f64(self.gc.grace)).unwrap_or(chrono::TimeDelta::MAX),
+                    grace: chrono::TimeDelta::from_std(Duration::from_secs_f64(self.gc.grace))
+                        .unwrap_or(chrono::TimeDelta::MAX),
                     min_sightings: self.gc.min_sightings,
                     foreign: match self.gc.foreign {
                         ForeignSetting::Report => ForeignPolicy::Report,
@@ -360,7 +361,10 @@ mod tests {
         figment::Jail::expect_with(|jail| {
             jail.set_env("NETCACHE_NEUTRON_TIMEOUT", "soon");
             let err = format!("{:#}", Settings::load(None, &[]).unwrap_err());
-            assert!(err.to_lowercase().contains("neutron.timeout") && err.contains("NETCACHE_"), "{err}");
+            assert!(
+                err.to_lowercase().contains("neutron.timeout") && err.contains("NETCACHE_"),
+                "{err}"
+            );
             Ok(())
         });
     }
@@ -381,7 +385,10 @@ mod tests {
     #[test]
     fn file_env_and_flags_layer_in_order() {
         figment::Jail::expect_with(|jail| {
-            jail.create_file("netcache.toml", "database = \"sqlite:from-file.db\"\n[compute]\nmax_attempts = 5\n")?;
+            jail.create_file(
+                "netcache.toml",
+                "database = \"sqlite:from-file.db\"\n[compute]\nmax_attempts = 5\n",
+            )?;
             jail.set_env("NETCACHE_COMPUTE_MAX_ATTEMPTS", "7");
             let s = Settings::load(Some(Path::new("netcache.toml")), &[("listen", "127.0.0.1:9999".into())]).unwrap();
             assert_eq!(s.database, "sqlite:from-file.db");

@@ -60,7 +60,10 @@ async fn a_users_port_survives_server_delete_unbound() {
     assert_eq!(status, 200, "the user's port must survive: {after}");
     assert_eq!(after["port"]["device_id"], "");
     assert_eq!(after["port"]["device_owner"], "");
-    assert!(after["port"]["binding:host_id"].as_str().unwrap_or("").is_empty(), "{after}");
+    assert!(
+        after["port"]["binding:host_id"].as_str().unwrap_or("").is_empty(),
+        "{after}"
+    );
     let (status, body) = t.get(&format!("/servers/{id}")).await;
     assert_nova_error(status, &body, 404);
 }
@@ -70,7 +73,10 @@ async fn a_port_in_use_or_of_another_project_is_refused() {
     let t = TestApp::start().await;
     let used = t.user_port(json!({"device_id": "someone-else"}));
     let (status, body) = t
-        .post("/servers", json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": used["id"]}]}}))
+        .post(
+            "/servers",
+            json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": used["id"]}]}}),
+        )
         .await;
     assert_nova_error(status, &body, 409);
     let (_, other) = t.neutron().request(
@@ -79,7 +85,10 @@ async fn a_port_in_use_or_of_another_project_is_refused() {
         Some(json!({"port": {"network_id": t.topology.public_network_id, "project_id": "other"}})),
     );
     let (status, body) = t
-        .post("/servers", json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": other["port"]["id"]}]}}))
+        .post(
+            "/servers",
+            json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": other["port"]["id"]}]}}),
+        )
         .await;
     assert_nova_error(status, &body, 400);
 }
@@ -96,24 +105,35 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
     assert_eq!(by_net["interfaceAttachment"]["net_id"], net.as_str());
 
     let (status, by_ip) = t
-        .post(&path, json!({"interfaceAttachment": {"net_id": net, "fixed_ips": [{"ip_address": "10.0.0.77"}]}}))
+        .post(
+            &path,
+            json!({"interfaceAttachment": {"net_id": net, "fixed_ips": [{"ip_address": "10.0.0.77"}]}}),
+        )
         .await;
     assert_eq!(status, 200, "{by_ip}");
     assert_eq!(by_ip["interfaceAttachment"]["fixed_ips"][0]["ip_address"], "10.0.0.77");
 
     let user = t.user_port(json!({}));
     let user_id = user["id"].as_str().unwrap();
-    let (status, by_port) = t.post(&path, json!({"interfaceAttachment": {"port_id": user_id}})).await;
+    let (status, by_port) = t
+        .post(&path, json!({"interfaceAttachment": {"port_id": user_id}}))
+        .await;
     assert_eq!(status, 200, "{by_port}");
     assert_eq!(by_port["interfaceAttachment"]["port_id"], user_id);
 
     // The same fixed IP again is a conflict; a missing network a 400.
     let (status, body) = t
-        .post(&path, json!({"interfaceAttachment": {"net_id": net, "fixed_ips": [{"ip_address": "10.0.0.77"}]}}))
+        .post(
+            &path,
+            json!({"interfaceAttachment": {"net_id": net, "fixed_ips": [{"ip_address": "10.0.0.77"}]}}),
+        )
         .await;
     assert_nova_error(status, &body, 409);
     let (status, body) = t
-        .post(&path, json!({"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}))
+        .post(
+            &path,
+            json!({"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}),
+        )
         .await;
     assert_nova_error(status, &body, 400);
 
@@ -129,7 +149,11 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
         assert_eq!(status, 202);
     }
     assert_eq!(t.interface_port_ids(&id).await.len(), 1);
-    assert_eq!(t.neutron_port(&by_net_id).0, 404, "a port netcache created is deleted on detach");
+    assert_eq!(
+        t.neutron_port(&by_net_id).0,
+        404,
+        "a port netcache created is deleted on detach"
+    );
     assert_eq!(t.neutron_port(&by_ip_id).0, 404);
     let (status, user_after) = t.neutron_port(user_id);
     assert_eq!(status, 200, "a user's port is only unbound on detach");
@@ -149,9 +173,15 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
         .unwrap()
         .clone();
     let (_, action) = t
-        .get(&format!("/servers/{id}/os-instance-actions/{}", detach["request_id"].as_str().unwrap()))
+        .get(&format!(
+            "/servers/{id}/os-instance-actions/{}",
+            detach["request_id"].as_str().unwrap()
+        ))
         .await;
-    assert_eq!(action["instanceAction"]["events"][0]["event"], "compute_detach_interface");
+    assert_eq!(
+        action["instanceAction"]["events"][0]["event"],
+        "compute_detach_interface"
+    );
     assert_eq!(action["instanceAction"]["events"][0]["result"], "Success");
 }
 
@@ -161,29 +191,169 @@ async fn bad_input_gets_nova_format_4xx_never_500() {
     let id = t.boot_on_private().await;
     let missing = "6d3c0c6e-0a9e-4c2a-9e2b-000000000000";
     let cases: Vec<(&str, reqwest::Method, String, Option<&str>, u16)> = vec![
-        ("malformed JSON", reqwest::Method::POST, "/servers".into(), Some("{\"server\": "), 400),
+        (
+            "malformed JSON",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some("{\"server\": "),
+            400,
+        ),
         ("empty body", reqwest::Method::POST, "/servers".into(), Some(""), 400),
-        ("not an object", reqwest::Method::POST, "/servers".into(), Some("[1, 2]"), 400),
-        ("missing name", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"flavorRef": "1"}}"#), 400),
-        ("missing flavorRef", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a"}}"#), 400),
-        ("bad network uuid", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "nope"}]}}"#), 400),
-        ("bad networks keyword", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": "some"}}"#), 400),
-        ("bad fixed ip", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "fixed_ip": "10.0.0.999"}]}}"#), 400),
-        ("unknown network", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#), 400),
-        ("unknown port", reqwest::Method::POST, "/servers".into(), Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"port": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#), 400),
-        ("unknown server", reqwest::Method::GET, format!("/servers/{missing}"), None, 404),
-        ("bad server uuid", reqwest::Method::GET, "/servers/not-a-uuid".into(), None, 404),
-        ("delete unknown server", reqwest::Method::DELETE, format!("/servers/{missing}"), None, 404),
-        ("ips of unknown network", reqwest::Method::GET, format!("/servers/{id}/ips/nowhere"), None, 404),
-        ("interfaces of unknown server", reqwest::Method::GET, format!("/servers/{missing}/os-interface"), None, 404),
-        ("attach malformed", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some("{"), 400),
-        ("attach net and port", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000001"}}"#), 400),
-        ("attach unknown attribute", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"network": "x"}}"#), 400),
-        ("attach fixed ip without net", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"fixed_ips": [{"ip_address": "10.0.0.5"}]}}"#), 400),
-        ("attach unknown port", reqwest::Method::POST, format!("/servers/{id}/os-interface"), Some(r#"{"interfaceAttachment": {"port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}"#), 400),
-        ("detach unknown port", reqwest::Method::DELETE, format!("/servers/{id}/os-interface/{missing}"), None, 404),
-        ("unknown action", reqwest::Method::GET, format!("/servers/{id}/os-instance-actions/req-nope"), None, 404),
-        ("unknown path", reqwest::Method::GET, "/flavors-of-the-month".into(), None, 404),
+        (
+            "not an object",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some("[1, 2]"),
+            400,
+        ),
+        (
+            "missing name",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some(r#"{"server": {"flavorRef": "1"}}"#),
+            400,
+        ),
+        (
+            "missing flavorRef",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some(r#"{"server": {"name": "a"}}"#),
+            400,
+        ),
+        (
+            "bad network uuid",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "nope"}]}}"#),
+            400,
+        ),
+        (
+            "bad networks keyword",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": "some"}}"#),
+            400,
+        ),
+        (
+            "bad fixed ip",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some(
+                r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "fixed_ip": "10.0.0.999"}]}}"#,
+            ),
+            400,
+        ),
+        (
+            "unknown network",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some(
+                r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
+            ),
+            400,
+        ),
+        (
+            "unknown port",
+            reqwest::Method::POST,
+            "/servers".into(),
+            Some(
+                r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"port": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
+            ),
+            400,
+        ),
+        (
+            "unknown server",
+            reqwest::Method::GET,
+            format!("/servers/{missing}"),
+            None,
+            404,
+        ),
+        (
+            "bad server uuid",
+            reqwest::Method::GET,
+            "/servers/not-a-uuid".into(),
+            None,
+            404,
+        ),
+        (
+            "delete unknown server",
+            reqwest::Method::DELETE,
+            format!("/servers/{missing}"),
+            None,
+            404,
+        ),
+        (
+            "ips of unknown network",
+            reqwest::Method::GET,
+            format!("/servers/{id}/ips/nowhere"),
+            None,
+            404,
+        ),
+        (
+            "interfaces of unknown server",
+            reqwest::Method::GET,
+            format!("/servers/{missing}/os-interface"),
+            None,
+            404,
+        ),
+        (
+            "attach malformed",
+            reqwest::Method::POST,
+            format!("/servers/{id}/os-interface"),
+            Some("{"),
+            400,
+        ),
+        (
+            "attach net and port",
+            reqwest::Method::POST,
+            format!("/servers/{id}/os-interface"),
+            Some(
+                r#"{"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000001"}}"#,
+            ),
+            400,
+        ),
+        (
+            "attach unknown attribute",
+            reqwest::Method::POST,
+            format!("/servers/{id}/os-interface"),
+            Some(r#"{"interfaceAttachment": {"network": "x"}}"#),
+            400,
+        ),
+        (
+            "attach fixed ip without net",
+            reqwest::Method::POST,
+            format!("/servers/{id}/os-interface"),
+            Some(r#"{"interfaceAttachment": {"fixed_ips": [{"ip_address": "10.0.0.5"}]}}"#),
+            400,
+        ),
+        (
+            "attach unknown port",
+            reqwest::Method::POST,
+            format!("/servers/{id}/os-interface"),
+            Some(r#"{"interfaceAttachment": {"port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}"#),
+            400,
+        ),
+        (
+            "detach unknown port",
+            reqwest::Method::DELETE,
+            format!("/servers/{id}/os-interface/{missing}"),
+            None,
+            404,
+        ),
+        (
+            "unknown action",
+            reqwest::Method::GET,
+            format!("/servers/{id}/os-instance-actions/req-nope"),
+            None,
+            404,
+        ),
+        (
+            "unknown path",
+            reqwest::Method::GET,
+            "/flavors-of-the-month".into(),
+            None,
+            404,
+        ),
     ];
     for (what, method, path, body, expected) in cases {
         let mut request = t.http.request(method, t.url(&path));
@@ -207,9 +377,17 @@ async fn auto_network_and_ambiguity() {
     let none = t.boot(json!("none")).await;
     assert_eq!(t.interface_port_ids(&none).await.len(), 0);
     // A second project network makes "auto" ambiguous: Nova's 409.
-    t.neutron()
-        .request("POST", "/v2.0/networks", Some(json!({"network": {"name": "second", "project_id": PROJECT}})));
-    let (status, body) = t.post("/servers", json!({"server": {"name": "a", "flavorRef": "1", "networks": "auto"}})).await;
+    t.neutron().request(
+        "POST",
+        "/v2.0/networks",
+        Some(json!({"network": {"name": "second", "project_id": PROJECT}})),
+    );
+    let (status, body) = t
+        .post(
+            "/servers",
+            json!({"server": {"name": "a", "flavorRef": "1", "networks": "auto"}}),
+        )
+        .await;
     assert_nova_error(status, &body, 409);
 }
 
@@ -223,20 +401,31 @@ async fn boot_and_delete_cost_at_most_two_neutron_calls_each() {
     let id = t.boot_on_private().await;
     assert_eq!(t.server(&id).await["status"], "ACTIVE");
     let boot_calls = t.neutron().stats().total();
-    assert!(boot_calls <= 2, "boot cost {boot_calls} Neutron calls: {:?}", t.neutron().stats());
+    assert!(
+        boot_calls <= 2,
+        "boot cost {boot_calls} Neutron calls: {:?}",
+        t.neutron().stats()
+    );
 
     t.neutron().reset_stats();
     let (status, _) = t.delete(&format!("/servers/{id}")).await;
     assert_eq!(status, 204);
     let delete_calls = t.neutron().stats().total();
-    assert!(delete_calls <= 2, "delete cost {delete_calls} Neutron calls: {:?}", t.neutron().stats());
+    assert!(
+        delete_calls <= 2,
+        "delete cost {delete_calls} Neutron calls: {:?}",
+        t.neutron().stats()
+    );
     assert!(t.neutron_ports(&id).is_empty());
 
     // Attaching a new port on a known network: the create, nothing else.
     let other = t.boot_on_private().await;
     t.neutron().reset_stats();
     let (status, _) = t
-        .post(&format!("/servers/{other}/os-interface"), json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}}))
+        .post(
+            &format!("/servers/{other}/os-interface"),
+            json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}}),
+        )
         .await;
     assert_eq!(status, 200);
     let attach_calls = t.neutron().stats().total();
@@ -254,7 +443,10 @@ async fn spawn_failures_reschedule_then_error_with_ports_released() {
     let id = t.boot_on_private().await;
     let server = t.server(&id).await;
     assert_eq!(server["status"], "ERROR", "{server}");
-    assert!(server["fault"]["message"].as_str().unwrap().contains("No valid host"), "{server}");
+    assert!(
+        server["fault"]["message"].as_str().unwrap().contains("No valid host"),
+        "{server}"
+    );
     assert!(t.neutron_ports(&id).is_empty(), "every attempt's port was released");
     assert_eq!(t.neutron().stats().calls("ports.create"), 3);
     assert_eq!(t.neutron().stats().calls("ports.delete"), 3);
@@ -266,13 +458,21 @@ async fn server_list_filters_by_name_status_and_ip_from_netcaches_records() {
     let net = t.topology.private_network_id.clone();
     for name in ["alpha", "beta"] {
         let (status, _) = t
-            .post("/servers", json!({"server": {"name": name, "flavorRef": "1", "networks": [{"uuid": net}]}}))
+            .post(
+                "/servers",
+                json!({"server": {"name": name, "flavorRef": "1", "networks": [{"uuid": net}]}}),
+            )
             .await;
         assert_eq!(status, 202);
     }
     t.app().compute.settle().await;
     let names = |body: &Value| -> Vec<String> {
-        body["servers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_owned()).collect()
+        body["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_owned())
+            .collect()
     };
     let (_, body) = t.get("/servers?name=alp").await;
     assert_eq!(names(&body), ["alpha"]);
@@ -283,7 +483,10 @@ async fn server_list_filters_by_name_status_and_ip_from_netcaches_records() {
 
     let (_, body) = t.get("/servers/detail?name=alpha").await;
     let alpha = body["servers"][0]["id"].as_str().unwrap().to_owned();
-    let ip = body["servers"][0]["addresses"]["private"][0]["addr"].as_str().unwrap().to_owned();
+    let ip = body["servers"][0]["addresses"]["private"][0]["addr"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let (_, body) = t.get(&format!("/servers?ip={ip}")).await;
     assert_eq!(names(&body), ["alpha"]);
     // A ghost's IP matches nothing: the filter reads netcache's records.

@@ -29,7 +29,13 @@ async fn crash_between_intent_and_create() {
     let ports = t.neutron_ports(&id);
     assert_eq!(ports.len(), 1, "{ports:?}");
     assert_eq!(t.interface_port_ids(&id).await, [ports[0]["id"].as_str().unwrap()]);
-    let intents = t.app().compute.store().intents(id.parse::<ServerId>().unwrap()).await.unwrap();
+    let intents = t
+        .app()
+        .compute
+        .store()
+        .intents(id.parse::<ServerId>().unwrap())
+        .await
+        .unwrap();
     let states: Vec<_> = intents.iter().map(|i| i.state).collect();
     assert_eq!(states, [IntentState::Abandoned, IntentState::Created], "{intents:?}");
     assert!(intents[0].port_id.is_none(), "no port ever carried the first intent");
@@ -42,9 +48,18 @@ async fn crash_between_create_and_recording_its_result() {
     let ports = t.neutron_ports(&id);
     assert_eq!(ports.len(), 1, "nothing duplicated: {ports:?}");
     assert_eq!(t.interface_port_ids(&id).await, [ports[0]["id"].as_str().unwrap()]);
-    let intents = t.app().compute.store().intents(id.parse::<ServerId>().unwrap()).await.unwrap();
+    let intents = t
+        .app()
+        .compute
+        .store()
+        .intents(id.parse::<ServerId>().unwrap())
+        .await
+        .unwrap();
     assert_eq!(intents.len(), 1, "{intents:?}");
     assert_eq!(intents[0].state, IntentState::Created);
-    assert!(intents[0].adopted, "the port created before the crash was adopted by its marker");
+    assert!(
+        intents[0].adopted,
+        "the port created before the crash was adopted by its marker"
+    );
     assert_eq!(t.neutron().stats().calls("ports.create"), 1, "never re-POSTed");
 }

@@ -39,7 +39,9 @@ impl E2e {
         let (upstream, sim, real) = match std::env::var("NETCACHE_E2E_NEUTRON_URL") {
             Ok(url) => (url, None, true),
             Err(_) => {
-                let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+                let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap())
+                    .await
+                    .unwrap();
                 (sim.url(), Some(sim), false)
             }
         };
@@ -81,7 +83,11 @@ impl E2e {
 
     async fn boot(&self, networks: Value) -> String {
         let (status, body) = self
-            .api(Method::POST, "/servers", Some(json!({"server": {"name": "e2e", "flavorRef": "1", "networks": networks}})))
+            .api(
+                Method::POST,
+                "/servers",
+                Some(json!({"server": {"name": "e2e", "flavorRef": "1", "networks": networks}})),
+            )
             .await;
         assert_eq!(status, 202, "{body}");
         self.app.compute.settle().await;
@@ -99,7 +105,9 @@ impl E2e {
     }
 
     async fn interfaces(&self, id: &str) -> Vec<String> {
-        let (_, body) = self.api(Method::GET, &format!("/servers/{id}/os-interface"), None).await;
+        let (_, body) = self
+            .api(Method::GET, &format!("/servers/{id}/os-interface"), None)
+            .await;
         common::attachment_port_ids(&body)
     }
 
@@ -115,16 +123,30 @@ fn marker_of(port: &Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_adopt_path_through_a_lost_response() {
     let e = E2e::start(11, None).await;
-    e.proxy.inject(Method::POST, E2e::create_path(), 1, ProxyFault::LoseResponse);
+    e.proxy
+        .inject(Method::POST, E2e::create_path(), 1, ProxyFault::LoseResponse);
     let id = e.boot_on_private().await;
     assert_eq!(e.server(&id).await["status"], "ACTIVE");
     let ports = e.neutron.ports_of(&id).await;
     assert_eq!(ports.len(), 1, "{ports:?}");
     assert_eq!(e.interfaces(&id).await, [ports[0]["id"].as_str().unwrap()]);
-    let intents = e.app.compute.store().intents(id.parse::<ServerId>().unwrap()).await.unwrap();
+    let intents = e
+        .app
+        .compute
+        .store()
+        .intents(id.parse::<ServerId>().unwrap())
+        .await
+        .unwrap();
     assert_eq!(intents.len(), 1);
-    assert!(intents[0].adopted && intents[0].state == IntentState::Created, "{intents:?}");
-    assert!(marker_of(&ports[0]).contains(&intents[0].id.to_string()), "{}", ports[0]);
+    assert!(
+        intents[0].adopted && intents[0].state == IntentState::Created,
+        "{intents:?}"
+    );
+    assert!(
+        marker_of(&ports[0]).contains(&intents[0].id.to_string()),
+        "{}",
+        ports[0]
+    );
     assert_eq!(e.proxy.calls().get("ports.create"), Some(&1), "never re-POSTed");
     println!(
         "adopt ({}): the create's answer was lost; server {id} ACTIVE with port {} adopted by marker {} (intent {}); one POST",
@@ -138,7 +160,8 @@ async fn seed_adopt_path_through_a_lost_response() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_late_commit_ghost_is_shown_nowhere_then_collected() {
     let e = E2e::start(12, None).await;
-    e.proxy.inject(Method::POST, E2e::create_path(), 1, ProxyFault::HoldUntilReleased);
+    e.proxy
+        .inject(Method::POST, E2e::create_path(), 1, ProxyFault::HoldUntilReleased);
     let id = e.boot_on_private().await;
     let server = e.server(&id).await;
     assert_eq!(server["status"], "ACTIVE");
@@ -146,7 +169,10 @@ async fn seed_late_commit_ghost_is_shown_nowhere_then_collected() {
 
     let server_id: ServerId = id.parse().unwrap();
     let intents = e.app.compute.store().intents(server_id).await.unwrap();
-    assert_eq!(intents.iter().map(|i| i.state).collect::<Vec<_>>(), [IntentState::Abandoned, IntentState::Created]);
+    assert_eq!(
+        intents.iter().map(|i| i.state).collect::<Vec<_>>(),
+        [IntentState::Abandoned, IntentState::Created]
+    );
     assert_ne!(intents[0].host, intents[1].host, "rescheduled");
     let ports = e.neutron.ports_of(&id).await;
     assert_eq!(ports.len(), 2, "{ports:?}");
@@ -180,29 +206,56 @@ async fn seed_late_commit_ghost_is_shown_nowhere_then_collected() {
     assert_eq!(e.neutron.port(ghost["id"].as_str().unwrap()).await.0, 404);
     assert_eq!(e.neutron.ports_of(&id).await.len(), 1);
     assert!(compute.audit(&|_, _| {}).await.unwrap().is_clean());
-    println!("late commit: GC deleted {:?} after two sightings and the grace period; audit clean", gc.deleted);
+    println!(
+        "late commit: GC deleted {:?} after two sightings and the grace period; audit clean",
+        gc.deleted
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_ports_and_attach_detach() {
     let e = E2e::start(13, None).await;
-    let user = e.neutron.create_port(json!({"network_id": e.nets.private, "project_id": PROJECT})).await;
+    let user = e
+        .neutron
+        .create_port(json!({"network_id": e.nets.private, "project_id": PROJECT}))
+        .await;
     let user_id = user["id"].as_str().unwrap().to_owned();
     let id = e.boot(json!([{"port": user_id}])).await;
     assert_eq!(e.server(&id).await["status"], "ACTIVE");
     assert_eq!(e.neutron.port(&user_id).await.1["port"]["device_id"], id.as_str());
 
     let path = format!("/servers/{id}/os-interface");
-    let (status, by_net) = e.api(Method::POST, &path, Some(json!({"interfaceAttachment": {"net_id": e.nets.private}}))).await;
+    let (status, by_net) = e
+        .api(
+            Method::POST,
+            &path,
+            Some(json!({"interfaceAttachment": {"net_id": e.nets.private}})),
+        )
+        .await;
     assert_eq!(status, 200, "{by_net}");
     let (status, by_ip) = e
-        .api(Method::POST, &path, Some(json!({"interfaceAttachment": {"net_id": e.nets.private, "fixed_ips": [{"ip_address": "10.13.0.77"}]}})))
+        .api(
+            Method::POST,
+            &path,
+            Some(
+                json!({"interfaceAttachment": {"net_id": e.nets.private, "fixed_ips": [{"ip_address": "10.13.0.77"}]}}),
+            ),
+        )
         .await;
     assert_eq!(status, 200, "{by_ip}");
     assert_eq!(by_ip["interfaceAttachment"]["fixed_ips"][0]["ip_address"], "10.13.0.77");
-    let other = e.neutron.create_port(json!({"network_id": e.nets.private, "project_id": PROJECT})).await;
+    let other = e
+        .neutron
+        .create_port(json!({"network_id": e.nets.private, "project_id": PROJECT}))
+        .await;
     let other_id = other["id"].as_str().unwrap().to_owned();
-    let (status, _) = e.api(Method::POST, &path, Some(json!({"interfaceAttachment": {"port_id": other_id}}))).await;
+    let (status, _) = e
+        .api(
+            Method::POST,
+            &path,
+            Some(json!({"interfaceAttachment": {"port_id": other_id}})),
+        )
+        .await;
     assert_eq!(status, 200);
     assert_eq!(e.interfaces(&id).await.len(), 4);
 
@@ -212,7 +265,11 @@ async fn user_ports_and_attach_detach() {
         assert_eq!(status, 202);
     }
     assert_eq!(e.neutron.port(&created).await.0, 404, "created port deleted on detach");
-    assert_eq!(e.neutron.port(&other_id).await.1["port"]["device_id"], "", "user port unbound on detach");
+    assert_eq!(
+        e.neutron.port(&other_id).await.1["port"]["device_id"],
+        "",
+        "user port unbound on detach"
+    );
     assert_eq!(e.interfaces(&id).await.len(), 2);
 
     let (status, _) = e.api(Method::DELETE, &format!("/servers/{id}"), None).await;
@@ -221,7 +278,10 @@ async fn user_ports_and_attach_detach() {
     assert_eq!(status, 200, "the user's port survives the delete");
     assert_eq!(after["port"]["device_id"], "");
     assert_eq!(after["port"]["device_owner"], "");
-    assert!(e.neutron.ports_of(&id).await.is_empty(), "nothing left with the server's id");
+    assert!(
+        e.neutron.ports_of(&id).await.is_empty(),
+        "nothing left with the server's id"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,7 +290,10 @@ async fn heal_refreshes_and_reports_a_foreign_ghost_without_adding_it() {
     let id = e.boot_on_private().await;
     let port = e.interfaces(&id).await.remove(0);
     e.neutron
-        .update_port(&port, json!({"fixed_ips": [{"subnet_id": e.nets.subnet, "ip_address": "10.14.0.99"}]}))
+        .update_port(
+            &port,
+            json!({"fixed_ips": [{"subnet_id": e.nets.subnet, "ip_address": "10.14.0.99"}]}),
+        )
         .await;
     let fip = e.neutron.associate_floating_ip(&e.nets.public, &port, PROJECT).await;
     let stranger = e
@@ -255,7 +318,10 @@ async fn heal_refreshes_and_reports_a_foreign_ghost_without_adding_it() {
 async fn neutron_notifier_brings_a_floating_ip_into_addresses() {
     let listen = std::env::var("NETCACHE_E2E_NOVA_LISTEN").ok();
     if std::env::var("NETCACHE_E2E_NEUTRON_URL").is_ok() {
-        assert!(listen.is_some(), "a real Neutron needs NETCACHE_E2E_NOVA_LISTEN (its NOVA_URL) for this scenario");
+        assert!(
+            listen.is_some(),
+            "a real Neutron needs NETCACHE_E2E_NOVA_LISTEN (its NOVA_URL) for this scenario"
+        );
     }
     let e = E2e::start(15, listen.as_deref()).await;
     let id = e.boot_on_private().await;
@@ -270,7 +336,10 @@ async fn neutron_notifier_brings_a_floating_ip_into_addresses() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(shown, "floating IP {fip} did not reach addresses through network-changed");
+    assert!(
+        shown,
+        "floating IP {fip} did not reach addresses through network-changed"
+    );
     assert_eq!(e.app.compute.heal_passes(), 0, "no heal pass ran");
 }
 
@@ -293,11 +362,23 @@ async fn neutron_call_counts_for_boot_delete_and_heal() {
     e.proxy.reset_calls();
     let report = e.app.compute.heal().await.unwrap();
     let heal = e.proxy.calls();
-    println!("Neutron calls ({}): boot {boot:?}; delete {delete:?}; heal of {} servers {heal:?}", if e.real { "real Neutron" } else { "embedded Neutron" }, report.servers);
+    println!(
+        "Neutron calls ({}): boot {boot:?}; delete {delete:?}; heal of {} servers {heal:?}",
+        if e.real { "real Neutron" } else { "embedded Neutron" },
+        report.servers
+    );
     // One create; without tags in the POST, one more call sets the tags.
-    let tags_in_post = e.neutron.extensions().await.iter().any(|a| a == "tag-ports-during-bulk-creation");
+    let tags_in_post = e
+        .neutron
+        .extensions()
+        .await
+        .iter()
+        .any(|a| a == "tag-ports-during-bulk-creation");
     assert_eq!(boot.values().sum::<u64>(), if tags_in_post { 1 } else { 2 }, "{boot:?}");
     assert_eq!(delete.values().sum::<u64>(), 1, "{delete:?}");
-    assert_eq!(report.servers, 101, "100 live servers and the deleted one, watched for ghosts");
+    assert_eq!(
+        report.servers, 101,
+        "100 live servers and the deleted one, watched for ghosts"
+    );
     assert!(heal.values().sum::<u64>() <= 4, "{heal:?}");
 }

@@ -25,12 +25,21 @@ async fn network_changed_never_appends_a_ghost_and_refreshes_a_known_port() {
     let ghost_id = ghost["id"].as_str().unwrap();
 
     // Nova would append the ghost here; netcache records a sighting.
-    let (status, body) = events(&t, json!([{"name": "network-changed", "server_uuid": id, "tag": ghost_id}])).await;
+    let (status, body) = events(
+        &t,
+        json!([{"name": "network-changed", "server_uuid": id, "tag": ghost_id}]),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["events"][0]["code"], 200);
     assert_eq!(body["events"][0]["status"], "completed");
     assert_eq!(t.interface_port_ids(&id).await, std::slice::from_ref(&port));
-    assert!(!t.server(&id).await.to_string().contains(ghost["fixed_ips"][0]["ip_address"].as_str().unwrap()));
+    assert!(
+        !t.server(&id)
+            .await
+            .to_string()
+            .contains(ghost["fixed_ips"][0]["ip_address"].as_str().unwrap())
+    );
     let sightings = t.app().compute.store().ghost_sightings().await.unwrap();
     assert_eq!(sightings.len(), 1);
     assert_eq!(sightings[0].port_id.as_str(), ghost_id);
@@ -67,7 +76,11 @@ async fn network_vif_deleted_drops_the_port() {
     let id = t.boot_on_private().await;
     let port = t.interface_port_ids(&id).await.remove(0);
     t.neutron().request("DELETE", &format!("/v2.0/ports/{port}"), None);
-    let (status, body) = events(&t, json!([{"name": "network-vif-deleted", "server_uuid": id, "tag": port}])).await;
+    let (status, body) = events(
+        &t,
+        json!([{"name": "network-vif-deleted", "server_uuid": id, "tag": port}]),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert!(t.server(&id).await["addresses"].as_object().unwrap().is_empty());
     let vifs = t.app().compute.vifs(id.parse::<ServerId>().unwrap()).await.unwrap();
@@ -83,7 +96,10 @@ async fn event_codes_and_overall_status_match_nova() {
     .await;
     // A server with no host: its build found none.
     let (_, created) = t
-        .post("/servers", json!({"server": {"name": "nohost", "flavorRef": "1", "networks": "none"}}))
+        .post(
+            "/servers",
+            json!({"server": {"name": "nohost", "flavorRef": "1", "networks": "none"}}),
+        )
         .await;
     let no_host = created["server"]["id"].as_str().unwrap().to_owned();
     t.app().compute.settle().await;
@@ -92,7 +108,11 @@ async fn event_codes_and_overall_status_match_nova() {
     let mut t = t;
     t.restart(|s| s.compute.failing_hosts.clear()).await;
     let ok = t.boot(json!("none")).await;
-    let (status, body) = events(&t, json!([{"name": "network-vif-plugged", "server_uuid": ok, "status": "completed", "tag": "x"}])).await;
+    let (status, body) = events(
+        &t,
+        json!([{"name": "network-vif-plugged", "server_uuid": ok, "status": "completed", "tag": "x"}]),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
 
     let (status, body) = events(
@@ -106,7 +126,12 @@ async fn event_codes_and_overall_status_match_nova() {
     )
     .await;
     assert_eq!(status, 207, "{body}");
-    let codes: Vec<u64> = body["events"].as_array().unwrap().iter().map(|e| e["code"].as_u64().unwrap()).collect();
+    let codes: Vec<u64> = body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["code"].as_u64().unwrap())
+        .collect();
     assert_eq!(codes, [200, 404, 404, 422]);
     assert_eq!(body["events"][1]["status"], "failed");
     assert_eq!(body["events"][3]["tag"], "p");
@@ -151,7 +176,10 @@ async fn a_build_waits_for_network_vif_plugged() {
     })
     .await;
     let (_, created) = t
-        .post("/servers", json!({"server": {"name": "w", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}))
+        .post(
+            "/servers",
+            json!({"server": {"name": "w", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}),
+        )
         .await;
     let id = created["server"]["id"].as_str().unwrap().to_owned();
     // The build is waiting (its port exists, DOWN); the event releases it.
@@ -165,7 +193,11 @@ async fn a_build_waits_for_network_vif_plugged() {
     }
     let port = port.expect("the build created its port");
     assert_eq!(t.server(&id).await["status"], "BUILD");
-    let (status, _) = events(&t, json!([{"name": "network-vif-plugged", "server_uuid": id, "tag": port, "status": "completed"}])).await;
+    let (status, _) = events(
+        &t,
+        json!([{"name": "network-vif-plugged", "server_uuid": id, "tag": port, "status": "completed"}]),
+    )
+    .await;
     assert_eq!(status, 200);
     t.app().compute.settle().await;
     assert_eq!(t.server(&id).await["status"], "ACTIVE");
@@ -182,8 +214,17 @@ async fn a_build_waits_for_network_vif_plugged() {
     let id = t.boot_on_private().await;
     let server = t.server(&id).await;
     assert_eq!(server["status"], "ERROR", "{server}");
-    assert!(server["fault"]["message"].as_str().unwrap().contains("network-vif-plugged"), "{server}");
-    assert!(t.neutron_ports(&id).is_empty(), "the failed attempt's port was released");
+    assert!(
+        server["fault"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("network-vif-plugged"),
+        "{server}"
+    );
+    assert!(
+        t.neutron_ports(&id).is_empty(),
+        "the failed attempt's port was released"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,7 +272,16 @@ async fn audit_reports_each_drift_and_is_clean_after_heal_and_gc() {
     })
     .await;
     // Ghost (ours): the seed's late commit.
-    t.fault(FaultRule::new("ports.create", FaultAction::DelayedCommit { ms: 3_600_000, status: None }).nth(1));
+    t.fault(
+        FaultRule::new(
+            "ports.create",
+            FaultAction::DelayedCommit {
+                ms: 3_600_000,
+                status: None,
+            },
+        )
+        .nth(1),
+    );
     let seeded = t.boot_on_private().await;
     assert_eq!(t.neutron().release_delayed_commits(), 1);
     // Ghost (foreign), lost port, stale cache.
@@ -262,14 +312,27 @@ async fn audit_reports_each_drift_and_is_clean_after_heal_and_gc() {
     assert_eq!(totals["deleted_server_ghosts"], 1, "{report}");
     assert_eq!(totals["lost"], 1, "{report}");
     assert_eq!(totals["stale_caches"], 1, "{report}");
-    let server = |id: &str| report["audit"]["servers"].as_array().unwrap().iter().find(|s| s["id"] == id).unwrap().clone();
+    let server = |id: &str| {
+        report["audit"]["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()
+            .clone()
+    };
     assert_eq!(server(&seeded)["ghosts"][0]["owner"], "ours");
     assert_eq!(server(&lost_on)["lost"][0]["port_id"], lost_port.as_str());
     assert_eq!(server(&stale_on)["stale_cache"], true);
     assert_eq!(server(&deleted)["deleted"], true);
 
     // The same report over HTTP.
-    let response = t.http.get(format!("{}/netcache/v1/audit", t.app().api_url())).send().await.unwrap();
+    let response = t
+        .http
+        .get(format!("{}/netcache/v1/audit", t.app().api_url()))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status().as_u16(), 200);
     let over_http: Value = response.json().await.unwrap();
     assert_eq!(over_http["audit"]["totals"], *totals);
@@ -283,7 +346,13 @@ async fn audit_reports_each_drift_and_is_clean_after_heal_and_gc() {
     assert_eq!(gc.deleted.len(), 1, "{gc:?}");
     assert_eq!(gc.unbound.len(), 2, "{gc:?}");
     let out = t.run_cli(&["audit"]);
-    assert_eq!(out.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("clean"));
 }
 
@@ -297,7 +366,15 @@ async fn metrics_expose_the_series() {
     t.neutron().request("DELETE", &format!("/v2.0/ports/{port}"), None);
     t.app().compute.heal().await.unwrap();
     t.app().compute.gc().await.unwrap();
-    let body = t.http.get(format!("{}/metrics", t.app().api_url())).send().await.unwrap().text().await.unwrap();
+    let body = t
+        .http
+        .get(format!("{}/metrics", t.app().api_url()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     for series in [
         "netcache_neutron_calls_total{operation=\"ports.create\",outcome=\"ambiguous\"}",
         "netcache_neutron_calls_total{operation=\"ports.list\",outcome=\"ok\"}",

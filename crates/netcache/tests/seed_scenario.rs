@@ -19,7 +19,11 @@ fn marker_text(port: &Value) -> String {
 /// Path 1: Neutron commits the first create-port but its answer is lost. netcache
 /// finds the port by its marker and adopts it: one port, one intent, no reschedule.
 async fn adopt_path(sim: SimConfig) {
-    let t = TestApp::with(Options { sim, ..Options::default() }).await;
+    let t = TestApp::with(Options {
+        sim,
+        ..Options::default()
+    })
+    .await;
     t.fault(FaultRule::new("ports.create", FaultAction::CommitThenDrop).nth(1));
 
     let id = t.boot_on_private().await;
@@ -31,11 +35,23 @@ async fn adopt_path(sim: SimConfig) {
     assert_eq!(t.interface_port_ids(&id).await, [ports[0]["id"].as_str().unwrap()]);
     assert_eq!(TestApp::macs(&server), [ports[0]["mac_address"].as_str().unwrap()]);
 
-    let intents = t.app().compute.store().intents(id.parse::<ServerId>().unwrap()).await.unwrap();
+    let intents = t
+        .app()
+        .compute
+        .store()
+        .intents(id.parse::<ServerId>().unwrap())
+        .await
+        .unwrap();
     assert_eq!(intents.len(), 1, "{intents:?}");
     assert_eq!(intents[0].state, IntentState::Created);
-    assert!(intents[0].adopted, "the port was found by its marker, not by the lost answer");
-    assert_eq!(intents[0].port_id.as_ref().unwrap().as_str(), ports[0]["id"].as_str().unwrap());
+    assert!(
+        intents[0].adopted,
+        "the port was found by its marker, not by the lost answer"
+    );
+    assert_eq!(
+        intents[0].port_id.as_ref().unwrap().as_str(),
+        ports[0]["id"].as_str().unwrap()
+    );
     assert!(marker_text(&ports[0]).contains(&intents[0].id.to_string()));
     // One create, never re-POSTed.
     assert_eq!(t.neutron().stats().calls("ports.create"), 1);
@@ -45,7 +61,11 @@ async fn adopt_path(sim: SimConfig) {
 /// lookup finds nothing, the intent is abandoned and the build is rescheduled.
 /// The late port is a ghost: Neutron lists two ports, netcache shows one.
 async fn late_commit_path(sim: SimConfig) {
-    let t = TestApp::with(Options { sim, ..Options::default() }).await;
+    let t = TestApp::with(Options {
+        sim,
+        ..Options::default()
+    })
+    .await;
     t.fault(
         FaultRule::new(
             "ports.create",
@@ -70,11 +90,18 @@ async fn late_commit_path(sim: SimConfig) {
     assert_eq!(abandoned.state, IntentState::Abandoned);
     assert_eq!(created.state, IntentState::Created);
     assert!(!created.adopted);
-    assert_ne!(abandoned.host, created.host, "the build was rescheduled to another host");
+    assert_ne!(
+        abandoned.host, created.host,
+        "the build was rescheduled to another host"
+    );
     assert_eq!(server["OS-EXT-SRV-ATTR:host"], created.host.as_str());
 
     let ports = t.neutron_ports(&id);
-    assert_eq!(ports.len(), 2, "Neutron holds the attached port and the ghost: {ports:?}");
+    assert_eq!(
+        ports.len(),
+        2,
+        "Neutron holds the attached port and the ghost: {ports:?}"
+    );
     let attached = created.port_id.as_ref().unwrap().as_str();
     let ghost = ports.iter().find(|p| p["id"] != attached).unwrap();
     assert!(
@@ -86,12 +113,24 @@ async fn late_commit_path(sim: SimConfig) {
     // Exactly one port everywhere netcache shows ports.
     assert_eq!(TestApp::macs(&server), [attached_port["mac_address"].as_str().unwrap()]);
     let (_, ips) = t.get(&format!("/servers/{id}/ips")).await;
-    let shown: usize = ips["addresses"].as_object().unwrap().values().map(|v| v.as_array().unwrap().len()).sum();
-    let ghost_ips: Vec<&str> = ghost["fixed_ips"].as_array().unwrap().iter().map(|f| f["ip_address"].as_str().unwrap()).collect();
+    let shown: usize = ips["addresses"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_array().unwrap().len())
+        .sum();
+    let ghost_ips: Vec<&str> = ghost["fixed_ips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["ip_address"].as_str().unwrap())
+        .collect();
     assert_eq!(shown, attached_port["fixed_ips"].as_array().unwrap().len(), "{ips}");
     assert!(!ips.to_string().contains(ghost_ips[0]), "ghost IP in /ips: {ips}");
     assert_eq!(t.interface_port_ids(&id).await, [attached]);
-    let (status, _) = t.get(&format!("/servers/{id}/os-interface/{}", ghost["id"].as_str().unwrap())).await;
+    let (status, _) = t
+        .get(&format!("/servers/{id}/os-interface/{}", ghost["id"].as_str().unwrap()))
+        .await;
     assert_eq!(status, 404);
 
     // And in the CLI.

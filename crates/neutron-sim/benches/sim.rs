@@ -11,11 +11,7 @@ use serde_json::json;
 const PORTS: usize = 100_000;
 
 fn populate(h: &SimHandle) -> String {
-    let (_, v) = h.request(
-        "POST",
-        "/v2.0/networks",
-        Some(json!({"network": {"name": "bench"}})),
-    );
+    let (_, v) = h.request("POST", "/v2.0/networks", Some(json!({"network": {"name": "bench"}})));
     let net = v["network"]["id"].as_str().expect("net").to_string();
     let (st, _) = h.request(
         "POST",
@@ -24,7 +20,13 @@ fn populate(h: &SimHandle) -> String {
     );
     assert_eq!(st, 201);
     for i in 0..PORTS {
-        let (st, _) = h.request("POST", "/v2.0/ports", Some(json!({"port": {"network_id": net, "device_id": format!("vm-{i:06}"), "device_owner": "compute:nova"}})));
+        let (st, _) = h.request(
+            "POST",
+            "/v2.0/ports",
+            Some(
+                json!({"port": {"network_id": net, "device_id": format!("vm-{i:06}"), "device_owner": "compute:nova"}}),
+            ),
+        );
         assert_eq!(st, 201);
     }
     net
@@ -52,11 +54,7 @@ fn bench(c: &mut Criterion) {
     let h = sim.handle();
     let t0 = std::time::Instant::now();
     let net = populate(&h);
-    eprintln!(
-        "populated {} ports in-process in {:.2?}",
-        h.port_count(),
-        t0.elapsed()
-    );
+    eprintln!("populated {} ports in-process in {:.2?}", h.port_count(), t0.elapsed());
     let client = reqwest::Client::new();
     let base = sim.url();
 
@@ -73,14 +71,7 @@ fn bench(c: &mut Criterion) {
             let url = format!("{base}{}", list_query(n));
             let client = client.clone();
             async move {
-                let v: serde_json::Value = client
-                    .get(url)
-                    .send()
-                    .await
-                    .expect("send")
-                    .json()
-                    .await
-                    .expect("json");
+                let v: serde_json::Value = client.get(url).send().await.expect("send").json().await.expect("json");
                 assert_eq!(v["ports"].as_array().map(Vec::len), Some(100));
             }
         })

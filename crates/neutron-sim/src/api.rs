@@ -234,13 +234,8 @@ pub(crate) fn route(method: &Method, path: &str) -> Option<(String, Route)> {
         ["v2.0", c, id, "tags"] if [Method::GET, Method::PUT, Method::DELETE].contains(method) => {
             (format!("{c}.tags"), Route::Tags(kind_of(c)?, decode(id)))
         }
-        ["v2.0", c, id, "tags", tag]
-            if [Method::GET, Method::PUT, Method::DELETE].contains(method) =>
-        {
-            (
-                format!("{c}.tags"),
-                Route::Tag(kind_of(c)?, decode(id), decode(tag)),
-            )
+        ["v2.0", c, id, "tags", tag] if [Method::GET, Method::PUT, Method::DELETE].contains(method) => {
+            (format!("{c}.tags"), Route::Tag(kind_of(c)?, decode(id), decode(tag)))
         }
         _ => return None,
     };
@@ -262,9 +257,7 @@ fn resource_body(body: &[u8], key: &str) -> Result<Obj> {
     match o.remove(key) {
         Some(Value::Object(inner)) => Ok(inner),
         Some(_) => Err(Error::bad("Body contains invalid data")),
-        None => Err(Error::bad(format!(
-            "Unable to find '{key}' in request body"
-        ))),
+        None => Err(Error::bad(format!("Unable to find '{key}' in request body"))),
     }
 }
 
@@ -295,37 +288,21 @@ pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> R
             Ok((StatusCode::OK, Some(json!({"resources": res}))))
         }
         Route::Extensions => {
-            let list: Vec<Value> = EXTENSIONS
-                .iter()
-                .filter(|e| ext(e.0))
-                .map(ext_json)
-                .collect();
+            let list: Vec<Value> = EXTENSIONS.iter().filter(|e| ext(e.0)).map(ext_json).collect();
             Ok((StatusCode::OK, Some(json!({"extensions": list}))))
         }
         Route::Extension(alias) => EXTENSIONS
             .iter()
             .find(|e| e.0 == alias && ext(e.0))
             .map(|e| (StatusCode::OK, Some(json!({"extension": ext_json(e)}))))
-            .ok_or_else(|| {
-                Error::NotFound(
-                    "HTTPNotFound",
-                    format!("Extension with alias {alias} does not exist"),
-                )
-            }),
+            .ok_or_else(|| Error::NotFound("HTTPNotFound", format!("Extension with alias {alias} does not exist"))),
         Route::Collection(k) if gated(*k) => Err(Error::route_not_found()),
-        Route::Item(k, _) | Route::Tags(k, _) | Route::Tag(k, _, _) if gated(*k) => {
-            Err(Error::route_not_found())
-        }
+        Route::Item(k, _) | Route::Tags(k, _) | Route::Tag(k, _, _) if gated(*k) => Err(Error::route_not_found()),
         Route::RouterInterface(..) if !ext("router") => Err(Error::route_not_found()),
-        Route::Tags(..) | Route::Tag(..) if !ext("standard-attr-tag") => {
-            Err(Error::route_not_found())
-        }
+        Route::Tags(..) | Route::Tag(..) if !ext("standard-attr-tag") => Err(Error::route_not_found()),
         Route::Collection(k) if req.method == Method::GET => {
             let base = format!("{}/v2.0/{}", req.base, collection(*k));
-            Ok((
-                StatusCode::OK,
-                Some(store.list(caller, *k, &req.params, &base)?),
-            ))
+            Ok((StatusCode::OK, Some(store.list(caller, *k, &req.params, &base)?)))
         }
         Route::Collection(k) => create(store, caller, *k, &req.body),
         Route::Item(k, id) => {
@@ -403,8 +380,7 @@ pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> R
         }
         Route::Tag(k, id, tag) => {
             store.check_visible(caller, *k, id)?;
-            let mut tags: std::collections::BTreeSet<String> =
-                store.tags(*k, id)?.into_iter().collect();
+            let mut tags: std::collections::BTreeSet<String> = store.tags(*k, id)?.into_iter().collect();
             match req.method {
                 Method::GET if tags.contains(tag) => Ok((StatusCode::NO_CONTENT, None)),
                 Method::PUT => {
@@ -472,19 +448,14 @@ fn create(store: &mut Store, caller: &Caller, kind: Kind, body: &[u8]) -> Result
                 }
             }
         }
-        let out: Vec<Value> = ids
-            .iter()
-            .filter_map(|id| store.render(caller, kind, id))
-            .collect();
+        let out: Vec<Value> = ids.iter().filter_map(|id| store.render(caller, kind, id)).collect();
         return Ok((StatusCode::CREATED, Some(json!({many: out}))));
     }
     let obj = match o.remove(one) {
         Some(Value::Object(inner)) => inner,
         Some(_) => return Err(Error::bad("Body contains invalid data")),
         None => {
-            return Err(Error::bad(format!(
-                "Unable to find '{one}' in request body"
-            )));
+            return Err(Error::bad(format!("Unable to find '{one}' in request body")));
         }
     };
     let id = create_one(store, caller, kind, &obj)?;

@@ -143,10 +143,7 @@ impl Subnet {
         matches!(self.cidr, IpNet::V6(_))
     }
     fn slaac(&self) -> bool {
-        matches!(
-            self.addr_mode.as_deref(),
-            Some("slaac" | "dhcpv6-stateless")
-        )
+        matches!(self.addr_mode.as_deref(), Some("slaac" | "dhcpv6-stateless"))
     }
     /// Next free address from the pools, or `None` when exhausted.
     fn alloc_next(&mut self) -> Option<IpAddr> {
@@ -162,16 +159,8 @@ impl Subnet {
     /// Next free address from the pools (next-fit, wrapping), or `None` when exhausted.
     fn alloc_any(&mut self) -> Option<u128> {
         let first = self.pools.first()?.0;
-        let total: u128 = self
-            .pools
-            .iter()
-            .map(|(s, e)| e - s + 1)
-            .fold(0, u128::saturating_add);
-        let mut cand = if self.in_pools(self.cursor) {
-            self.cursor
-        } else {
-            first
-        };
+        let total: u128 = self.pools.iter().map(|(s, e)| e - s + 1).fold(0, u128::saturating_add);
+        let mut cand = if self.in_pools(self.cursor) { self.cursor } else { first };
         for _ in 0..total.min(1 << 20) {
             let next = self.next_in_pools(cand);
             if !self.allocated.contains(&cand) {
@@ -277,10 +266,7 @@ const VNIC_TYPES: &[&str] = &[
 type PortIndex = HashMap<String, BTreeSet<String>>;
 
 fn index_insert(index: &mut PortIndex, key: &str, port_id: &str) {
-    index
-        .entry(key.to_string())
-        .or_default()
-        .insert(port_id.to_string());
+    index.entry(key.to_string()).or_default().insert(port_id.to_string());
 }
 
 /// Removes `port_id` under `key`, and the key with its last port.
@@ -373,13 +359,7 @@ const NETWORK_ATTRIBUTES: Attributes = Attributes {
 };
 
 const SUBNET_ATTRIBUTES: Attributes = Attributes {
-    create_and_update: &[
-        "name",
-        "enable_dhcp",
-        "dns_nameservers",
-        "host_routes",
-        "service_types",
-    ],
+    create_and_update: &["name", "enable_dhcp", "dns_nameservers", "host_routes", "service_types"],
     create_only: &[
         "network_id",
         "ip_version",
@@ -450,11 +430,9 @@ impl Attributes {
 
     /// Checks a create or update body against these and the standard attributes.
     fn check(&self, obj: &Obj, create: bool) -> Result<()> {
-        check_keys(obj, create, |key| {
-            match STANDARD_ATTRIBUTES.access(key, create) {
-                Access::Unknown => self.access(key, create),
-                known => known,
-            }
+        check_keys(obj, create, |key| match STANDARD_ATTRIBUTES.access(key, create) {
+            Access::Unknown => self.access(key, create),
+            known => known,
         })
     }
 }
@@ -565,11 +543,7 @@ fn required<T>(v: Option<T>, key: &str) -> Result<T> {
 
 /// `tags` of a create body (none when absent).
 fn get_tags(obj: &Obj) -> Result<BTreeSet<String>> {
-    Ok(obj
-        .get("tags")
-        .map(parse_tags)
-        .transpose()?
-        .unwrap_or_default())
+    Ok(obj.get("tags").map(parse_tags).transpose()?.unwrap_or_default())
 }
 
 /// A JSON list attribute stored as given; anything but a list is ignored.
@@ -578,9 +552,7 @@ fn get_array(obj: &Obj, key: &str) -> Option<Value> {
 }
 
 fn string_items(list: &[Value]) -> Vec<String> {
-    list.iter()
-        .filter_map(|v| v.as_str().map(String::from))
-        .collect()
+    list.iter().filter_map(|v| v.as_str().map(String::from)).collect()
 }
 
 fn get_list(obj: &Obj, key: &str) -> Result<Option<Vec<Value>>> {
@@ -599,16 +571,11 @@ pub(crate) fn parse_tags(v: &Value) -> Result<BTreeSet<String>> {
     let mut out = BTreeSet::new();
     for item in items {
         let Value::String(s) = item else {
-            return Err(Error::invalid(format!(
-                "{} is not a valid string",
-                pyrepr(item)
-            )));
+            return Err(Error::invalid(format!("{} is not a valid string", pyrepr(item))));
         };
         check_tag(s)?;
         if !out.insert(s.clone()) {
-            return Err(Error::invalid(format!(
-                "Duplicate items in the list: '{s}'"
-            )));
+            return Err(Error::invalid(format!("Duplicate items in the list: '{s}'")));
         }
     }
     Ok(out)
@@ -616,9 +583,7 @@ pub(crate) fn parse_tags(v: &Value) -> Result<BTreeSet<String>> {
 
 pub(crate) fn check_tag(s: &str) -> Result<()> {
     if s.chars().count() > 255 {
-        return Err(Error::invalid(format!(
-            "'{s}' exceeds maximum length of 255"
-        )));
+        return Err(Error::invalid(format!("'{s}' exceeds maximum length of 255")));
     }
     Ok(())
 }
@@ -650,9 +615,7 @@ fn port_policy(caller: &Caller, obj: &Obj, action: &str) -> Result<()> {
             rule = format!("({rule} and rule:{action}:{k})");
         }
     }
-    Err(Error::PolicyNotAuthorized(format!(
-        "{rule} is disallowed by policy"
-    )))
+    Err(Error::PolicyNotAuthorized(format!("{rule} is disallowed by policy")))
 }
 
 fn ip_u128(ip: IpAddr) -> u128 {
@@ -700,10 +663,7 @@ fn parse_fixed_ip(r: &Value) -> Result<(Option<String>, Option<IpAddr>)> {
     };
     check_only(r, &["subnet_id", "ip_address"])?;
     let sid = get_uuid(r, "subnet_id")?;
-    let ip = r
-        .get("ip_address")
-        .map(|v| parse_ip(v, "ip_address"))
-        .transpose()?;
+    let ip = r.get("ip_address").map(|v| parse_ip(v, "ip_address")).transpose()?;
     Ok((sid, ip))
 }
 
@@ -762,10 +722,7 @@ impl Store {
 
     /// Id of a visible network by name (for the default topology).
     pub fn network_by_name(&self, name: &str) -> Option<String> {
-        self.networks
-            .values()
-            .find(|n| n.name == name)
-            .map(|n| n.id.clone())
+        self.networks.values().find(|n| n.name == name).map(|n| n.id.clone())
     }
 
     fn subnet_ids(&self, network_id: &str) -> Vec<String> {
@@ -789,10 +746,7 @@ impl Store {
     }
 
     pub fn router_by_name(&self, name: &str) -> Option<String> {
-        self.routers
-            .values()
-            .find(|r| r.name == name)
-            .map(|r| r.id.clone())
+        self.routers.values().find(|r| r.name == name).map(|r| r.id.clone())
     }
 
     fn project_for(caller: &Caller, obj: &Obj) -> Result<String> {
@@ -820,10 +774,7 @@ impl Store {
                 .get(id)
                 .map(|x| (x.project_id.as_str(), x.shared || x.external)),
             Kind::Subnet => self.subnets.get(id).map(|x| {
-                let shared = self
-                    .networks
-                    .get(&x.network_id)
-                    .is_some_and(|n| n.shared || n.external);
+                let shared = self.networks.get(&x.network_id).is_some_and(|n| n.shared || n.external);
                 (x.project_id.as_str(), shared)
             }),
             Kind::Port => self.ports.get(id).map(|x| (x.project_id.as_str(), false)),
@@ -951,13 +902,7 @@ impl Store {
     // ---------- listing ----------
 
     /// Lists `kind` with Neutron's filters, sorting, pagination and `fields`.
-    pub fn list(
-        &self,
-        caller: &Caller,
-        kind: Kind,
-        params: &[(String, String)],
-        base_url: &str,
-    ) -> Result<Value> {
+    pub fn list(&self, caller: &Caller, kind: Kind, params: &[(String, String)], base_url: &str) -> Result<Value> {
         let q = query::ListQuery::parse(kind, params)?;
         let ids: Vec<String> = match kind {
             Kind::Port => self.port_candidates(&q),
@@ -986,22 +931,13 @@ impl Store {
     /// Candidate port ids from the secondary indexes (sorted, deduplicated).
     fn port_candidates(&self, q: &query::ListQuery) -> Vec<String> {
         let from = |idx: &PortIndex, keys: &[String]| -> Vec<String> {
-            let mut v: Vec<String> = keys
-                .iter()
-                .filter_map(|k| idx.get(k))
-                .flatten()
-                .cloned()
-                .collect();
+            let mut v: Vec<String> = keys.iter().filter_map(|k| idx.get(k)).flatten().cloned().collect();
             v.sort_unstable();
             v.dedup();
             v
         };
         if let Some(ids) = q.filter("id") {
-            let mut v: Vec<String> = ids
-                .iter()
-                .filter(|i| self.ports.contains_key(*i))
-                .cloned()
-                .collect();
+            let mut v: Vec<String> = ids.iter().filter(|i| self.ports.contains_key(*i)).cloned().collect();
             v.sort_unstable();
             v.dedup();
             v
@@ -1026,9 +962,7 @@ impl Store {
         let physnet = get_str(obj, "provider:physical_network")?;
         let seg_id = match obj.get("provider:segmentation_id").and_then(Value::as_u64) {
             Some(s) => Some(s),
-            None if net_type == "vxlan" || net_type == "geneve" => {
-                Some(self.rng.random_range(1..=10000))
-            }
+            None if net_type == "vxlan" || net_type == "geneve" => Some(self.rng.random_range(1..=10000)),
             None => None,
         };
         let default_mtu = if net_type == "vxlan" {
@@ -1048,10 +982,7 @@ impl Store {
             admin_state_up: get_bool(obj, "admin_state_up")?.unwrap_or(true),
             shared: get_bool(obj, "shared")?.unwrap_or(false),
             external: get_bool(obj, "router:external")?.unwrap_or(false),
-            mtu: obj
-                .get("mtu")
-                .and_then(Value::as_u64)
-                .unwrap_or(default_mtu),
+            mtu: obj.get("mtu").and_then(Value::as_u64).unwrap_or(default_mtu),
             subnets: Vec::new(),
             net_type,
             physnet,
@@ -1142,11 +1073,7 @@ impl Store {
         if v6 != (version == 6) {
             return Err(Error::invalid("Cidr and ip_version mismatch".to_string()));
         }
-        for s in self
-            .subnet_ids(&network_id)
-            .iter()
-            .filter_map(|s| self.subnets.get(s))
-        {
+        for s in self.subnet_ids(&network_id).iter().filter_map(|s| self.subnets.get(s)) {
             if s.cidr.contains(&cidr.network()) || cidr.contains(&s.cidr.network()) {
                 return Err(Error::invalid(format!(
                     "Requested subnet with cidr: {cidr} for network: {network_id} overlaps with another subnet"
@@ -1182,20 +1109,13 @@ impl Store {
                 let mut pools = Vec::new();
                 for p in &list {
                     let (Some(s), Some(e)) = (p.get("start"), p.get("end")) else {
-                        return Err(Error::invalid(
-                            "Invalid data format for IP pool".to_string(),
-                        ));
+                        return Err(Error::invalid("Invalid data format for IP pool".to_string()));
                     };
-                    let (s, e) = (
-                        parse_ip(s, "allocation_pools")?,
-                        parse_ip(e, "allocation_pools")?,
-                    );
+                    let (s, e) = (parse_ip(s, "allocation_pools")?, parse_ip(e, "allocation_pools")?);
                     if !in_cidr(s) || !in_cidr(e) || ip_u128(s) > ip_u128(e) {
                         return Err(Error::BadRequest(
                             "InvalidAllocationPool",
-                            format!(
-                                "The allocation pool {s}-{e} spans beyond the subnet cidr {cidr}."
-                            ),
+                            format!("The allocation pool {s}-{e} spans beyond the subnet cidr {cidr}."),
                         ));
                     }
                     pools.push((ip_u128(s), ip_u128(e)));
@@ -1228,11 +1148,7 @@ impl Store {
         };
         let mode = |k: &str| -> Result<Option<String>> {
             match get_str(obj, k)? {
-                Some(m)
-                    if ["slaac", "dhcpv6-stateful", "dhcpv6-stateless"].contains(&m.as_str()) =>
-                {
-                    Ok(Some(m))
-                }
+                Some(m) if ["slaac", "dhcpv6-stateful", "dhcpv6-stateless"].contains(&m.as_str()) => Ok(Some(m)),
                 Some(m) => Err(Error::bad(format!(
                     "Invalid input for {k}. Reason: '{m}' is not in ['dhcpv6-stateful', 'dhcpv6-stateless', 'slaac']."
                 ))),
@@ -1315,8 +1231,7 @@ impl Store {
         device_owner: &str,
     ) -> Result<Vec<(String, IpAddr)>> {
         let mut out: Vec<(String, IpAddr)> = Vec::new();
-        let router_port = device_owner.starts_with("network:router")
-            || device_owner.starts_with("network:ha_router");
+        let router_port = device_owner.starts_with("network:router") || device_owner.starts_with("network:ha_router");
         let result = self.allocate_inner(network_id, mac, requested, keep, &mut out, router_port);
         if result.is_err() {
             self.release_except(&out, keep);
@@ -1365,13 +1280,7 @@ impl Store {
             if any_v4 && !got_v4 {
                 return Err(exhausted());
             }
-            out.sort_by_key(|(sid, ip)| {
-                (
-                    ip.is_ipv6(),
-                    self.subnets.get(sid).map(|s| s.slaac()),
-                    sid.clone(),
-                )
-            });
+            out.sort_by_key(|(sid, ip)| (ip.is_ipv6(), self.subnets.get(sid).map(|s| s.slaac()), sid.clone()));
             return Ok(());
         };
         for r in reqs {
@@ -1392,7 +1301,9 @@ impl Store {
                     .ok_or_else(|| {
                         Error::BadRequest(
                             "InvalidIpForNetwork",
-                            format!("IP address {ip} is not a valid IP for any of the subnets on the specified network."),
+                            format!(
+                                "IP address {ip} is not a valid IP for any of the subnets on the specified network."
+                            ),
                         )
                     })?,
                 (None, None) => return Err(Error::invalid("Invalid fixed IP entry: no subnet_id nor ip_address")),
@@ -1481,12 +1392,7 @@ impl Store {
 
     /// A requested `mac_address`, lower-cased, if valid and not used by another port on
     /// the network (`current` is the port's own MAC on update).
-    fn requested_mac(
-        &self,
-        network_id: &str,
-        requested: &str,
-        current: Option<&str>,
-    ) -> Result<String> {
+    fn requested_mac(&self, network_id: &str, requested: &str, current: Option<&str>) -> Result<String> {
         let m = parse_mac(requested)?;
         self.check_mac_free(network_id, &m, current)?;
         Ok(m)
@@ -1497,9 +1403,7 @@ impl Store {
         if current != Some(m) && self.macs.contains(&(network_id.to_string(), m.to_string())) {
             return Err(Error::Conflict(
                 "MacAddressInUse",
-                format!(
-                    "Unable to complete operation for network {network_id}. The mac address {m} is in use."
-                ),
+                format!("Unable to complete operation for network {network_id}. The mac address {m} is in use."),
             ));
         }
         Ok(())
@@ -1535,9 +1439,7 @@ impl Store {
         };
         let vnic_type = self.vnic(obj)?.unwrap_or_else(|| "normal".into());
         let profile = profile(obj)?.unwrap_or_else(|| json!({}));
-        let requested_mac = get_str(obj, "mac_address")?
-            .map(|m| parse_mac(&m))
-            .transpose()?;
+        let requested_mac = get_str(obj, "mac_address")?.map(|m| parse_mac(&m)).transpose()?;
         let device_owner = get_str(obj, "device_owner")?.unwrap_or_default();
         let security_groups = get_list(obj, "security_groups")?;
         let requested = get_list(obj, "fixed_ips")?;
@@ -1564,8 +1466,7 @@ impl Store {
             None if device_owner.starts_with("network:") => Vec::new(),
             None => vec![self.default_sg(&project_id)],
         };
-        let fixed_ips =
-            self.allocate(&network_id, &mac, requested.as_deref(), &[], &device_owner)?;
+        let fixed_ips = self.allocate(&network_id, &mac, requested.as_deref(), &[], &device_owner)?;
         // Setting the tags is a revision of its own.
         let revision = 1 + u64::from(!tags.is_empty());
         let std = StdAttrs::new(description, tags, revision);
@@ -1581,8 +1482,7 @@ impl Store {
             device_id,
             device_owner,
             fixed_ips,
-            allowed_address_pairs: get_array(obj, "allowed_address_pairs")
-                .unwrap_or_else(|| json!([])),
+            allowed_address_pairs: get_array(obj, "allowed_address_pairs").unwrap_or_else(|| json!([])),
             extra_dhcp_opts: get_array(obj, "extra_dhcp_opts").unwrap_or_else(|| json!([])),
             security_groups,
             vnic_type,
@@ -1632,34 +1532,19 @@ impl Store {
         update_field(&mut p.admin_state_up, get_bool(obj, "admin_state_up")?);
         update_field(&mut p.device_id, get_str(obj, "device_id")?);
         update_field(&mut p.device_owner, get_str(obj, "device_owner")?);
-        update_field(
-            &mut p.port_security,
-            get_bool(obj, "port_security_enabled")?,
-        );
+        update_field(&mut p.port_security, get_bool(obj, "port_security_enabled")?);
         update_field(&mut p.vnic_type, self.vnic(obj)?);
         update_field(&mut p.profile, profile(obj)?);
         update_field(&mut p.host_id, get_host(obj)?);
         let security_groups = get_list(obj, "security_groups")?;
-        update_field(
-            &mut p.security_groups,
-            security_groups.as_deref().map(string_items),
-        );
-        update_field(
-            &mut p.allowed_address_pairs,
-            get_array(obj, "allowed_address_pairs"),
-        );
+        update_field(&mut p.security_groups, security_groups.as_deref().map(string_items));
+        update_field(&mut p.allowed_address_pairs, get_array(obj, "allowed_address_pairs"));
         update_field(&mut p.extra_dhcp_opts, get_array(obj, "extra_dhcp_opts"));
         if let Some(m) = get_str(obj, "mac_address")? {
             p.mac = self.requested_mac(&old.network_id, &m, Some(&old.mac))?;
         }
         if let Some(reqs) = get_list(obj, "fixed_ips")? {
-            let new_ips = self.allocate(
-                &old.network_id,
-                &p.mac,
-                Some(&reqs),
-                &old.fixed_ips,
-                &p.device_owner,
-            )?;
+            let new_ips = self.allocate(&old.network_id, &p.mac, Some(&reqs), &old.fixed_ips, &p.device_owner)?;
             self.release_except(&old.fixed_ips, &new_ips);
             p.fixed_ips = new_ips;
         }
@@ -1723,11 +1608,7 @@ impl Store {
         self.index_port(&p, false);
         self.release_except(&p.fixed_ips, &[]);
         self.macs.remove(&(p.network_id.clone(), p.mac.clone()));
-        for f in self
-            .fips
-            .values_mut()
-            .filter(|f| f.port_id.as_deref() == Some(id))
-        {
+        for f in self.fips.values_mut().filter(|f| f.port_id.as_deref() == Some(id)) {
             f.disassociate();
             f.std.bump();
         }
@@ -1769,11 +1650,7 @@ impl Store {
     pub fn create_router(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
         ROUTER_ATTRIBUTES.check(obj, true)?;
         let id = self.new_id();
-        let std = StdAttrs::new(
-            get_str(obj, "description")?.unwrap_or_default(),
-            get_tags(obj)?,
-            0,
-        );
+        let std = StdAttrs::new(get_str(obj, "description")?.unwrap_or_default(), get_tags(obj)?, 0);
         let r = Router {
             id: id.clone(),
             name: get_str(obj, "name")?.unwrap_or_default(),
@@ -1798,11 +1675,7 @@ impl Store {
     }
 
     fn set_gateway(&mut self, caller: &Caller, router_id: &str, gw: &Value) -> Result<()> {
-        if let Some(old) = self
-            .routers
-            .get_mut(router_id)
-            .and_then(|r| r.gw_port.take())
-        {
+        if let Some(old) = self.routers.get_mut(router_id).and_then(|r| r.gw_port.take()) {
             self.delete_port(&old, false)?;
         }
         if let Some(r) = self.routers.get_mut(router_id) {
@@ -1862,25 +1735,14 @@ impl Store {
 
     pub fn delete_router(&mut self, id: &str) -> Result<()> {
         found(self.routers.get(id), Kind::Router, id)?;
-        let ifaces: Vec<String> = self
-            .router_interfaces(id)
-            .iter()
-            .map(|p| p.id.clone())
-            .collect();
+        let ifaces: Vec<String> = self.router_interfaces(id).iter().map(|p| p.id.clone()).collect();
         if !ifaces.is_empty() {
             return Err(Error::Conflict(
                 "RouterInUse",
-                format!(
-                    "Router {id} has ports still attached: {}",
-                    ifaces.join(", ")
-                ),
+                format!("Router {id} has ports still attached: {}", ifaces.join(", ")),
             ));
         }
-        if self
-            .fips
-            .values()
-            .any(|f| f.router_id.as_deref() == Some(id))
-        {
+        if self.fips.values().any(|f| f.router_id.as_deref() == Some(id)) {
             return Err(Error::Conflict(
                 "RouterInUse",
                 format!("Router {id} still has floating IPs associated"),
@@ -1895,9 +1757,7 @@ impl Store {
 
     pub fn add_router_interface(&mut self, caller: &Caller, id: &str, obj: &Obj) -> Result<Value> {
         check_only(obj, &["subnet_id", "port_id"])?;
-        let project = found(self.routers.get(id), Kind::Router, id)?
-            .project_id
-            .clone();
+        let project = found(self.routers.get(id), Kind::Router, id)?.project_id.clone();
         let port_id = match (get_uuid(obj, "subnet_id")?, get_uuid(obj, "port_id")?) {
             (Some(sid), None) => {
                 self.check_visible(caller, Kind::Subnet, &sid)?;
@@ -1966,10 +1826,7 @@ impl Store {
         let port = self
             .router_interfaces(id)
             .into_iter()
-            .find(|p| {
-                pid.as_deref() == Some(p.id.as_str())
-                    || p.fixed_ips.iter().any(|(s, _)| Some(s) == sid.as_ref())
-            })
+            .find(|p| pid.as_deref() == Some(p.id.as_str()) || p.fixed_ips.iter().any(|(s, _)| Some(s) == sid.as_ref()))
             .cloned();
         let Some(port) = port else {
             return Err(match (sid, pid) {
@@ -2029,9 +1886,7 @@ impl Store {
                 if !p.fixed_ips.iter().any(|(_, i)| *i == ip) {
                     return Err(Error::BadRequest(
                         "BadRequest",
-                        format!(
-                            "Bad floatingip request: Port {port_id} does not have fixed ip {ip}."
-                        ),
+                        format!("Bad floatingip request: Port {port_id} does not have fixed ip {ip}."),
                     ));
                 }
                 ip
@@ -2044,9 +1899,7 @@ impl Store {
                 .ok_or_else(|| {
                     Error::BadRequest(
                         "BadRequest",
-                        format!(
-                            "Bad floatingip request: Port {port_id} does not have any IPv4 address."
-                        ),
+                        format!("Bad floatingip request: Port {port_id} does not have any IPv4 address."),
                     )
                 })?,
         };
@@ -2071,9 +1924,7 @@ impl Store {
                 )
             })?;
         if let Some(other) = self.fips.values().find(|f| {
-            f.port_id.as_deref() == Some(port_id)
-                && f.fixed_ip == Some(fixed_ip)
-                && Some(f.id.as_str()) != fip_id
+            f.port_id.as_deref() == Some(port_id) && f.fixed_ip == Some(fixed_ip) && Some(f.id.as_str()) != fip_id
         }) {
             return Err(Error::Conflict(
                 "FloatingIPPortAlreadyAssociated",
@@ -2087,10 +1938,7 @@ impl Store {
     }
 
     fn notify_port_changed(&mut self, port_id: Option<&str>) {
-        if let Some(p) = port_id
-            .and_then(|p| self.ports.get(p))
-            .filter(|p| p.is_compute())
-        {
+        if let Some(p) = port_id.and_then(|p| self.ports.get(p)).filter(|p| p.is_compute()) {
             let (dev, id) = (p.device_id.clone(), p.id.clone());
             self.emit("network-changed", &dev, &id);
         }
@@ -2166,8 +2014,7 @@ impl Store {
             Some(Value::Null) => Some(None),
             Some(_) => {
                 let pid = required(get_uuid(obj, "port_id")?, "port_id")?;
-                let t =
-                    self.fip_target(caller, &net, Some(id), &pid, obj.get("fixed_ip_address"))?;
+                let t = self.fip_target(caller, &net, Some(id), &pid, obj.get("fixed_ip_address"))?;
                 Some(Some((pid, t)))
             }
         };
@@ -2255,10 +2102,7 @@ fn is_mac(m: &str) -> bool {
 
 /// SLAAC (EUI-64) address for `mac` in a /64.
 fn eui64(cidr: IpNet, mac: &str) -> IpAddr {
-    let b: Vec<u8> = mac
-        .split(':')
-        .filter_map(|x| u8::from_str_radix(x, 16).ok())
-        .collect();
+    let b: Vec<u8> = mac.split(':').filter_map(|x| u8::from_str_radix(x, 16).ok()).collect();
     let b = if b.len() == 6 { b } else { vec![0; 6] };
     let iid = u64::from_be_bytes([b[0] ^ 0x02, b[1], b[2], 0xff, 0xfe, b[3], b[4], b[5]]);
     let prefix = ip_u128(cidr.network()) & !((1u128 << 64) - 1);

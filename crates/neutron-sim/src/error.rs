@@ -34,10 +34,7 @@ impl Error {
         Error::BadRequest("HTTPBadRequest", msg.into())
     }
     pub fn invalid(msg: impl std::fmt::Display) -> Self {
-        Error::BadRequest(
-            "InvalidInput",
-            format!("Invalid input for operation: {msg}."),
-        )
+        Error::BadRequest("InvalidInput", format!("Invalid input for operation: {msg}."))
     }
     pub fn not_found(kind: &'static str, id: &str) -> Self {
         let msg = match kind {
@@ -76,18 +73,13 @@ impl Error {
             Error::NotFound(..) => StatusCode::NOT_FOUND,
             Error::Conflict(..) => StatusCode::CONFLICT,
             Error::RevisionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
-            Error::Status(s, ..) => {
-                StatusCode::from_u16(*s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-            }
+            Error::Status(s, ..) => StatusCode::from_u16(*s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         }
     }
     /// Neutron's exception name, the `type` of the error body.
     pub fn kind(&self) -> &'static str {
         match self {
-            Error::BadRequest(k, _)
-            | Error::NotFound(k, _)
-            | Error::Conflict(k, _)
-            | Error::Status(_, k, _) => k,
+            Error::BadRequest(k, _) | Error::NotFound(k, _) | Error::Conflict(k, _) | Error::Status(_, k, _) => k,
             Error::RevisionMismatch { .. } => "RevisionNumberConstraintFailed",
             Error::PolicyNotAuthorized(_) => "PolicyNotAuthorized",
         }

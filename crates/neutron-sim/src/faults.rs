@@ -97,13 +97,7 @@ impl FaultEngine {
     }
 
     /// Evaluates every rule for one call. Latencies add up; the first other action wins.
-    pub fn decide(
-        &mut self,
-        op: &str,
-        query: &str,
-        params: &[(String, String)],
-        body: Option<&Value>,
-    ) -> Decision {
+    pub fn decide(&mut self, op: &str, query: &str, params: &[(String, String)], body: Option<&Value>) -> Decision {
         let mut d = Decision::default();
         for st in &mut self.rules {
             let r = &st.rule;
@@ -162,12 +156,8 @@ impl FaultEngine {
 /// element matches some value element), scalars by equality.
 pub fn json_subset(pattern: &Value, value: &Value) -> bool {
     match (pattern, value) {
-        (Value::Object(p), Value::Object(v)) => p
-            .iter()
-            .all(|(k, pv)| v.get(k).is_some_and(|vv| json_subset(pv, vv))),
-        (Value::Array(p), Value::Array(v)) => {
-            p.iter().all(|pe| v.iter().any(|ve| json_subset(pe, ve)))
-        }
+        (Value::Object(p), Value::Object(v)) => p.iter().all(|(k, pv)| v.get(k).is_some_and(|vv| json_subset(pv, vv))),
+        (Value::Array(p), Value::Array(v)) => p.iter().all(|pe| v.iter().any(|ve| json_subset(pe, ve))),
         _ => pattern == value,
     }
 }
@@ -188,10 +178,7 @@ mod tests {
 
     #[test]
     fn nth_and_times() {
-        let mut e = FaultEngine::new(
-            1,
-            vec![FaultRule::new("ports.create", FaultAction::Reset).nth(2)],
-        );
+        let mut e = FaultEngine::new(1, vec![FaultRule::new("ports.create", FaultAction::Reset).nth(2)]);
         let fired: Vec<bool> = (0..4)
             .map(|_| e.decide("ports.create", "", &[], None).action.is_some())
             .collect();
@@ -206,10 +193,7 @@ mod tests {
     #[test]
     fn probability_is_seeded() {
         let run = |seed| {
-            let mut e = FaultEngine::new(
-                seed,
-                vec![FaultRule::new("*", FaultAction::Reset).probability(0.5)],
-            );
+            let mut e = FaultEngine::new(seed, vec![FaultRule::new("*", FaultAction::Reset).probability(0.5)]);
             (0..64)
                 .map(|_| e.decide("x", "", &[], None).action.is_some())
                 .collect::<Vec<_>>()

@@ -135,21 +135,13 @@ impl Drop for KillableStream {
 }
 
 impl AsyncRead for KillableStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
 
 impl AsyncWrite for KillableStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -164,11 +156,7 @@ pub(crate) fn app(sh: Arc<Shared>) -> Router {
     Router::new().fallback(dispatch).with_state(sh)
 }
 
-pub(crate) async fn accept_loop(
-    listener: TcpListener,
-    app: Router,
-    shutdown: watch::Receiver<bool>,
-) {
+pub(crate) async fn accept_loop(listener: TcpListener, app: Router, shutdown: watch::Receiver<bool>) {
     let mut stop = shutdown.clone();
     loop {
         let accepted = tokio::select! {
@@ -196,13 +184,7 @@ async fn serve_conn(stream: TcpStream, app: Router, mut shutdown: watch::Receive
     let svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(k2.clone());
         let app = app.clone();
-        async move {
-            Ok::<_, Infallible>(
-                app.oneshot(req.map(Body::new))
-                    .await
-                    .unwrap_or_else(|e| match e {}),
-            )
-        }
+        async move { Ok::<_, Infallible>(app.oneshot(req.map(Body::new)).await.unwrap_or_else(|e| match e {})) }
     });
     let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, svc);
     tokio::select! {
@@ -332,20 +314,14 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
 }
 
 fn admin_err(msg: impl std::fmt::Display) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        axum::Json(json!({"error": msg.to_string()})),
-    )
-        .into_response()
+    (StatusCode::BAD_REQUEST, axum::Json(json!({"error": msg.to_string()}))).into_response()
 }
 
 /// `/_sim/...` admin endpoints (not counted in stats).
 fn admin(sh: &Arc<Shared>, method: &Method, path: &str, body: &[u8]) -> Response {
     let json_body = || -> Option<Value> { serde_json::from_slice(body).ok() };
     match (method.as_str(), path.trim_end_matches('/')) {
-        ("GET", "/_sim/faults") => {
-            axum::Json(json!({"faults": lock(&sh.faults).list()})).into_response()
-        }
+        ("GET", "/_sim/faults") => axum::Json(json!({"faults": lock(&sh.faults).list()})).into_response(),
         ("POST", "/_sim/faults") => {
             let Some(v) = json_body() else {
                 return admin_err("body must be a fault rule (JSON)");
@@ -390,11 +366,7 @@ fn admin(sh: &Arc<Shared>, method: &Method, path: &str, body: &[u8]) -> Response
         }
         ("POST", "/_sim/default_topology") => {
             let project = json_body()
-                .and_then(|v| {
-                    v.get("project_id")
-                        .and_then(Value::as_str)
-                        .map(String::from)
-                })
+                .and_then(|v| v.get("project_id").and_then(Value::as_str).map(String::from))
                 .unwrap_or_else(|| "fake_project_id".into());
             axum::Json(crate::default_topology(sh, &project)).into_response()
         }

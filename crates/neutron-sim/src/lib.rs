@@ -78,11 +78,7 @@ impl NeutronSim {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let tags_on_post = config.has_extension("tag-ports-during-bulk-creation");
         let shared = Arc::new(Shared {
-            store: Mutex::new(core::Store::new(
-                config.seed,
-                config.bind_activates,
-                tags_on_post,
-            )),
+            store: Mutex::new(core::Store::new(config.seed, config.bind_activates, tags_on_post)),
             faults: Mutex::new(faults::FaultEngine::new(config.seed, config.faults.clone())),
             stats: Mutex::new(Stats::default()),
             nova_url: Mutex::new(None),
@@ -94,11 +90,7 @@ impl NeutronSim {
         });
         shared.set_nova_url(shared.config.nova_url.clone());
         let notifier = tokio::spawn(notifier::run(shared.clone(), rx));
-        let accept = tokio::spawn(http::accept_loop(
-            listener,
-            http::app(shared.clone()),
-            shutdown_rx,
-        ));
+        let accept = tokio::spawn(http::accept_loop(listener, http::app(shared.clone()), shutdown_rx));
         tracing::info!(%addr, "neutron-sim listening");
         Ok(RunningSim {
             addr,
@@ -144,11 +136,7 @@ pub(crate) fn default_topology(sh: &Shared, project: &str) -> DefaultTopology {
         st.network_by_name(name)
             .unwrap_or_else(|| st.create_network(&admin, &obj(body)).unwrap_or_default())
     };
-    let private = net(
-        &mut st,
-        "private",
-        json!({"name": "private", "project_id": project}),
-    );
+    let private = net(&mut st, "private", json!({"name": "private", "project_id": project}));
     let public = net(
         &mut st,
         "public",
@@ -180,8 +168,11 @@ pub(crate) fn default_topology(sh: &Shared, project: &str) -> DefaultTopology {
         json!({"name": "public-subnet", "network_id": public, "ip_version": 4, "cidr": "172.24.4.0/24", "enable_dhcp": false}),
     );
     let router = st.router_by_name("router1").unwrap_or_else(|| {
-        st.create_router(&admin, &obj(json!({"name": "router1", "project_id": project, "external_gateway_info": {"network_id": public}})))
-            .unwrap_or_default()
+        st.create_router(
+            &admin,
+            &obj(json!({"name": "router1", "project_id": project, "external_gateway_info": {"network_id": public}})),
+        )
+        .unwrap_or_default()
     });
     // Idempotent: a second add fails with "already has a port on subnet", which is fine.
     let _ = st.add_router_interface(&admin, &router, &obj(json!({"subnet_id": v4})));
@@ -240,19 +231,11 @@ impl SimHandle {
         self.request_as(&Caller::admin(), method, path_and_query, body)
     }
     /// As [`SimHandle::request`], for `caller`.
-    pub fn request_as(
-        &self,
-        caller: &Caller,
-        method: &str,
-        path_and_query: &str,
-        body: Option<Value>,
-    ) -> (u16, Value) {
+    pub fn request_as(&self, caller: &Caller, method: &str, path_and_query: &str, body: Option<Value>) -> (u16, Value) {
         let Ok(method) = method.parse::<axum::http::Method>() else {
             return (405, Value::Null);
         };
-        let (path, query) = path_and_query
-            .split_once('?')
-            .unwrap_or((path_and_query, ""));
+        let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
         let Some((_, route)) = api::route(&method, path) else {
             let e = Error::route_not_found();
             return (
@@ -264,9 +247,7 @@ impl SimHandle {
             method,
             route,
             params: serde_urlencoded::from_str(query).unwrap_or_default(),
-            body: body
-                .map(|b| bytes::Bytes::from(b.to_string()))
-                .unwrap_or_default(),
+            body: body.map(|b| bytes::Bytes::from(b.to_string())).unwrap_or_default(),
             caller: caller.clone(),
             if_match: None,
             base: "http://127.0.0.1".into(),

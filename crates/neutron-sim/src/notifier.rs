@@ -12,10 +12,7 @@ use crate::core::NovaEvent;
 use crate::http::{Shared, lock};
 
 pub(crate) async fn run(sh: Arc<Shared>, mut rx: UnboundedReceiver<NovaEvent>) {
-    let client = match reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .build()
-    {
+    let client = match reqwest::Client::builder().timeout(Duration::from_secs(10)).build() {
         Ok(c) => c,
         Err(e) => {
             tracing::error!("nova notifier disabled: {e}");
@@ -60,11 +57,7 @@ pub(crate) async fn run(sh: Arc<Shared>, mut rx: UnboundedReceiver<NovaEvent>) {
                 }
                 other => {
                     lock(&sh.stats).nova_post_failures += 1;
-                    tracing::warn!(
-                        attempt,
-                        "nova notification failed: {:?}",
-                        other.map(|r| r.status())
-                    );
+                    tracing::warn!(attempt, "nova notification failed: {:?}", other.map(|r| r.status()));
                     if attempt < sh.config.notify_retries {
                         tokio::time::sleep(backoff).await;
                         backoff *= 2;

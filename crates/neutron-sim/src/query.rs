@@ -146,11 +146,9 @@ pub(crate) fn fields_of(params: &[(String, String)]) -> Vec<String> {
 /// Keeps only `fields` (if any) in a rendered resource.
 pub(crate) fn project(v: Value, fields: &[String]) -> Value {
     match v {
-        Value::Object(o) if !fields.is_empty() => Value::Object(
-            o.into_iter()
-                .filter(|(k, _)| fields.contains(k))
-                .collect::<Map<_, _>>(),
-        ),
+        Value::Object(o) if !fields.is_empty() => {
+            Value::Object(o.into_iter().filter(|(k, _)| fields.contains(k)).collect::<Map<_, _>>())
+        }
         other => other,
     }
 }
@@ -201,13 +199,7 @@ impl ListQuery {
                 names.join(", ")
             )));
         }
-        let last = |key: &str| {
-            params
-                .iter()
-                .rev()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-        };
+        let last = |key: &str| params.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
         let limit = match last("limit") {
             None => None,
             Some(l) => match l.parse::<i64>() {
@@ -215,9 +207,7 @@ impl ListQuery {
                 _ => {
                     return Err(Error::BadRequest(
                         "BadRequest",
-                        format!(
-                            "Bad limit request: Limit must be an integer 0 or greater and not '{l}'."
-                        ),
+                        format!("Bad limit request: Limit must be an integer 0 or greater and not '{l}'."),
                     ));
                 }
             },
@@ -291,16 +281,9 @@ impl ListQuery {
         params: &[(String, String)],
         base_url: &str,
     ) -> Result<Value> {
-        let id_of = |v: &Value| {
-            v.get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
+        let id_of = |v: &Value| v.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         if let Some(key) = self.sort_key.as_deref().filter(|k| *k != "id") {
-            items.sort_by(|a, b| {
-                sort_cmp(a.get(key), b.get(key)).then_with(|| id_of(a).cmp(&id_of(b)))
-            });
+            items.sort_by(|a, b| sort_cmp(a.get(key), b.get(key)).then_with(|| id_of(a).cmp(&id_of(b))));
         }
         if self.sort_desc {
             items.reverse();
@@ -349,10 +332,7 @@ impl ListQuery {
             }
             items = page;
         }
-        let items: Vec<Value> = items
-            .into_iter()
-            .map(|v| project(v, &self.fields))
-            .collect();
+        let items: Vec<Value> = items.into_iter().map(|v| project(v, &self.fields)).collect();
         out.insert(coll.into(), Value::Array(items));
         if !links.is_empty() {
             out.insert(format!("{coll}_links"), Value::Array(links));
@@ -363,10 +343,9 @@ impl ListQuery {
 
 fn sort_cmp(a: Option<&Value>, b: Option<&Value>) -> std::cmp::Ordering {
     match (a, b) {
-        (Some(Value::Number(x)), Some(Value::Number(y))) => x
-            .as_f64()
-            .unwrap_or(0.0)
-            .total_cmp(&y.as_f64().unwrap_or(0.0)),
+        (Some(Value::Number(x)), Some(Value::Number(y))) => {
+            x.as_f64().unwrap_or(0.0).total_cmp(&y.as_f64().unwrap_or(0.0))
+        }
         (Some(Value::String(x)), Some(Value::String(y))) => x.cmp(y),
         (x, y) => x.map(|v| v.to_string()).cmp(&y.map(|v| v.to_string())),
     }
@@ -396,10 +375,7 @@ fn fixed_ips_match(have: &Value, wanted: &[String]) -> bool {
         ips.iter().any(|ip| {
             by_key.iter().all(|(k, vals)| match *k {
                 "ip_address_substr" => {
-                    let a = ip
-                        .get("ip_address")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
+                    let a = ip.get("ip_address").and_then(Value::as_str).unwrap_or_default();
                     vals.iter().any(|v| a.contains(v))
                 }
                 key => {

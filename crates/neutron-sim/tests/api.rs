@@ -30,8 +30,7 @@ async fn noauth_headers_scope_projects() {
     let url = |p: &str| format!("{}{p}", sim.url());
     // Project a creates a network in its own project (body project_id is ignored for members).
     let (st, na) = send(
-        as_member(c.post(url("/v2.0/networks")), "a")
-            .json(&json!({"network": {"name": "na", "project_id": "zzz"}})),
+        as_member(c.post(url("/v2.0/networks")), "a").json(&json!({"network": {"name": "na", "project_id": "zzz"}})),
     )
     .await;
     assert_eq!(st, 201);
@@ -56,19 +55,16 @@ async fn noauth_headers_scope_projects() {
     .await;
     assert_eq!(v["network"]["project_id"], "fake_project_id");
     let shared = id_of(&v, "network");
-    let (st, _) =
-        send(c.post(url("/v2.0/subnets")).json(
-            &json!({"subnet": {"network_id": shared, "ip_version": 4, "cidr": "10.1.0.0/24"}}),
-        ))
-        .await;
+    let (st, _) = send(
+        c.post(url("/v2.0/subnets"))
+            .json(&json!({"subnet": {"network_id": shared, "ip_version": 4, "cidr": "10.1.0.0/24"}})),
+    )
+    .await;
     assert_eq!(st, 201);
     // b sees the shared network and creates a port on it, in project b.
     let (_, v) = send(as_member(c.get(url("/v2.0/networks")), "b")).await;
     assert_eq!(v["networks"].as_array().map(Vec::len), Some(1));
-    let (st, p) = send(
-        as_member(c.post(url("/v2.0/ports")), "b").json(&json!({"port": {"network_id": shared}})),
-    )
-    .await;
+    let (st, p) = send(as_member(c.post(url("/v2.0/ports")), "b").json(&json!({"port": {"network_id": shared}}))).await;
     assert_eq!(st, 201);
     assert_eq!(p["port"]["project_id"], "b");
     assert!(
@@ -79,14 +75,13 @@ async fn noauth_headers_scope_projects() {
     let (_, v) = send(as_member(c.get(url("/v2.0/ports")), "a")).await;
     assert_eq!(v, json!({"ports": []}));
     let (st, _) = send(
-        as_member(c.post(url("/v2.0/ports")), "a")
-            .json(&json!({"port": {"network_id": na, "binding:host_id": "h"}})),
+        as_member(c.post(url("/v2.0/ports")), "a").json(&json!({"port": {"network_id": na, "binding:host_id": "h"}})),
     )
     .await;
     assert_eq!(st, 403);
-    let (st, v) =
-        sim.handle()
-            .request_as(&member("b"), "GET", "/v2.0/ports?fields=project_id", None);
+    let (st, v) = sim
+        .handle()
+        .request_as(&member("b"), "GET", "/v2.0/ports?fields=project_id", None);
     assert_eq!((st, v), (200, json!({"ports": [{"project_id": "b"}]})));
     // A service caller may set binding:profile (admin may not).
     let (st, v) = send(
@@ -97,10 +92,7 @@ async fn noauth_headers_scope_projects() {
     )
     .await;
     assert_eq!(st, 201);
-    assert_eq!(
-        v["port"]["binding:profile"],
-        json!({"pci_slot": "0000:01:00.1"})
-    );
+    assert_eq!(v["port"]["binding:profile"], json!({"pci_slot": "0000:01:00.1"}));
     sim.shutdown().await;
 }
 
@@ -111,10 +103,7 @@ async fn default_topology_is_idempotent_and_fip_ready() {
     let t1 = h.create_default_topology("demo");
     let t2 = h.create_default_topology("demo");
     assert_eq!(t1, t2);
-    let show = |collection: &str, id: &str| {
-        h.request("GET", &format!("/v2.0/{collection}/{id}"), None)
-            .1
-    };
+    let show = |collection: &str, id: &str| h.request("GET", &format!("/v2.0/{collection}/{id}"), None).1;
     let v = show("networks", &t1.private_network_id);
     assert_eq!(v["network"]["name"], "private");
     assert_eq!(v["network"]["project_id"], "demo");
@@ -134,7 +123,11 @@ async fn default_topology_is_idempotent_and_fip_ready() {
         Some(2),
         "IPv4 + SLAAC IPv6"
     );
-    let (st, f) = h.request("POST", "/v2.0/floatingips", Some(json!({"floatingip": {"floating_network_id": t1.public_network_id, "port_id": p["port"]["id"]}})));
+    let (st, f) = h.request(
+        "POST",
+        "/v2.0/floatingips",
+        Some(json!({"floatingip": {"floating_network_id": t1.public_network_id, "port_id": p["port"]["id"]}})),
+    );
     assert_eq!(st, 201, "{f}");
     assert_eq!(f["floatingip"]["router_id"], t1.router_id.as_str());
     assert!(
@@ -174,7 +167,13 @@ async fn bind_activates_flag_and_bulk_create() {
     assert_eq!(st, 201);
     assert_eq!(v["ports"].as_array().map(Vec::len), Some(2));
     // All or nothing.
-    let (st, _) = h.request("POST", "/v2.0/ports", Some(json!({"ports": [{"network_id": t.private_network_id}, {"network_id": t.private_network_id, "bogus": 1}]})));
+    let (st, _) = h.request(
+        "POST",
+        "/v2.0/ports",
+        Some(
+            json!({"ports": [{"network_id": t.private_network_id}, {"network_id": t.private_network_id, "bogus": 1}]}),
+        ),
+    );
     assert_eq!(st, 400);
     assert_eq!(h.port_count(), before + 2);
     sim.shutdown().await;
@@ -186,28 +185,16 @@ async fn indexed_filters_at_scale() {
     let h = sim.handle();
     let net = network_with_subnet(&h, "big", "10.0.0.0/16");
     for i in 0..20_000 {
-        let tags = if i % 1000 == 0 {
-            json!(["k"])
-        } else {
-            json!([])
-        };
+        let tags = if i % 1000 == 0 { json!(["k"]) } else { json!([]) };
         let (st, _) = h.request(
             "POST",
             "/v2.0/ports",
-            Some(
-                json!({"port": {"network_id": net, "device_id": format!("vm-{i}"), "tags": tags}}),
-            ),
+            Some(json!({"port": {"network_id": net, "device_id": format!("vm-{i}"), "tags": tags}})),
         );
         assert_eq!(st, 201);
     }
-    let q: Vec<String> = (0..100)
-        .map(|i| format!("device_id=vm-{}", i * 7))
-        .collect();
-    let (st, v) = h.request(
-        "GET",
-        &format!("/v2.0/ports?{}&fields=device_id", q.join("&")),
-        None,
-    );
+    let q: Vec<String> = (0..100).map(|i| format!("device_id=vm-{}", i * 7)).collect();
+    let (st, v) = h.request("GET", &format!("/v2.0/ports?{}&fields=device_id", q.join("&")), None);
     assert_eq!(st, 200);
     let mut got: Vec<String> = v["ports"]
         .as_array()
@@ -284,19 +271,11 @@ async fn garbage_input_never_500() {
         ("POST", "/v2.0/ports".to_string(), "port"),
         ("PUT", format!("/v2.0/ports/{pid}"), "port"),
         ("POST", "/v2.0/networks".into(), "network"),
-        (
-            "PUT",
-            format!("/v2.0/networks/{}", t.private_network_id),
-            "network",
-        ),
+        ("PUT", format!("/v2.0/networks/{}", t.private_network_id), "network"),
         ("POST", "/v2.0/subnets".into(), "subnet"),
         ("POST", "/v2.0/floatingips".into(), "floatingip"),
         ("POST", "/v2.0/routers".into(), "router"),
-        (
-            "PUT",
-            format!("/v2.0/routers/{}/add_router_interface", t.router_id),
-            "",
-        ),
+        ("PUT", format!("/v2.0/routers/{}/add_router_interface", t.router_id), ""),
         ("PUT", format!("/v2.0/ports/{pid}/tags"), ""),
     ];
     for _ in 0..3000 {
@@ -384,18 +363,10 @@ async fn failed_port_create_leaks_no_fixed_ip() {
     assert_eq!(st, 201, "{v}");
     assert_eq!(v["port"]["fixed_ips"][0]["ip_address"], "10.9.0.3");
     for _ in 0..4 {
-        let (st, v) = h.request(
-            "POST",
-            "/v2.0/ports",
-            Some(json!({"port": {"network_id": net}})),
-        );
+        let (st, v) = h.request("POST", "/v2.0/ports", Some(json!({"port": {"network_id": net}})));
         assert_eq!(st, 201, "{v}");
     }
-    let (st, v) = h.request(
-        "POST",
-        "/v2.0/ports",
-        Some(json!({"port": {"network_id": net}})),
-    );
+    let (st, v) = h.request("POST", "/v2.0/ports", Some(json!({"port": {"network_id": net}})));
     assert_eq!(st, 409);
     assert_eq!(v["NeutronError"]["type"], "IpAddressGenerationFailure");
     sim.shutdown().await;
@@ -419,11 +390,7 @@ async fn failed_fip_create_leaves_no_port() {
         for ip in [json!(null), json!("172.24.4.77")] {
             let mut fip = json!({"floating_network_id": pub_net, "floating_ip_address": ip});
             fip[attr] = value.clone();
-            let (st, v) = h.request(
-                "POST",
-                "/v2.0/floatingips",
-                Some(json!({"floatingip": fip})),
-            );
+            let (st, v) = h.request("POST", "/v2.0/floatingips", Some(json!({"floatingip": fip})));
             assert_eq!(st, 400, "{fip} -> {v}");
         }
     }

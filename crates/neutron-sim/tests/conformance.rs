@@ -62,18 +62,11 @@ async fn targets() -> Vec<Target> {
         });
     }
     if let Ok(url) = std::env::var("NEUTRON_CONFORMANCE_URL") {
-        let base = url
-            .trim_end_matches('/')
-            .trim_end_matches("/v2.0")
-            .to_string();
+        let base = url.trim_end_matches('/').trim_end_matches("/v2.0").to_string();
         let tag_ext = std::env::var("NEUTRON_CONFORMANCE_TAG_EXTENSION")
             .map(|v| v != "0")
             .unwrap_or(true);
-        let name = if tag_ext {
-            "real"
-        } else {
-            "real-without-tag-ext"
-        };
+        let name = if tag_ext { "real" } else { "real-without-tag-ext" };
         out.push(Target {
             api: Api {
                 name: name.into(),
@@ -108,19 +101,11 @@ fn uniq(prefix: &str) -> String {
 }
 
 fn s(v: &Value) -> String {
-    v.as_str()
-        .unwrap_or_else(|| panic!("not a string: {v}"))
-        .to_string()
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
 }
 
 impl Api {
-    async fn call_h(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-        headers: &[(&str, &str)],
-    ) -> (u16, Value) {
+    async fn call_h(&self, method: Method, path: &str, body: Option<&Value>, headers: &[(&str, &str)]) -> (u16, Value) {
         let mut rb = self.http.request(method, format!("{}{path}", self.base));
         for (k, v) in headers {
             rb = rb.header(*k, *v);
@@ -164,61 +149,35 @@ impl Api {
             b.extend(e.clone());
         }
         let v = self
-            .ok(
-                Method::POST,
-                "/v2.0/networks",
-                Some(&json!({"network": body})),
-                201,
-            )
+            .ok(Method::POST, "/v2.0/networks", Some(&json!({"network": body})), 201)
             .await;
         s(&v["network"]["id"])
     }
     async fn subnet(&self, net: &str, cidr: &str, extra: Value) -> Value {
         let v6 = cidr.contains(':');
-        let mut body =
-            json!({"network_id": net, "ip_version": if v6 { 6 } else { 4 }, "cidr": cidr});
+        let mut body = json!({"network_id": net, "ip_version": if v6 { 6 } else { 4 }, "cidr": cidr});
         if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
             b.extend(e.clone());
         }
-        self.ok(
-            Method::POST,
-            "/v2.0/subnets",
-            Some(&json!({"subnet": body})),
-            201,
-        )
-        .await["subnet"]
+        self.ok(Method::POST, "/v2.0/subnets", Some(&json!({"subnet": body})), 201)
+            .await["subnet"]
             .clone()
     }
     async fn port(&self, body: Value) -> Value {
-        self.ok(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": body})),
-            201,
-        )
-        .await["port"]
+        self.ok(Method::POST, "/v2.0/ports", Some(&json!({"port": body})), 201)
+            .await["port"]
             .clone()
     }
     /// Deletes every port of the network (as admin) then the network.
     async fn cleanup(&self, net: &str) {
         let (_, v) = self
-            .call(
-                Method::GET,
-                &format!("/v2.0/ports?network_id={net}&fields=id"),
-                None,
-            )
+            .call(Method::GET, &format!("/v2.0/ports?network_id={net}&fields=id"), None)
             .await;
         for p in v["ports"].as_array().cloned().unwrap_or_default() {
-            self.call(
-                Method::DELETE,
-                &format!("/v2.0/ports/{}", s(&p["id"])),
-                None,
-            )
-            .await;
+            self.call(Method::DELETE, &format!("/v2.0/ports/{}", s(&p["id"])), None)
+                .await;
         }
-        let (st, v) = self
-            .call(Method::DELETE, &format!("/v2.0/networks/{net}"), None)
-            .await;
+        let (st, v) = self.call(Method::DELETE, &format!("/v2.0/networks/{net}"), None).await;
         assert_eq!(st, 204, "cleanup of network {net}: {v}");
     }
 }
@@ -265,19 +224,11 @@ case!(versions_and_extensions, |api| {
         .iter()
         .filter_map(|r| r["collection"].as_str())
         .collect();
-    assert!(
-        colls.contains(&"ports") && colls.contains(&"networks"),
-        "{v}"
-    );
+    assert!(colls.contains(&"ports") && colls.contains(&"networks"), "{v}");
     let v = api.ok(Method::GET, "/v2.0/extensions", None, 200).await;
     let exts = v["extensions"].as_array().expect("extensions");
     for e in exts {
-        let keys: BTreeSet<&str> = e
-            .as_object()
-            .expect("ext")
-            .keys()
-            .map(String::as_str)
-            .collect();
+        let keys: BTreeSet<&str> = e.as_object().expect("ext").keys().map(String::as_str).collect();
         assert_eq!(
             keys,
             BTreeSet::from(["alias", "description", "links", "name", "updated"]),
@@ -298,13 +249,8 @@ case!(versions_and_extensions, |api| {
     ] {
         assert!(aliases.contains(a), "missing {a}");
     }
-    assert_eq!(
-        aliases.contains("tag-ports-during-bulk-creation"),
-        api.tag_ext
-    );
-    let v = api
-        .ok(Method::GET, "/v2.0/extensions/binding", None, 200)
-        .await;
+    assert_eq!(aliases.contains("tag-ports-during-bulk-creation"), api.tag_ext);
+    let v = api.ok(Method::GET, "/v2.0/extensions/binding", None, 200).await;
     assert_eq!(v["extension"]["name"], "Port Binding");
 });
 
@@ -329,10 +275,7 @@ case!(network_and_subnet_crud, |api| {
     assert_eq!(n["admin_state_up"], true);
     assert_eq!(n["project_id"], "fake_project_id");
     assert_eq!(n["tenant_id"], "fake_project_id");
-    assert!(
-        is_timestamp(&n["created_at"]) && is_timestamp(&n["updated_at"]),
-        "{n}"
-    );
+    assert!(is_timestamp(&n["created_at"]) && is_timestamp(&n["updated_at"]), "{n}");
     let rev0 = n["revision_number"].as_u64().expect("revision");
 
     let s4 = api.subnet(&net, "10.20.0.0/24", json!({})).await;
@@ -360,7 +303,11 @@ case!(network_and_subnet_crud, |api| {
     );
     assert_eq!(s6["ipv6_address_mode"], "slaac");
     let s29 = api
-        .subnet(&net, "10.21.0.0/29", json!({"gateway_ip": "10.21.0.6", "enable_dhcp": false, "dns_nameservers": ["8.8.8.8"]}))
+        .subnet(
+            &net,
+            "10.21.0.0/29",
+            json!({"gateway_ip": "10.21.0.6", "enable_dhcp": false, "dns_nameservers": ["8.8.8.8"]}),
+        )
         .await;
     assert_eq!(
         s29["allocation_pools"],
@@ -368,19 +315,14 @@ case!(network_and_subnet_crud, |api| {
     );
     assert_eq!(s29["dns_nameservers"], json!(["8.8.8.8"]));
 
-    let v = api
-        .ok(Method::GET, &format!("/v2.0/networks/{net}"), None, 200)
-        .await;
+    let v = api.ok(Method::GET, &format!("/v2.0/networks/{net}"), None, 200).await;
     let subnets: BTreeSet<String> = v["network"]["subnets"]
         .as_array()
         .expect("subnets")
         .iter()
         .map(s)
         .collect();
-    assert_eq!(
-        subnets,
-        BTreeSet::from([s(&s4["id"]), s(&s6["id"]), s(&s29["id"])])
-    );
+    assert_eq!(subnets, BTreeSet::from([s(&s4["id"]), s(&s6["id"]), s(&s29["id"])]));
 
     let v = api
         .ok(
@@ -390,10 +332,7 @@ case!(network_and_subnet_crud, |api| {
             200,
         )
         .await;
-    assert_eq!(
-        v["subnets"],
-        json!([{"id": s6["id"], "cidr": "fd00:20::/64"}])
-    );
+    assert_eq!(v["subnets"], json!([{"id": s6["id"], "cidr": "fd00:20::/64"}]));
 
     let v = api
         .ok(
@@ -415,19 +354,10 @@ case!(network_and_subnet_crud, |api| {
         .await;
     assert_eq!(v["subnet"]["name"], "s29");
 
-    api.ok(
-        Method::DELETE,
-        &format!("/v2.0/subnets/{}", s(&s29["id"])),
-        None,
-        204,
-    )
-    .await;
+    api.ok(Method::DELETE, &format!("/v2.0/subnets/{}", s(&s29["id"])), None, 204)
+        .await;
     let (st, v) = api
-        .call(
-            Method::GET,
-            &format!("/v2.0/subnets/{}", s(&s29["id"])),
-            None,
-        )
+        .call(Method::GET, &format!("/v2.0/subnets/{}", s(&s29["id"])), None)
         .await;
     assert_eq!(st, 404);
     assert_error(
@@ -437,15 +367,9 @@ case!(network_and_subnet_crud, |api| {
     );
     api.ok(Method::DELETE, &format!("/v2.0/networks/{net}"), None, 204)
         .await;
-    let (st, v) = api
-        .call(Method::GET, &format!("/v2.0/networks/{net}"), None)
-        .await;
+    let (st, v) = api.call(Method::GET, &format!("/v2.0/networks/{net}"), None).await;
     assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "NetworkNotFound",
-        &format!("Network {net} could not be found."),
-    );
+    assert_error(&v, "NetworkNotFound", &format!("Network {net} could not be found."));
 });
 
 case!(port_crud_binding_and_dual_stack, |api| {
@@ -497,9 +421,7 @@ case!(port_crud_binding_and_dual_stack, |api| {
     assert!(is_timestamp(&p["created_at"]));
     let rev = p["revision_number"].as_u64().expect("rev");
 
-    let v = api
-        .ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200)
-        .await;
+    let v = api.ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200).await;
     assert_eq!(v["port"]["mac_address"], mac.as_str());
     let v = api
         .ok(
@@ -557,12 +479,13 @@ case!(port_crud_binding_and_dual_stack, |api| {
     assert_eq!(v["port"]["device_id"], "");
 
     // A port created without a host stays DOWN/unbound.
-    let p2 = api.port(json!({"network_id": net, "fixed_ips": [{"subnet_id": s4["id"], "ip_address": "10.30.0.77"}]})).await;
+    let p2 = api
+        .port(json!({"network_id": net, "fixed_ips": [{"subnet_id": s4["id"], "ip_address": "10.30.0.77"}]}))
+        .await;
     assert_eq!(p2["status"], "DOWN");
     assert_eq!(p2["binding:vif_type"], "unbound");
     // The SLAAC subnet auto-addresses the port even when only an IPv4 address is requested.
-    let slaac =
-        json!({"subnet_id": s6["id"], "ip_address": eui64("fd00:30::", &s(&p2["mac_address"]))});
+    let slaac = json!({"subnet_id": s6["id"], "ip_address": eui64("fd00:30::", &s(&p2["mac_address"]))});
     assert_eq!(
         p2["fixed_ips"],
         json!([{"subnet_id": s4["id"], "ip_address": "10.30.0.77"}, slaac])
@@ -581,20 +504,11 @@ case!(port_crud_binding_and_dual_stack, |api| {
         json!([{"subnet_id": s4["id"], "ip_address": "10.30.0.78"}, slaac])
     );
 
-    api.ok(Method::DELETE, &format!("/v2.0/ports/{id}"), None, 204)
-        .await;
-    let (st, v) = api
-        .call(Method::GET, &format!("/v2.0/ports/{id}"), None)
-        .await;
+    api.ok(Method::DELETE, &format!("/v2.0/ports/{id}"), None, 204).await;
+    let (st, v) = api.call(Method::GET, &format!("/v2.0/ports/{id}"), None).await;
     assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "PortNotFound",
-        &format!("Port {id} could not be found."),
-    );
-    let (st, _) = api
-        .call(Method::DELETE, &format!("/v2.0/ports/{id}"), None)
-        .await;
+    assert_error(&v, "PortNotFound", &format!("Port {id} could not be found."));
+    let (st, _) = api.call(Method::DELETE, &format!("/v2.0/ports/{id}"), None).await;
     assert_eq!(st, 404);
     api.cleanup(&net).await;
 });
@@ -603,12 +517,8 @@ case!(list_filters_or_and_fields, |api| {
     let net = api.network(json!({})).await;
     let sub = api.subnet(&net, "10.40.0.0/24", json!({})).await;
     let (a, b, c) = (uniq("dev"), uniq("dev"), uniq("dev"));
-    let pa = api
-        .port(json!({"network_id": net, "device_id": a, "name": "x"}))
-        .await;
-    let pb = api
-        .port(json!({"network_id": net, "device_id": b, "name": "y"}))
-        .await;
+    let pa = api.port(json!({"network_id": net, "device_id": a, "name": "x"})).await;
+    let pb = api.port(json!({"network_id": net, "device_id": b, "name": "y"})).await;
     let _pc = api
         .port(json!({"network_id": net, "device_id": c, "name": "x", "admin_state_up": false}))
         .await;
@@ -632,12 +542,7 @@ case!(list_filters_or_and_fields, |api| {
         BTreeSet::from([(s(&pa["id"]), a.clone()), (s(&pb["id"]), b.clone())])
     );
     for p in v["ports"].as_array().expect("ports") {
-        let keys: BTreeSet<&str> = p
-            .as_object()
-            .expect("port")
-            .keys()
-            .map(String::as_str)
-            .collect();
+        let keys: BTreeSet<&str> = p.as_object().expect("port").keys().map(String::as_str).collect();
         assert_eq!(keys, BTreeSet::from(["device_id", "id"]));
     }
     // AND across attributes, OR within one.
@@ -700,11 +605,7 @@ case!(list_filters_or_and_fields, |api| {
     // Unknown filter attribute.
     let (st, v) = api.call(Method::GET, "/v2.0/ports?foo=bar", None).await;
     assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "HTTPBadRequest",
-        "['foo'] is invalid attribute for filtering",
-    );
+    assert_error(&v, "HTTPBadRequest", "['foo'] is invalid attribute for filtering");
     // Network filters.
     let v = api
         .ok(
@@ -722,9 +623,7 @@ case!(tags_in_port_post_body, |api| {
     let net = api.network(json!({})).await;
     api.subnet(&net, "10.50.0.0/24", json!({})).await;
     let tag = uniq("t");
-    let p = api
-        .port(json!({"network_id": net, "tags": ["b-tag", tag]}))
-        .await;
+    let p = api.port(json!({"network_id": net, "tags": ["b-tag", tag]})).await;
     let v = api
         .ok(
             Method::GET,
@@ -755,11 +654,7 @@ case!(tags_in_port_post_body, |api| {
         )
         .await;
     assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "HTTPBadRequest",
-        "Cannot update read-only attribute tags",
-    );
+    assert_error(&v, "HTTPBadRequest", "Cannot update read-only attribute tags");
     api.cleanup(&net).await;
 });
 
@@ -776,19 +671,15 @@ case!(tag_subresource, |api| {
 
     let (st, v) = api.call(Method::PUT, &format!("{base}/{red}"), None).await;
     assert_eq!((st, v), (201, Value::Null));
-    let r = rev(&api
-        .ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200)
-        .await);
+    let r = rev(&api.ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200).await);
     assert!(r > last);
     last = r;
-    api.ok(Method::PUT, &format!("{base}/{blue}"), None, 201)
-        .await;
+    api.ok(Method::PUT, &format!("{base}/{blue}"), None, 201).await;
     let v = api.ok(Method::GET, &base, None, 200).await;
     let mut want = vec![red.clone(), blue.clone()];
     want.sort();
     assert_eq!(v, json!({"tags": want}));
-    api.ok(Method::GET, &format!("{base}/{red}"), None, 204)
-        .await;
+    api.ok(Method::GET, &format!("{base}/{red}"), None, 204).await;
     let (st, v) = api.call(Method::GET, &format!("{base}/nope"), None).await;
     assert_eq!(st, 404);
     assert_error(&v, "TagNotFound", "Tag nope could not be found.");
@@ -806,37 +697,29 @@ case!(tag_subresource, |api| {
     both.sort();
     assert_eq!(
         ids(
-            &api.ok(Method::GET, &q(&format!("tags={red}")), None, 200)
-                .await,
+            &api.ok(Method::GET, &q(&format!("tags={red}")), None, 200).await,
             "ports"
         ),
         both
     );
     assert_eq!(
         ids(
-            &api.ok(Method::GET, &q(&format!("tags={red},{blue}")), None, 200)
-                .await,
+            &api.ok(Method::GET, &q(&format!("tags={red},{blue}")), None, 200).await,
             "ports"
         ),
         vec![id.clone()]
     );
     assert_eq!(
         ids(
-            &api.ok(Method::GET, &q(&format!("tags-any={blue},zz")), None, 200)
-                .await,
+            &api.ok(Method::GET, &q(&format!("tags-any={blue},zz")), None, 200).await,
             "ports"
         ),
         vec![id.clone()]
     );
     assert_eq!(
         ids(
-            &api.ok(
-                Method::GET,
-                &q(&format!("not-tags={red},{blue}")),
-                None,
-                200
-            )
-            .await,
+            &api.ok(Method::GET, &q(&format!("not-tags={red},{blue}")), None, 200)
+                .await,
             "ports"
         ),
         vec![s(&p2["id"])]
@@ -855,18 +738,11 @@ case!(tag_subresource, |api| {
         .ok(Method::PUT, &base, Some(&json!({"tags": ["z", "a"]})), 200)
         .await;
     assert_eq!(v, json!({"tags": ["z", "a"]}));
-    assert_eq!(
-        api.ok(Method::GET, &base, None, 200).await,
-        json!({"tags": ["a", "z"]})
-    );
-    let r = rev(&api
-        .ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200)
-        .await);
+    assert_eq!(api.ok(Method::GET, &base, None, 200).await, json!({"tags": ["a", "z"]}));
+    let r = rev(&api.ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200).await);
     assert!(r > last);
     last = r;
-    let (st, v) = api
-        .call(Method::PUT, &base, Some(&json!({"tags": ["a", "a"]})))
-        .await;
+    let (st, v) = api.call(Method::PUT, &base, Some(&json!({"tags": ["a", "a"]}))).await;
     assert_eq!(st, 400);
     assert_error(
         &v,
@@ -874,13 +750,8 @@ case!(tag_subresource, |api| {
         "Invalid input for operation: Duplicate items in the list: 'a'.",
     );
     // Length: 255 is fine, 256 is not.
-    api.ok(
-        Method::PUT,
-        &format!("{base}/{}", "t".repeat(255)),
-        None,
-        201,
-    )
-    .await;
+    api.ok(Method::PUT, &format!("{base}/{}", "t".repeat(255)), None, 201)
+        .await;
     let long = "u".repeat(256);
     let (st, v) = api.call(Method::PUT, &format!("{base}/{long}"), None).await;
     assert_eq!(st, 400);
@@ -890,34 +761,18 @@ case!(tag_subresource, |api| {
         &format!("Invalid input for operation: '{long}' exceeds maximum length of 255."),
     );
     // Delete one, then all.
-    api.ok(Method::DELETE, &format!("{base}/a"), None, 204)
-        .await;
+    api.ok(Method::DELETE, &format!("{base}/a"), None, 204).await;
     let (st, _) = api.call(Method::DELETE, &format!("{base}/a"), None).await;
     assert_eq!(st, 404);
-    let r = rev(&api
-        .ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200)
-        .await);
+    let r = rev(&api.ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200).await);
     assert!(r > last);
     api.ok(Method::DELETE, &base, None, 204).await;
-    assert_eq!(
-        api.ok(Method::GET, &base, None, 200).await,
-        json!({"tags": []})
-    );
+    assert_eq!(api.ok(Method::GET, &base, None, 200).await, json!({"tags": []}));
     // Networks have tags too.
-    api.ok(
-        Method::PUT,
-        &format!("/v2.0/networks/{net}/tags/{red}"),
-        None,
-        201,
-    )
-    .await;
+    api.ok(Method::PUT, &format!("/v2.0/networks/{net}/tags/{red}"), None, 201)
+        .await;
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/networks?tags={red}&fields=id"),
-            None,
-            200,
-        )
+        .ok(Method::GET, &format!("/v2.0/networks?tags={red}&fields=id"), None, 200)
         .await;
     assert_eq!(v, json!({"networks": [{"id": net}]}));
     api.cleanup(&net).await;
@@ -940,10 +795,7 @@ case!(pagination_links, |api| {
     let prefix = format!("{}/v2.0/ports?", api.base);
     assert_eq!(
         s(&links[0]["href"]),
-        format!(
-            "{prefix}network_id={net}&fields=id&limit=2&marker={}",
-            all[1]
-        )
+        format!("{prefix}network_id={net}&fields=id&limit=2&marker={}", all[1])
     );
     assert_eq!(
         s(&links[1]["href"]),
@@ -1012,18 +864,10 @@ case!(pagination_links, |api| {
     );
     let missing = uuid::Uuid::new_v4();
     let (st, v) = api
-        .call(
-            Method::GET,
-            &format!("/v2.0/ports?limit=2&marker={missing}"),
-            None,
-        )
+        .call(Method::GET, &format!("/v2.0/ports?limit=2&marker={missing}"), None)
         .await;
     assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "PortNotFound",
-        &format!("Port {missing} could not be found."),
-    );
+    assert_error(&v, "PortNotFound", &format!("Port {missing} could not be found."));
     api.cleanup(&net).await;
 });
 
@@ -1102,18 +946,10 @@ case!(id_in_post_and_bad_input_400, |api| {
         .await;
     assert_eq!(st, 400);
     assert_error(&v, "HTTPBadRequest", "Body contains invalid data");
-    let (st, v) = api
-        .call(Method::POST, "/v2.0/ports", Some(&json!({})))
-        .await;
+    let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&json!({}))).await;
     assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "HTTPBadRequest",
-        "Unable to find 'port' in request body",
-    );
-    let (st, v) = api
-        .call(Method::POST, "/v2.0/ports", Some(&json!({"port": {}})))
-        .await;
+    assert_error(&v, "HTTPBadRequest", "Unable to find 'port' in request body");
+    let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&json!({"port": {}}))).await;
     assert_eq!(st, 400);
     assert_error(
         &v,
@@ -1155,11 +991,7 @@ case!(id_in_post_and_bad_input_400, |api| {
         )
         .await;
     assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "NetworkNotFound",
-        &format!("Network {missing} could not be found."),
-    );
+    assert_error(&v, "NetworkNotFound", &format!("Network {missing} could not be found."));
     let p = api.port(json!({"network_id": net})).await;
     let (st, v) = api
         .call(
@@ -1169,11 +1001,7 @@ case!(id_in_post_and_bad_input_400, |api| {
         )
         .await;
     assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "HTTPBadRequest",
-        "Cannot update read-only attribute network_id",
-    );
+    assert_error(&v, "HTTPBadRequest", "Cannot update read-only attribute network_id");
     let (st, v) = api
         .call(
             Method::PUT,
@@ -1196,15 +1024,9 @@ case!(id_in_post_and_bad_input_400, |api| {
         "FloatingIPNotFound",
         &format!("Floating IP {missing} could not be found"),
     );
-    let (st, v) = api
-        .call(Method::GET, &format!("/v2.0/routers/{missing}"), None)
-        .await;
+    let (st, v) = api.call(Method::GET, &format!("/v2.0/routers/{missing}"), None).await;
     assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "RouterNotFound",
-        &format!("Router {missing} could not be found"),
-    );
+    assert_error(&v, "RouterNotFound", &format!("Router {missing} could not be found"));
     api.cleanup(&net).await;
 });
 
@@ -1229,10 +1051,7 @@ case!(ip_exhaustion_and_already_allocated_409, |api| {
     assert_error(
         &v,
         "IpAddressAlreadyAllocated",
-        &format!(
-            "IP address 10.99.0.5 already allocated in subnet {}",
-            s(&sub["id"])
-        ),
+        &format!("IP address 10.99.0.5 already allocated in subnet {}", s(&sub["id"])),
     );
     let body = json!({"port": {"network_id": net, "fixed_ips": [{"subnet_id": sub["id"], "ip_address": "10.99.0.5"}]}});
     let (st, _) = api.call(Method::POST, "/v2.0/ports", Some(&body)).await;
@@ -1255,11 +1074,7 @@ case!(ip_exhaustion_and_already_allocated_409, |api| {
         api.port(json!({"network_id": net})).await;
     }
     let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": {"network_id": net}})),
-        )
+        .call(Method::POST, "/v2.0/ports", Some(&json!({"port": {"network_id": net}})))
         .await;
     assert_eq!(st, 409);
     assert_error(
@@ -1268,27 +1083,16 @@ case!(ip_exhaustion_and_already_allocated_409, |api| {
         &format!("No more IP addresses available on network {net}."),
     );
     let (st, v) = api
-        .call(
-            Method::DELETE,
-            &format!("/v2.0/subnets/{}", s(&sub["id"])),
-            None,
-        )
+        .call(Method::DELETE, &format!("/v2.0/subnets/{}", s(&sub["id"])), None)
         .await;
     assert_eq!(st, 409);
     assert_eq!(v["NeutronError"]["type"], "SubnetInUse");
-    let (st, v) = api
-        .call(Method::DELETE, &format!("/v2.0/networks/{net}"), None)
-        .await;
+    let (st, v) = api.call(Method::DELETE, &format!("/v2.0/networks/{net}"), None).await;
     assert_eq!(st, 409);
     assert_eq!(v["NeutronError"]["type"], "NetworkInUse");
     // Freeing one address makes room again.
-    api.ok(
-        Method::DELETE,
-        &format!("/v2.0/ports/{}", s(&taken["id"])),
-        None,
-        204,
-    )
-    .await;
+    api.ok(Method::DELETE, &format!("/v2.0/ports/{}", s(&taken["id"])), None, 204)
+        .await;
     let p = api.port(json!({"network_id": net})).await;
     assert_eq!(p["fixed_ips"][0]["ip_address"], "10.99.0.5");
     api.cleanup(&net).await;
@@ -1296,19 +1100,17 @@ case!(ip_exhaustion_and_already_allocated_409, |api| {
 
 case!(floating_ip_association, |api| {
     let ext = api.network(json!({"router:external": true})).await;
-    let ext_sub = api
-        .subnet(&ext, "172.24.40.0/24", json!({"enable_dhcp": false}))
-        .await;
+    let ext_sub = api.subnet(&ext, "172.24.40.0/24", json!({"enable_dhcp": false})).await;
     let net = api.network(json!({})).await;
     let sub = api.subnet(&net, "10.100.0.0/24", json!({})).await;
     let device = uuid::Uuid::new_v4().to_string();
-    let port = api.port(json!({"network_id": net, "device_id": device, "device_owner": "compute:nova", "binding:host_id": "h1"})).await;
+    let port = api
+        .port(json!({"network_id": net, "device_id": device, "device_owner": "compute:nova", "binding:host_id": "h1"}))
+        .await;
     let pid = s(&port["id"]);
     // Not reachable without a router.
     let body = json!({"floatingip": {"floating_network_id": ext, "port_id": pid}});
-    let (st, v) = api
-        .call(Method::POST, "/v2.0/floatingips", Some(&body))
-        .await;
+    let (st, v) = api.call(Method::POST, "/v2.0/floatingips", Some(&body)).await;
     assert_eq!(st, 404);
     assert_error(
         &v,
@@ -1332,12 +1134,16 @@ case!(floating_ip_association, |api| {
         &format!("Bad floatingip request: Network {net} is not a valid external network."),
     );
 
-    let v = api.ok(Method::POST, "/v2.0/routers", Some(&json!({"router": {"name": uniq("r"), "external_gateway_info": {"network_id": ext}}})), 201).await;
+    let v = api
+        .ok(
+            Method::POST,
+            "/v2.0/routers",
+            Some(&json!({"router": {"name": uniq("r"), "external_gateway_info": {"network_id": ext}}})),
+            201,
+        )
+        .await;
     let router = s(&v["router"]["id"]);
-    assert_eq!(
-        v["router"]["external_gateway_info"]["network_id"],
-        ext.as_str()
-    );
+    assert_eq!(v["router"]["external_gateway_info"]["network_id"], ext.as_str());
     assert_eq!(
         v["router"]["external_gateway_info"]["external_fixed_ips"][0]["subnet_id"],
         ext_sub["id"]
@@ -1354,9 +1160,7 @@ case!(floating_ip_association, |api| {
     assert_eq!(v["subnet_id"], sub["id"]);
     assert_eq!(v["network_id"], net.as_str());
 
-    let v = api
-        .ok(Method::POST, "/v2.0/floatingips", Some(&body), 201)
-        .await;
+    let v = api.ok(Method::POST, "/v2.0/floatingips", Some(&body), 201).await;
     let f = &v["floatingip"];
     let fid = s(&f["id"]);
     let fip_addr = s(&f["floating_ip_address"]);
@@ -1389,12 +1193,7 @@ case!(floating_ip_association, |api| {
         ),
     ] {
         let v = api
-            .ok(
-                Method::GET,
-                &format!("/v2.0/floatingips?{q}&fields=id"),
-                None,
-                200,
-            )
+            .ok(Method::GET, &format!("/v2.0/floatingips?{q}&fields=id"), None, 200)
             .await;
         assert_eq!(v, json!({"floatingips": [{"id": fid}]}), "{q}");
     }
@@ -1412,12 +1211,7 @@ case!(floating_ip_association, |api| {
     assert_eq!(v["floatingip"]["fixed_ip_address"], Value::Null);
     assert_eq!(v["floatingip"]["router_id"], Value::Null);
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/floatingips?port_id={pid}"),
-            None,
-            200,
-        )
+        .ok(Method::GET, &format!("/v2.0/floatingips?port_id={pid}"), None, 200)
         .await;
     assert_eq!(v, json!({"floatingips": []}));
     let v = api
@@ -1429,10 +1223,7 @@ case!(floating_ip_association, |api| {
         )
         .await;
     assert_eq!(v["floatingip"]["port_id"], pid.as_str());
-    assert_eq!(
-        v["floatingip"]["port_details"]["mac_address"],
-        port["mac_address"]
-    );
+    assert_eq!(v["floatingip"]["port_details"]["mac_address"], port["mac_address"]);
     // The FIP's port revision is not bumped by association.
     let v = api
         .ok(
@@ -1444,25 +1235,15 @@ case!(floating_ip_association, |api| {
         .await;
     assert_eq!(v["port"]["revision_number"], port["revision_number"]);
     // Router in use while it has an interface.
-    let (st, v) = api
-        .call(Method::DELETE, &format!("/v2.0/routers/{router}"), None)
-        .await;
+    let (st, v) = api.call(Method::DELETE, &format!("/v2.0/routers/{router}"), None).await;
     assert_eq!(st, 409);
     assert_eq!(v["NeutronError"]["type"], "RouterInUse");
     // Tear down.
-    api.ok(
-        Method::DELETE,
-        &format!("/v2.0/floatingips/{fid}"),
-        None,
-        204,
-    )
-    .await;
-    let (st, _) = api
-        .call(Method::GET, &format!("/v2.0/floatingips/{fid}"), None)
+    api.ok(Method::DELETE, &format!("/v2.0/floatingips/{fid}"), None, 204)
         .await;
+    let (st, _) = api.call(Method::GET, &format!("/v2.0/floatingips/{fid}"), None).await;
     assert_eq!(st, 404);
-    api.ok(Method::DELETE, &format!("/v2.0/ports/{pid}"), None, 204)
-        .await;
+    api.ok(Method::DELETE, &format!("/v2.0/ports/{pid}"), None, 204).await;
     api.ok(
         Method::PUT,
         &format!("/v2.0/routers/{router}/remove_router_interface"),
@@ -1470,13 +1251,8 @@ case!(floating_ip_association, |api| {
         200,
     )
     .await;
-    api.ok(
-        Method::DELETE,
-        &format!("/v2.0/routers/{router}"),
-        None,
-        204,
-    )
-    .await;
+    api.ok(Method::DELETE, &format!("/v2.0/routers/{router}"), None, 204)
+        .await;
     api.cleanup(&net).await;
     api.cleanup(&ext).await;
 });

@@ -33,19 +33,14 @@ impl Fixture {
     }
     /// Creates a port with a client that gives up after `timeout`, and expects it to.
     async fn create_times_out(&self, timeout: Duration, device: &str) {
-        let err = self
-            .create(&client(timeout), device)
-            .await
-            .expect_err("no answer");
+        let err = self.create(&client(timeout), device).await.expect_err("no answer");
         assert!(err.is_timeout(), "{err:?}");
     }
     /// Ports with this device_id, read in-process (no I/O).
     fn ports_of(&self, device: &str) -> usize {
-        let (st, v) = self.h.request(
-            "GET",
-            &format!("/v2.0/ports?device_id={device}&fields=id"),
-            None,
-        );
+        let (st, v) = self
+            .h
+            .request("GET", &format!("/v2.0/ports?device_id={device}&fields=id"), None);
         assert_eq!(st, 200);
         v["ports"].as_array().map_or(0, Vec::len)
     }
@@ -60,10 +55,7 @@ async fn latency_fixed_and_random_range() {
     let f = fixture(SimConfig::default()).await;
     f.h.add_fault(FaultRule::new(
         "ports.list",
-        FaultAction::Latency {
-            ms: 1500,
-            max_ms: None,
-        },
+        FaultAction::Latency { ms: 1500, max_ms: None },
     ));
     let c = client(Duration::from_secs(3600));
     let t0 = Instant::now();
@@ -134,10 +126,7 @@ async fn reset_before_commit() {
     f.h.add_fault(FaultRule::new("ports.create", FaultAction::Reset).times(1));
     let c = client(Duration::from_secs(30));
     let t0 = Instant::now();
-    let err = f
-        .create(&c, "r1")
-        .await
-        .expect_err("connection reset, no response");
+    let err = f.create(&c, "r1").await.expect_err("connection reset, no response");
     assert!(!err.is_timeout(), "{err:?}");
     // The socket was closed with RST: the client sees ECONNRESET, not a response.
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(&err);
@@ -214,11 +203,7 @@ async fn delayed_commit_port_appears_after_client_gave_up() {
     let t0 = Instant::now();
     f.create_times_out(Duration::from_secs(3), "race").await;
     assert_eq!(t0.elapsed(), Duration::from_secs(3));
-    assert_eq!(
-        f.ports_of("race"),
-        0,
-        "absent right after the client gave up"
-    );
+    assert_eq!(f.ports_of("race"), 0, "absent right after the client gave up");
     tokio::time::sleep_until(t0 + Duration::from_millis(9_990)).await;
     assert_eq!(f.ports_of("race"), 0);
     tokio::time::sleep_until(t0 + Duration::from_millis(10_010)).await;
@@ -266,9 +251,7 @@ async fn nth_call_rule() {
 async fn probability_pattern(seed: u64) -> Vec<u16> {
     let cfg = SimConfig {
         seed,
-        faults: vec![
-            FaultRule::new("networks.list", FaultAction::Error { status: 500 }).probability(0.3),
-        ],
+        faults: vec![FaultRule::new("networks.list", FaultAction::Error { status: 500 }).probability(0.3)],
         ..SimConfig::default()
     };
     let f = fixture(cfg).await;
@@ -293,11 +276,7 @@ async fn probability_rule_is_seeded() {
     assert_eq!(a, b, "same seed, same faults");
     let n = a.iter().filter(|c| **c == 500).count();
     assert!((4..=20).contains(&n), "about 30% of 40: {n}");
-    assert_ne!(
-        probability_pattern(43).await,
-        a,
-        "another seed, other faults"
-    );
+    assert_ne!(probability_pattern(43).await, a, "another seed, other faults");
 }
 
 #[tokio::test(start_paused = true)]
@@ -312,21 +291,14 @@ async fn body_and_query_match_rules() {
             .query_param("device_id", "victim")
             .times(1),
     );
-    f.h.add_fault(
-        FaultRule::new("ports.list", FaultAction::Error { status: 500 })
-            .query_contains("name=boom"),
-    );
+    f.h.add_fault(FaultRule::new("ports.list", FaultAction::Error { status: 500 }).query_contains("name=boom"));
     let c = client(Duration::from_secs(30));
     assert_eq!(f.create(&c, "other").await.expect("r").0, 201);
     assert_eq!(f.create(&c, "victim").await.expect("r").0, 500);
     assert_eq!(f.ports_of("victim"), 0);
     for (query, status, why) in [
         ("device_id=other", 200, "no rule matches"),
-        (
-            "device_id=other&device_id=victim",
-            503,
-            "query_param matches",
-        ),
+        ("device_id=other&device_id=victim", 503, "query_param matches"),
         ("device_id=victim", 200, "times(1) exhausted"),
         ("name=boom", 500, "query_contains matches"),
     ] {
@@ -352,18 +324,11 @@ async fn admin_endpoints_faults_stats_reset() {
     assert_eq!(v["faults"][0]["matched"], 2);
     send(c.get(f.url("/v2.0/nope"))).await;
     let (_, v) = send(c.get(f.url("/_sim/stats"))).await;
-    assert_eq!(
-        v["operations"]["ports.create"],
-        json!({"fault_503": 1, "ok": 1})
-    );
+    assert_eq!(v["operations"]["ports.create"], json!({"fault_503": 1, "ok": 1}));
     assert_eq!(v["operations"]["unknown"], json!({"error_4xx": 1}));
     assert_eq!(v["total"], 3);
     // Bulk add, clear.
-    let (st, _) = send(
-        c.post(f.url("/_sim/faults"))
-            .json(&json!({"faults": [rule, rule]})),
-    )
-    .await;
+    let (st, _) = send(c.post(f.url("/_sim/faults")).json(&json!({"faults": [rule, rule]}))).await;
     assert_eq!(st, 201);
     assert_eq!(f.h.faults().len(), 3);
     let (st, _) = send(c.delete(f.url("/_sim/faults"))).await;

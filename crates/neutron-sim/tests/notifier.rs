@@ -42,9 +42,7 @@ async fn fake_nova(fail_first: u32) -> (String, mpsc::UnboundedReceiver<(HeaderM
     let app = Router::new()
         .route("/v2.1/os-server-external-events", post(events))
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let url = format!("http://{}/v2.1", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, rx)
@@ -119,10 +117,7 @@ async fn plugged_changed_fip_unplugged_deleted() {
         c: client(Duration::from_secs(30)),
         base: sim.url(),
     };
-    let (vm1, vm2) = (
-        uuid::Uuid::new_v4().to_string(),
-        uuid::Uuid::new_v4().to_string(),
-    );
+    let (vm1, vm2) = (uuid::Uuid::new_v4().to_string(), uuid::Uuid::new_v4().to_string());
     let port = |vm: &str| json!({"port": {"network_id": topo.private_network_id, "device_id": vm, "device_owner": "compute:nova", "binding:host_id": "h1"}});
     let changed = |vm: &str, port: &str| ev("network-changed", vm, port);
 
@@ -140,14 +135,20 @@ async fn plugged_changed_fip_unplugged_deleted() {
 
     // Fixed IP change: network-changed.
     let p1_path = format!("/v2.0/ports/{p1}");
-    api.put(&p1_path, json!({"port": {"fixed_ips": [{"subnet_id": topo.private_subnet_id, "ip_address": "10.0.0.200"}]}})).await;
+    api.put(
+        &p1_path,
+        json!({"port": {"fixed_ips": [{"subnet_id": topo.private_subnet_id, "ip_address": "10.0.0.200"}]}}),
+    )
+    .await;
     expect_batch(&mut rx, &[changed(&vm1, &p1)]).await;
 
     // FIP associated, moved to another port (event for both), disassociated, associated
     // again, deleted.
-    let (st, fip) = send(api.c.post(api.url("/v2.0/floatingips")).json(
-        &json!({"floatingip": {"floating_network_id": topo.public_network_id, "port_id": p1}}),
-    ))
+    let (st, fip) = send(
+        api.c
+            .post(api.url("/v2.0/floatingips"))
+            .json(&json!({"floatingip": {"floating_network_id": topo.public_network_id, "port_id": p1}})),
+    )
     .await;
     assert_eq!(st, 201, "{fip}");
     expect_batch(&mut rx, &[changed(&vm1, &p1)]).await;
@@ -157,23 +158,16 @@ async fn plugged_changed_fip_unplugged_deleted() {
         (Value::Null, vec![changed(&vm2, &p2)]),
         (json!(p2), vec![changed(&vm2, &p2)]),
     ] {
-        api.put(&fip_path, json!({"floatingip": {"port_id": port_id}}))
-            .await;
+        api.put(&fip_path, json!({"floatingip": {"port_id": port_id}})).await;
         expect_batch(&mut rx, &events).await;
     }
     api.delete(&fip_path).await;
     expect_batch(&mut rx, &[changed(&vm2, &p2)]).await;
 
     // Unbinding: ACTIVE -> DOWN, network-vif-unplugged, then network-changed (any change).
-    api.put(&p1_path, json!({"port": {"binding:host_id": ""}}))
-        .await;
-    expect_batch(
-        &mut rx,
-        &[ev("network-vif-unplugged", &vm1, &p1), changed(&vm1, &p1)],
-    )
-    .await;
-    api.put(&p1_path, json!({"port": {"name": "renamed"}}))
-        .await;
+    api.put(&p1_path, json!({"port": {"binding:host_id": ""}})).await;
+    expect_batch(&mut rx, &[ev("network-vif-unplugged", &vm1, &p1), changed(&vm1, &p1)]).await;
+    api.put(&p1_path, json!({"port": {"name": "renamed"}})).await;
     expect_batch(&mut rx, &[changed(&vm1, &p1)]).await;
 
     // Deletion: network-vif-deleted.
@@ -183,14 +177,12 @@ async fn plugged_changed_fip_unplugged_deleted() {
     // Nothing for: detaching a port (device cleared), then deleting it; non-uuid device ids;
     // non-compute owners. The next batch is the plugging of a new compute port.
     let p2_path = format!("/v2.0/ports/{p2}");
-    api.put(
-        &p2_path,
-        json!({"port": {"device_id": "", "device_owner": ""}}),
-    )
-    .await;
+    api.put(&p2_path, json!({"port": {"device_id": "", "device_owner": ""}}))
+        .await;
     api.delete(&p2_path).await;
     api.create_port(json!({"port": {"network_id": topo.private_network_id, "device_id": "not-a-uuid", "device_owner": "compute:nova", "binding:host_id": "h"}})).await;
-    api.create_port(json!({"port": {"network_id": topo.private_network_id, "device_id": vm1, "binding:host_id": "h"}})).await;
+    api.create_port(json!({"port": {"network_id": topo.private_network_id, "device_id": vm1, "binding:host_id": "h"}}))
+        .await;
     let p4 = api.create_port(port(&vm2)).await;
     expect_batch(&mut rx, &[ev("network-vif-plugged", &vm2, &p4)]).await;
     let h = sim.handle();
@@ -214,9 +206,7 @@ async fn retried_with_backoff_and_never_blocks_the_api() {
 
     // Nova unreachable (nothing listens there): the API answers at once anyway, and the
     // batch is tried 1 + notify_retries times, then dropped.
-    let dead = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let dead = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let dead_url = format!("http://{}/v2.1", dead.local_addr().expect("addr"));
     drop(dead);
     h.set_nova_url(Some(dead_url));
@@ -225,11 +215,7 @@ async fn retried_with_backoff_and_never_blocks_the_api() {
     assert!(t0.elapsed() < Duration::from_millis(10));
     wait_for(|| h.stats().nova_post_failures == 4).await;
     // Backoff 200 + 400 + 800 ms after the 1 s batching interval.
-    assert!(
-        t0.elapsed() >= Duration::from_millis(2400),
-        "{:?}",
-        t0.elapsed()
-    );
+    assert!(t0.elapsed() >= Duration::from_millis(2400), "{:?}", t0.elapsed());
 
     // Nova failing twice with 500: the third attempt delivers.
     h.set_nova_url(Some(nova));

@@ -139,7 +139,9 @@ impl Harness {
 
     /// Ports Neutron gives this device id.
     pub fn ports_of(&self, server: ServerId) -> Vec<Value> {
-        let (_, body) = self.sim().request("GET", &format!("/v2.0/ports?device_id={server}"), None);
+        let (_, body) = self
+            .sim()
+            .request("GET", &format!("/v2.0/ports?device_id={server}"), None);
         body["ports"].as_array().unwrap().clone()
     }
 
@@ -157,7 +159,13 @@ impl Harness {
     }
 
     pub async fn cached_port_ids(&self, server: ServerId) -> Vec<String> {
-        self.compute.network_info(server).await.unwrap().port_ids().map(str::to_owned).collect()
+        self.compute
+            .network_info(server)
+            .await
+            .unwrap()
+            .port_ids()
+            .map(str::to_owned)
+            .collect()
     }
 }
 

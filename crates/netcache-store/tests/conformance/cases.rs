@@ -531,7 +531,11 @@ pub async fn pending_intents_span_servers_oldest_first(db: &Db) {
     assert_eq!(db.store.pending_intents().await.unwrap(), vec![b_early, a_late]);
     assert_eq!(
         db.store.intent_counts().await.unwrap(),
-        vec![(IntentState::Created, 1), (IntentState::Failed, 1), (IntentState::Pending, 2)]
+        vec![
+            (IntentState::Created, 1),
+            (IntentState::Failed, 1),
+            (IntentState::Pending, 2)
+        ]
     );
     assert_eq!(db.store.intents_in_state(IntentState::Created).await.unwrap().len(), 1);
 }
@@ -719,7 +723,10 @@ pub async fn ghost_sightings_upsert_by_port(db: &Db) {
         vec![unnamed.clone(), foreign.clone(), again.clone()]
     );
     assert_eq!(db.store.ghost_sighting(&again.port_id).await.unwrap(), Some(again));
-    assert_eq!(db.store.ghost_sighting(&PortId::from("never-seen")).await.unwrap(), None);
+    assert_eq!(
+        db.store.ghost_sighting(&PortId::from("never-seen")).await.unwrap(),
+        None
+    );
 
     commit(
         &*db.store,

@@ -49,7 +49,12 @@ pub fn sim_without_tag_extension() -> SimConfig {
 }
 
 /// Sends a JSON request; returns the status and the JSON body (`Null` if none).
-pub async fn send_json(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>) -> (u16, Value) {
+pub async fn send_json(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
     let mut request = http.request(method, url);
     if let Some(body) = body {
         request = request.json(&body);
@@ -78,7 +83,9 @@ impl TestApp {
     }
 
     pub async fn with(options: Options) -> Self {
-        let sim = NeutronSim::start(options.sim, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let sim = NeutronSim::start(options.sim, "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
         let topology = sim.handle().create_default_topology(PROJECT);
         let dir = tempfile::tempdir().unwrap();
         let mut settings = Settings {
@@ -176,7 +183,10 @@ impl TestApp {
     /// Boots a server and waits for its build to finish; returns its id.
     pub async fn boot(&self, networks: Value) -> String {
         let (status, body) = self
-            .post("/servers", json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": "cirros", "networks": networks}}))
+            .post(
+                "/servers",
+                json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": "cirros", "networks": networks}}),
+            )
             .await;
         assert_eq!(status, 202, "{body}");
         let id = body["server"]["id"].as_str().unwrap().to_owned();
@@ -203,7 +213,9 @@ impl TestApp {
 
     /// Neutron's ports carrying this device id, read behind netcache's back.
     pub fn neutron_ports(&self, device_id: &str) -> Vec<Value> {
-        let (status, body) = self.neutron().request("GET", &format!("/v2.0/ports?device_id={device_id}"), None);
+        let (status, body) = self
+            .neutron()
+            .request("GET", &format!("/v2.0/ports?device_id={device_id}"), None);
         assert_eq!(status, 200, "{body}");
         body["ports"].as_array().unwrap().clone()
     }
@@ -216,7 +228,9 @@ impl TestApp {
     pub fn user_port(&self, body: Value) -> Value {
         let mut port = json!({"network_id": self.topology.private_network_id, "project_id": PROJECT});
         port.as_object_mut().unwrap().extend(body.as_object().unwrap().clone());
-        let (status, created) = self.neutron().request("POST", "/v2.0/ports", Some(json!({"port": port})));
+        let (status, created) = self
+            .neutron()
+            .request("POST", "/v2.0/ports", Some(json!({"port": port})));
         assert_eq!(status, 201, "{created}");
         created["port"].clone()
     }

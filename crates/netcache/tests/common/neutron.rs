@@ -47,7 +47,12 @@ impl Backdoor {
 
     pub async fn extensions(&self) -> Vec<String> {
         let (_, body) = self.call(reqwest::Method::GET, "/extensions", None).await;
-        body["extensions"].as_array().unwrap().iter().map(|e| e["alias"].as_str().unwrap().to_owned()).collect()
+        body["extensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["alias"].as_str().unwrap().to_owned())
+            .collect()
     }
 
     /// Fresh networks for one test, in `project`.
@@ -55,7 +60,10 @@ impl Backdoor {
         let tag = &uuid::Uuid::new_v4().simple().to_string()[..8];
         let private_name = format!("private-{tag}");
         let private = self
-            .post("/networks", json!({"network": {"name": private_name, "project_id": project}}))
+            .post(
+                "/networks",
+                json!({"network": {"name": private_name, "project_id": project}}),
+            )
             .await["network"]["id"]
             .as_str()
             .unwrap()
@@ -70,7 +78,10 @@ impl Backdoor {
             .unwrap()
             .to_owned();
         let public = self
-            .post("/networks", json!({"network": {"name": format!("public-{tag}"), "router:external": true}}))
+            .post(
+                "/networks",
+                json!({"network": {"name": format!("public-{tag}"), "router:external": true}}),
+            )
             .await["network"]["id"]
             .as_str()
             .unwrap()
@@ -87,7 +98,11 @@ impl Backdoor {
             .unwrap()
             .to_owned();
         let (status, body) = self
-            .call(reqwest::Method::PUT, &format!("/routers/{router}/add_router_interface"), Some(json!({"subnet_id": subnet})))
+            .call(
+                reqwest::Method::PUT,
+                &format!("/routers/{router}/add_router_interface"),
+                Some(json!({"subnet_id": subnet})),
+            )
             .await;
         assert_eq!(status, 200, "{body}");
         Networks {
@@ -99,7 +114,9 @@ impl Backdoor {
     }
 
     pub async fn ports_of(&self, device_id: &str) -> Vec<Value> {
-        let (status, body) = self.call(reqwest::Method::GET, &format!("/ports?device_id={device_id}"), None).await;
+        let (status, body) = self
+            .call(reqwest::Method::GET, &format!("/ports?device_id={device_id}"), None)
+            .await;
         assert_eq!(status, 200, "{body}");
         body["ports"].as_array().unwrap().clone()
     }
@@ -113,18 +130,29 @@ impl Backdoor {
     }
 
     pub async fn delete_port(&self, id: &str) -> u16 {
-        self.call(reqwest::Method::DELETE, &format!("/ports/{id}"), None).await.0
+        self.call(reqwest::Method::DELETE, &format!("/ports/{id}"), None)
+            .await
+            .0
     }
 
     pub async fn update_port(&self, id: &str, body: Value) -> Value {
-        let (status, port) = self.call(reqwest::Method::PUT, &format!("/ports/{id}"), Some(json!({ "port": body }))).await;
+        let (status, port) = self
+            .call(
+                reqwest::Method::PUT,
+                &format!("/ports/{id}"),
+                Some(json!({ "port": body })),
+            )
+            .await;
         assert_eq!(status, 200, "{port}");
         port["port"].clone()
     }
 
     pub async fn associate_floating_ip(&self, public: &str, port: &str, project: &str) -> String {
-        self.post("/floatingips", json!({"floatingip": {"floating_network_id": public, "port_id": port, "project_id": project}}))
-            .await["floatingip"]["floating_ip_address"]
+        self.post(
+            "/floatingips",
+            json!({"floatingip": {"floating_network_id": public, "port_id": port, "project_id": project}}),
+        )
+        .await["floatingip"]["floating_ip_address"]
             .as_str()
             .unwrap()
             .to_owned()

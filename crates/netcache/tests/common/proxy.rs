@@ -138,7 +138,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Err(_) => return StatusCode::BAD_REQUEST.into_response(),
     };
     let path = parts.uri.path().to_owned();
-    *shared.calls.lock().unwrap().entry(operation(&parts.method, &path)).or_default() += 1;
+    *shared
+        .calls
+        .lock()
+        .unwrap()
+        .entry(operation(&parts.method, &path))
+        .or_default() += 1;
     let fault = {
         let mut rules = shared.rules.lock().unwrap();
         rules
@@ -168,7 +173,11 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
 }
 
 async fn forward(shared: &Shared, method: Method, uri: &Uri, headers: &HeaderMap, body: Bytes) -> Response {
-    let target = format!("{}{}", shared.upstream, uri.path_and_query().map_or("/", |p| p.as_str()));
+    let target = format!(
+        "{}{}",
+        shared.upstream,
+        uri.path_and_query().map_or("/", |p| p.as_str())
+    );
     let mut request = shared.client.request(method, target).body(body);
     for (name, value) in headers {
         if name != "host" && name != "content-length" {

@@ -43,11 +43,7 @@ pub fn id_of(v: &Value, resource: &str) -> String {
 
 /// Creates network `name` with an IPv4 subnet `cidr` (in-process, as admin); returns its id.
 pub fn network_with_subnet(h: &SimHandle, name: &str, cidr: &str) -> String {
-    let (st, v) = h.request(
-        "POST",
-        "/v2.0/networks",
-        Some(json!({"network": {"name": name}})),
-    );
+    let (st, v) = h.request("POST", "/v2.0/networks", Some(json!({"network": {"name": name}})));
     assert_eq!(st, 201);
     let net = id_of(&v, "network");
     let (st, _) = h.request(
