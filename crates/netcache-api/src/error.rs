@@ -44,21 +44,37 @@ impl ApiError {
                 C::PortInUse(_) | C::NetworkAmbiguous | C::FixedIpAlreadyInUse(_) | C::InvalidState { .. } => {
                     StatusCode::CONFLICT
                 }
-                C::Neutron(n) if n.status() == Some(403) => StatusCode::FORBIDDEN,
-                C::Neutron(netcache_neutron::Error::Unreachable { .. } | netcache_neutron::Error::Auth(_)) => {
-                    StatusCode::SERVICE_UNAVAILABLE
-                }
+                C::OperationInFlight { .. } | C::DeleteRequested(_) => StatusCode::CONFLICT,
+                C::Overloaded | C::Interrupted(_) => StatusCode::SERVICE_UNAVAILABLE,
+                C::Neutron(n) => neutron_status(n),
                 C::Store(s) if s.is_conflict() => StatusCode::CONFLICT,
-                C::CreateAbandoned { .. }
-                | C::VifPlugTimeout { .. }
-                | C::SpawnFailed { .. }
-                | C::NoValidHost(_)
-                | C::Neutron(_)
-                | C::Store(_)
-                | C::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                // The create's outcome stayed unknown: Neutron did not answer in time.
+                C::CreateAbandoned { .. } => StatusCode::GATEWAY_TIMEOUT,
+                C::VifPlugTimeout { .. } | C::SpawnFailed { .. } | C::NoValidHost(_) | C::Store(_) | C::Crashed(_) => {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                }
             },
         };
         (status, message)
+    }
+}
+
+/// What a Neutron failure means to the compute API's caller: Neutron's own
+/// refusals keep their meaning, an unreachable Neutron is 503, a silent one 504.
+fn neutron_status(error: &netcache_neutron::Error) -> StatusCode {
+    use netcache_neutron::Error as N;
+    match error {
+        N::Rejected { status, .. } => match status {
+            400 => StatusCode::BAD_REQUEST,
+            403 => StatusCode::FORBIDDEN,
+            404 => StatusCode::NOT_FOUND,
+            409 | 412 => StatusCode::CONFLICT,
+            413 => StatusCode::PAYLOAD_TOO_LARGE,
+            _ => StatusCode::BAD_GATEWAY,
+        },
+        N::Unreachable { .. } | N::Auth(_) => StatusCode::SERVICE_UNAVAILABLE,
+        N::Ambiguous { .. } => StatusCode::GATEWAY_TIMEOUT,
+        N::Protocol { .. } => StatusCode::BAD_GATEWAY,
     }
 }
 
@@ -91,6 +107,13 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             error!(error = %message, "Request failed: {message}");
         }
-        nova_error(status, &message)
+        let mut response = nova_error(status, &message);
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("5"),
+            );
+        }
+        response
     }
 }

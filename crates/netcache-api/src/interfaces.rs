@@ -24,11 +24,7 @@ pub fn routes() -> Router<AppState> {
 async fn list(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id).await?;
     let interfaces = state.compute.interfaces(server.id).await?;
-    let views: Vec<Value> = interfaces
-        .iter()
-        .filter(|i| i.port.is_some())
-        .map(wire::interface_view)
-        .collect();
+    let views: Vec<Value> = interfaces.iter().map(wire::interface_view).collect();
     Ok(Json(json!({"interfaceAttachments": views})))
 }
 

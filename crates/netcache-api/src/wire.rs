@@ -205,14 +205,23 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
 }
 
 /// Nova's os-interface view.
+/// os-interface's view, from netcache's record of the port (no Neutron call).
 pub fn interface_view(interface: &Interface) -> Value {
-    let port = interface.port.as_ref();
+    let details = interface.vif.details.as_ref();
+    let fixed_ips: Vec<Value> = details
+        .map(|d| {
+            d.fixed_ips
+                .iter()
+                .map(|f| json!({"ip_address": f.ip_address.to_string(), "subnet_id": f.subnet_id.to_string()}))
+                .collect()
+        })
+        .unwrap_or_default();
     json!({
         "net_id": interface.vif.network_id.to_string(),
         "port_id": interface.vif.port_id.to_string(),
-        "mac_addr": port.map(|p| p.mac_address.clone()),
-        "port_state": port.map(|p| p.status.clone()),
-        "fixed_ips": port.map(|p| p.fixed_ips.iter().map(|f| json!({"ip_address": f.ip_address.to_string(), "subnet_id": f.subnet_id.to_string()})).collect::<Vec<_>>()).unwrap_or_default(),
+        "mac_addr": details.map(|d| d.mac_address.clone()),
+        "port_state": details.map(|d| d.status.clone()),
+        "fixed_ips": fixed_ips,
     })
 }
 
@@ -285,8 +294,21 @@ pub fn audit_view(report: &netcache_compute::AuditReport) -> Value {
             "stale_caches": t.stale_caches,
             "pending_intents": t.pending_intents,
             "releasing": t.releasing,
+            "stuck_operations": t.stuck_operations,
+            "orphaned_operations": t.orphaned_operations,
+            "leaked_vifs": t.leaked_vifs,
         },
         "servers": servers,
+        "operations": report.operations.iter().map(|o| json!({
+            "server_id": o.server_id.to_string(),
+            "kind": o.kind,
+            "owner": o.owner,
+            "started": iso(o.started),
+            "lease_until": iso(o.lease_until),
+            "stuck": o.stuck,
+            "orphaned": o.orphaned,
+        })).collect::<Vec<_>>(),
+        "leaked_vifs": report.leaked_vifs.iter().map(|(s, p)| json!({"server_id": s.to_string(), "port_id": p.to_string()})).collect::<Vec<_>>(),
     }})
 }
 

@@ -16,7 +16,7 @@ use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::marker::{MarkerMode, OwnershipMarker};
 use netcache_domain::neutron::Port;
 use netcache_domain::server::Server;
-use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
+use netcache_domain::vif::{PortDetails, VifOrigin, VifRecord, VifState};
 use netcache_domain::{HostName, IntentId, NetworkId, PortId, ServerId};
 use netcache_neutron::{FixedIpRequest, PortCreate, PortFilter, PortUpdate};
 use tracing::{info, warn};
@@ -70,7 +70,7 @@ impl Compute {
             created_at: now,
             updated_at: now,
         };
-        self.store.commit(vec![Change::InsertIntent(intent.clone())]).await?;
+        self.commit(vec![Change::InsertIntent(intent.clone())]).await?;
         self.crash_point(CrashPoint::AfterIntentRecorded)?;
 
         let marker = self.marker(intent.id);
@@ -188,6 +188,7 @@ impl Compute {
             network_id: port.network_id.clone(),
             requested_fixed_ip: intent.fixed_ip,
             tag: intent.tag.clone(),
+            details: Some(PortDetails::of(&port)),
         };
         let mut vifs = self.store.vifs(server.id).await?;
         vifs.push(vif.clone());
@@ -223,7 +224,7 @@ impl Compute {
             server.id = %server.id, port.id = %port.id, intent.id = %intent.id, adopted,
             "{} port {} for server {}", if adopted { "Adopted" } else { "Created" }, port.id, server.id
         );
-        Ok(Interface { vif, port: Some(port) })
+        Ok(Interface { vif })
     }
 
     pub(crate) async fn finish_intent(
@@ -240,12 +241,11 @@ impl Compute {
             updated_at: self.clock.now(),
             ..intent.clone()
         };
-        self.store
-            .commit(vec![Change::UpdateIntent {
-                intent: finished,
-                expected: IntentState::Pending,
-            }])
-            .await?;
+        self.commit(vec![Change::UpdateIntent {
+            intent: finished,
+            expected: IntentState::Pending,
+        }])
+        .await?;
         info!(server.id = %intent.server_id, intent.id = %intent.id, state = %state, "Intent {} is {state}", intent.id);
         Ok(())
     }
@@ -273,24 +273,25 @@ impl Compute {
             network_id: port.network_id.clone(),
             requested_fixed_ip: None,
             tag,
+            // Set once the bind succeeded: a record without details is mid-attach.
+            details: None,
         };
         let existing = self.store.vif_by_port(port_id).await?;
         match existing {
             Some(v) if v.server_id == server.id => {}
             Some(_) => return Err(Error::PortInUse(port_id.clone())),
-            None => self.store.commit(vec![Change::InsertVif(vif.clone())]).await?,
+            None => self.commit(vec![Change::InsertVif(vif.clone())]).await?,
         }
         let bind = PortUpdate::bind(&server.id.to_string(), &server.device_owner(), host.as_str());
         let if_match = self.revision_guard(port.revision_number);
         let bound = match self.neutron.update_port(port_id, &bind, if_match).await {
             Ok(bound) => bound,
             Err(e) if !e.is_ambiguous() => {
-                self.store
-                    .commit(vec![Change::DeleteVif {
-                        server_id: server.id,
-                        port_id: port_id.clone(),
-                    }])
-                    .await?;
+                self.commit(vec![Change::DeleteVif {
+                    server_id: server.id,
+                    port_id: port_id.clone(),
+                }])
+                .await?;
                 return Err(match e.status() {
                     Some(412 | 409) => Error::PortInUse(port_id.clone()),
                     _ => Error::from_neutron_refusal(e),
@@ -298,7 +299,17 @@ impl Compute {
             }
             Err(e) => return Err(e.into()),
         };
-        let vifs = self.store.vifs(server.id).await?;
+        let vif = VifRecord {
+            details: Some(PortDetails::of(&bound)),
+            ..vif
+        };
+        let vifs: Vec<VifRecord> = self
+            .store
+            .vifs(server.id)
+            .await?
+            .into_iter()
+            .map(|v| if v.port_id == vif.port_id { vif.clone() } else { v })
+            .collect();
         let observed = HashMap::from([(
             bound.id.clone(),
             Observed::Present {
@@ -306,10 +317,16 @@ impl Compute {
                 floating_ips: self.floating_ips_of(port_id).await?,
             },
         )]);
-        self.commit_with_cache("allocate", server.id, &vifs, &observed, vec![])
-            .await?;
+        self.commit_with_cache(
+            "allocate",
+            server.id,
+            &vifs,
+            &observed,
+            vec![Change::UpdateVif(vif.clone())],
+        )
+        .await?;
         info!(server.id = %server.id, port.id = %port_id, "Attached user port {port_id} to server {}", server.id);
-        Ok(Interface { vif, port: Some(bound) })
+        Ok(Interface { vif })
     }
 
     /// Nova's rules for a requested port: it exists, belongs to the project, and
@@ -360,13 +377,28 @@ impl Compute {
     /// agreed, so a failed release is never forgotten. Returns whether it is done.
     pub(crate) async fn release_vif(&self, vif: &VifRecord) -> Result<bool> {
         if vif.state != VifState::Releasing {
-            self.store
-                .commit(vec![Change::UpdateVif(VifRecord {
-                    state: VifState::Releasing,
-                    ..vif.clone()
-                })])
-                .await?;
+            // Out of the cache in the same commit: a port being released is never shown.
+            let releasing = VifRecord {
+                state: VifState::Releasing,
+                ..vif.clone()
+            };
+            let vifs_after: Vec<VifRecord> = self
+                .store
+                .vifs(vif.server_id)
+                .await?
+                .into_iter()
+                .map(|v| if v.port_id == vif.port_id { releasing.clone() } else { v })
+                .collect();
+            self.commit_with_cache(
+                "release",
+                vif.server_id,
+                &vifs_after,
+                &HashMap::new(),
+                vec![Change::UpdateVif(releasing)],
+            )
+            .await?;
         }
+        self.crash_point(CrashPoint::AfterReleaseRecorded)?;
         let result = match vif.origin {
             VifOrigin::Created => self.neutron.delete_port(&vif.port_id, None).await,
             VifOrigin::Preexisting => self.unbind_if_ours(vif).await,
@@ -382,12 +414,12 @@ impl Compute {
                 return Ok(false);
             }
         }
-        self.store
-            .commit(vec![Change::DeleteVif {
-                server_id: vif.server_id,
-                port_id: vif.port_id.clone(),
-            }])
-            .await?;
+        self.crash_point(CrashPoint::AfterReleaseSent)?;
+        self.commit(vec![Change::DeleteVif {
+            server_id: vif.server_id,
+            port_id: vif.port_id.clone(),
+        }])
+        .await?;
         info!(server.id = %vif.server_id, port.id = %vif.port_id, origin = %vif.origin, "Released port {}", vif.port_id);
         Ok(true)
     }

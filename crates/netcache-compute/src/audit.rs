@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use netcache_domain::cache::{self, CacheInputs, LostReason};
 use netcache_domain::ghost::{self, GhostOwner};
 use netcache_domain::intent::IntentState;
-use netcache_domain::vif::VifState;
+use netcache_domain::operation::OperationKind;
+use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{IntentId, PortId, ServerId};
 
 use crate::{Compute, Result};
@@ -16,7 +17,25 @@ use crate::{Compute, Result};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AuditReport {
     pub servers: Vec<ServerAudit>,
+    /// Operations running longer than `operations.stuck_after`, or whose owner's
+    /// lease ran out (a dead process's, not yet taken over).
+    pub operations: Vec<OperationAudit>,
+    /// VIF records still `attached` on deleted servers: leaked ports.
+    pub leaked_vifs: Vec<(ServerId, PortId)>,
     pub totals: AuditTotals,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OperationAudit {
+    pub server_id: ServerId,
+    pub kind: &'static str,
+    pub owner: String,
+    pub started: DateTime<Utc>,
+    pub lease_until: DateTime<Utc>,
+    /// Older than the threshold.
+    pub stuck: bool,
+    /// Its owner's lease ran out.
+    pub orphaned: bool,
 }
 
 impl AuditReport {
@@ -40,11 +59,22 @@ pub struct AuditTotals {
     pub pending_intents: usize,
     /// Ports kept `releasing` after a failed delete or unbind.
     pub releasing: usize,
+    pub stuck_operations: usize,
+    pub orphaned_operations: usize,
+    pub leaked_vifs: usize,
 }
 
 impl AuditTotals {
     pub fn drift(&self) -> usize {
-        self.ghosts_ours + self.ghosts_foreign + self.lost + self.stale_caches + self.pending_intents + self.releasing
+        self.ghosts_ours
+            + self.ghosts_foreign
+            + self.lost
+            + self.stale_caches
+            + self.pending_intents
+            + self.releasing
+            + self.stuck_operations
+            + self.orphaned_operations
+            + self.leaked_vifs
     }
 }
 
@@ -205,6 +235,33 @@ impl Compute {
         }
         // Pending intents of servers no longer watched.
         report.totals.pending_intents += pending.values().map(Vec::len).sum::<usize>();
+        let stuck_after =
+            chrono::TimeDelta::from_std(self.config.operations.stuck_after).unwrap_or(chrono::TimeDelta::MAX);
+        for op in self.store.operations().await? {
+            let audit = OperationAudit {
+                server_id: op.server_id,
+                kind: op.kind().as_str(),
+                owner: op.owner.label(),
+                started: op.created_at,
+                lease_until: op.lease_until,
+                stuck: now - op.created_at >= stuck_after,
+                orphaned: op.lease_until <= now,
+            };
+            if audit.stuck || audit.orphaned {
+                report.totals.stuck_operations += usize::from(audit.stuck);
+                report.totals.orphaned_operations += usize::from(audit.orphaned);
+                report.operations.push(audit);
+            }
+        }
+        report.leaked_vifs = self
+            .store
+            .vifs_of_deleted_servers()
+            .await?
+            .into_iter()
+            .filter(VifRecord::is_attached)
+            .map(|v| (v.server_id, v.port_id))
+            .collect();
+        report.totals.leaked_vifs = report.leaked_vifs.len();
         Ok(report)
     }
 
@@ -227,6 +284,24 @@ impl Compute {
             .count();
         metrics::gauge!("netcache_ghosts", "owner" => "ours").set(ours as f64);
         metrics::gauge!("netcache_ghosts", "owner" => "foreign").set((sightings.len() - ours) as f64);
+        let now = self.clock.now();
+        let mut operations: HashMap<(OperationKind, &'static str), usize> = HashMap::new();
+        for op in self.store.operations().await? {
+            let lease = if op.lease_until > now { "live" } else { "expired" };
+            *operations.entry((op.kind(), lease)).or_default() += 1;
+        }
+        for kind in [
+            OperationKind::Build,
+            OperationKind::Delete,
+            OperationKind::Attach,
+            OperationKind::Detach,
+            OperationKind::Release,
+        ] {
+            for lease in ["live", "expired"] {
+                let n = operations.get(&(kind, lease)).copied().unwrap_or(0);
+                metrics::gauge!("netcache_operations", "kind" => kind.as_str(), "lease" => lease).set(n as f64);
+            }
+        }
         Ok(())
     }
 }

@@ -7,11 +7,12 @@ use std::sync::atomic::Ordering;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::intent::IntentState;
+use netcache_domain::operation::{Operation, OperationKind, OperationParams, QueuedDelete, resumes_in_place};
 use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
 use netcache_store::ServerFilter;
-use tracing::{Instrument, error, info, info_span, warn};
+use tracing::{error, info, warn};
 
 use crate::allocate::NewPortSlot;
 use crate::{Compute, Error, RequestContext, Result};
@@ -56,28 +57,17 @@ impl Compute {
             deleted_at: None,
             generation: 0,
         };
-        self.store
-            .commit(vec![
+        let op = self.new_operation(server.id, OperationParams::Build, ctx);
+        self.submit(
+            op,
+            vec![
                 Change::InsertServer(server.clone()),
                 Change::StartAction(action(ctx, server.id, "create", now)),
-            ])
-            .await?;
+            ],
+        )
+        .await?;
         info!(server.id = %server.id, server.name = %server.name, "Accepted build of server {}", server.id);
-        self.start_build(server.id, ctx.request_id.clone());
         Ok(server)
-    }
-
-    pub(crate) fn start_build(self: &Arc<Self>, server_id: ServerId, request_id: String) {
-        let compute = Arc::clone(self);
-        let span = info_span!("build", server.id = %server_id, request.id = %request_id);
-        self.spawn_tracked(
-            async move {
-                if let Err(e) = compute.run_build(server_id, &request_id).await {
-                    error!(server.id = %server_id, error = %e, "Build of server {server_id} stopped: {e}");
-                }
-            }
-            .instrument(span),
-        );
     }
 
     /// Nova's `validate_networks`: named networks must exist, requested ports must
@@ -151,8 +141,7 @@ impl Compute {
 
     /// Builds a server: pick a host, allocate, spawn; on a failure that another
     /// host might not have, release this attempt's ports and reschedule.
-    async fn run_build(self: &Arc<Self>, server_id: ServerId, request_id: &str) -> Result<()> {
-        let _guard = self.locks.lock(server_id).await;
+    pub(crate) async fn run_build(self: &Arc<Self>, server_id: ServerId, request_id: &str) -> Result<()> {
         loop {
             let Some(mut server) = self.store.server(server_id).await? else {
                 return Ok(());
@@ -161,8 +150,25 @@ impl Compute {
                 return Ok(());
             }
             let host = match (&server.host, server.task_state) {
-                // Resuming an attempt interrupted by a restart.
-                (Some(host), Some(TaskState::Networking | TaskState::Spawning)) => host.clone(),
+                // Resuming an attempt interrupted by a restart, on a host of ours.
+                (Some(host), Some(TaskState::Networking | TaskState::Spawning))
+                    if resumes_in_place(Some(host), &self.config.hosts) =>
+                {
+                    host.clone()
+                }
+                // An attempt on the host of a process that died: given up, rescheduled.
+                (Some(host), Some(TaskState::Networking | TaskState::Spawning)) => {
+                    let host = host.clone();
+                    warn!(server.id = %server_id, host = %host, "Build of server {server_id} on {host} was orphaned; rescheduling");
+                    let server = self.release_all(server_id).await?;
+                    self.save_server(Server {
+                        host: None,
+                        task_state: Some(TaskState::Scheduling),
+                        ..server
+                    })
+                    .await?;
+                    continue;
+                }
                 _ => match self.pick_host(&server.tried_hosts) {
                     Some(host) if (server.tried_hosts.len() as u32) < self.config.max_attempts => {
                         server.host = Some(host.clone());
@@ -180,6 +186,11 @@ impl Compute {
                 },
             };
             let attempt = server.tried_hosts.len() as u32;
+            let permits = self.build_permits.get(&host).cloned();
+            let _permit = match permits {
+                Some(p) => p.acquire_owned().await.ok(),
+                None => None,
+            };
             match self.build_on_host(&server, &host, attempt).await {
                 Ok(server) => {
                     let now = self.clock.now();
@@ -199,7 +210,9 @@ impl Compute {
                     info!(server.id = %server_id, host = %host, attempt, "Server {server_id} is ACTIVE on {host}");
                     return Ok(());
                 }
-                Err(e @ Error::Crashed(_)) => return Err(e),
+                Err(e @ (Error::Crashed(_) | Error::Store(_))) => return Err(e),
+                // The delete queued on this build releases everything next.
+                Err(Error::DeleteRequested(_)) => return Ok(()),
                 Err(e) => {
                     let now = self.clock.now();
                     self.add_event(
@@ -237,6 +250,9 @@ impl Compute {
     async fn build_on_host(&self, server: &Server, host: &HostName, attempt: u32) -> Result<Server> {
         let vifs = self.store.vifs(server.id).await?;
         for (position, request) in server.requested_networks.slots().into_iter().enumerate() {
+            if self.delete_requested(server.id).await? {
+                return Err(Error::DeleteRequested(server.id));
+            }
             let position = position as i64;
             if vifs.iter().any(|v| v.position == position && v.is_attached()) {
                 continue;
@@ -270,6 +286,10 @@ impl Compute {
             })
             .await?;
         self.wait_for_plugging(&spawning).await?;
+        self.crash_point(crate::CrashPoint::BeforeSpawn)?;
+        if self.delete_requested(server.id).await? {
+            return Err(Error::DeleteRequested(server.id));
+        }
         self.virt
             .spawn(host, &spawning)
             .await
@@ -339,12 +359,11 @@ impl Compute {
                 }
                 // Neutron no longer gives this port to the server: not ours to touch.
                 VifState::Lost => {
-                    self.store
-                        .commit(vec![Change::DeleteVif {
-                            server_id,
-                            port_id: vif.port_id.clone(),
-                        }])
-                        .await?;
+                    self.commit(vec![Change::DeleteVif {
+                        server_id,
+                        port_id: vif.port_id.clone(),
+                    }])
+                    .await?;
                 }
             }
         }
@@ -354,23 +373,78 @@ impl Compute {
         self.server(server_id).await
     }
 
-    /// Deletes a server: releases its ports (created ones deleted, user ones
-    /// unbound), resolves its pending intents, empties its cache.
-    pub async fn delete_server(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
-        let _guard = self.locks.lock(server_id).await;
-        let server = self.server(server_id).await?;
-        let now = self.clock.now();
-        self.store
-            .commit(vec![Change::StartAction(action(ctx, server_id, "delete", now))])
-            .await?;
-        let server = self
-            .save_server(Server {
+    /// Deletes a server (Nova's 204 at once): the delete is an operation of its
+    /// own, or, while another one runs, queued to follow it.
+    pub async fn delete_server(self: &Arc<Self>, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
+        for _ in 0..5 {
+            let server = self.server(server_id).await?;
+            let now = self.clock.now();
+            let start = Change::StartAction(action(ctx, server_id, "delete", now));
+            match self.store.operation(server_id).await? {
+                None => {
+                    let op = self.new_operation(server_id, OperationParams::Delete, ctx);
+                    let deleting = Change::UpdateServer(Server {
+                        task_state: Some(TaskState::Deleting),
+                        updated_at: now,
+                        ..server
+                    });
+                    match self.submit(op, vec![start, deleting]).await {
+                        Err(Error::OperationInFlight { .. }) => continue,
+                        Err(Error::Store(e)) if e.is_conflict() => continue,
+                        other => return other,
+                    }
+                }
+                Some(op) if op.kind() == OperationKind::Delete || op.then_delete.is_some() => return Ok(()),
+                Some(op) => {
+                    let queue = Change::QueueDelete {
+                        server_id,
+                        id: op.id,
+                        delete: QueuedDelete {
+                            request_id: ctx.request_id.clone(),
+                            project_id: ctx.project_id.clone(),
+                            user_id: ctx.user_id.clone(),
+                        },
+                    };
+                    match self.store.commit(vec![start, queue]).await {
+                        Ok(()) => {
+                            info!(server.id = %server_id, "Delete of server {server_id} queued behind its {}", op.kind());
+                            return Ok(());
+                        }
+                        Err(e) if e.is_conflict() => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+        Err(Error::OperationInFlight {
+            server: server_id,
+            kind: "deleting".to_owned(),
+            action: "delete".to_owned(),
+        })
+    }
+
+    /// The delete itself: releases its ports (created ones deleted, user ones
+    /// unbound), resolves its pending intents, empties its cache. Every step is
+    /// idempotent, so a resumed delete just runs again.
+    pub(crate) async fn run_delete(&self, op: &Operation) -> Result<()> {
+        let server_id = op.server_id;
+        let Some(server) = self.store.server(server_id).await?.filter(|s| !s.is_deleted()) else {
+            return Ok(());
+        };
+        let server = if server.task_state == Some(TaskState::Deleting) {
+            server
+        } else {
+            self.save_server(Server {
                 task_state: Some(TaskState::Deleting),
                 ..server
             })
-            .await?;
+            .await?
+        };
         // Empties the cache too: what is left is `releasing`, never attached.
-        self.release_all(server_id).await?;
+        let server = Server {
+            generation: self.release_all(server_id).await?.generation,
+            ..server
+        };
         self.close_pending_intents(server_id).await?;
         let leftover = self.store.vifs(server_id).await?.len();
         let now = self.clock.now();
@@ -383,7 +457,7 @@ impl Compute {
         .await?;
         self.add_event(
             server_id,
-            &ctx.request_id,
+            &op.request_id,
             ActionEvent::finished("compute_terminate_instance", now, true, None, None),
         )
         .await?;
@@ -429,7 +503,7 @@ impl Compute {
             updated_at: self.clock.now(),
             ..server
         };
-        self.store.commit(vec![Change::UpdateServer(server.clone())]).await?;
+        self.commit(vec![Change::UpdateServer(server.clone())]).await?;
         Ok(Server {
             generation: server.generation + 1,
             ..server
@@ -437,13 +511,12 @@ impl Compute {
     }
 
     pub(crate) async fn add_event(&self, server_id: ServerId, request_id: &str, event: ActionEvent) -> Result<()> {
-        self.store
-            .commit(vec![Change::AddActionEvent {
-                server_id,
-                request_id: request_id.to_owned(),
-                event,
-            }])
-            .await?;
+        self.commit(vec![Change::AddActionEvent {
+            server_id,
+            request_id: request_id.to_owned(),
+            event,
+        }])
+        .await?;
         Ok(())
     }
 

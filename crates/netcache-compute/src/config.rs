@@ -27,8 +27,47 @@ pub struct ComputeConfig {
     pub vif_plugging_timeout: Duration,
     /// Whether that timeout fails the build (Nova's `vif_plugging_is_fatal`).
     pub vif_plugging_is_fatal: bool,
+    pub operations: OperationsConfig,
     /// Simulates a process death at a point of the allocation protocol (tests, drills).
     pub crash_at: Option<CrashPoint>,
+}
+
+impl ComputeConfig {
+    /// The node this process runs: named by its hosts, so a restart with the same
+    /// hosts is the same node (and takes its operations over at once).
+    pub fn node_name(&self) -> String {
+        let mut hosts: Vec<&str> = self.hosts.iter().map(HostName::as_str).collect();
+        hosts.sort_unstable();
+        hosts.join(",")
+    }
+}
+
+/// Durable operations: leases and bounds.
+#[derive(Clone, Debug)]
+pub struct OperationsConfig {
+    /// How long an operation's owner may go without renewing before any process
+    /// takes the operation over (renewed every third of it).
+    pub lease: Duration,
+    /// Operations this process runs at once.
+    pub workers: usize,
+    /// Operations this process holds (running or waiting); beyond it, 503.
+    pub max_queued: usize,
+    /// Builds at once per host (Nova's `max_concurrent_builds`).
+    pub max_concurrent_builds: usize,
+    /// The audit reports an operation running longer than this as stuck.
+    pub stuck_after: Duration,
+}
+
+impl Default for OperationsConfig {
+    fn default() -> Self {
+        Self {
+            lease: Duration::from_secs(30),
+            workers: 64,
+            max_queued: 1000,
+            max_concurrent_builds: 10,
+            stuck_after: Duration::from_secs(600),
+        }
+    }
 }
 
 impl Default for ComputeConfig {
@@ -45,6 +84,7 @@ impl Default for ComputeConfig {
             gc: GcConfig::default(),
             vif_plugging_timeout: Duration::ZERO,
             vif_plugging_is_fatal: true,
+            operations: OperationsConfig::default(),
             crash_at: None,
         }
     }
@@ -105,9 +145,17 @@ pub struct VirtConfig {
     pub seed: u64,
 }
 
-/// Where a simulated crash stops the allocation protocol.
+/// Where a simulated crash stops an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrashPoint {
+    /// An operation is committed and claimed; none of its steps ran.
+    OperationStarted,
+    /// A port's release is recorded (`releasing`, out of the cache); Neutron was not asked.
+    AfterReleaseRecorded,
+    /// Neutron released the port; the record of it is not removed.
+    AfterReleaseSent,
+    /// Every port of a build is recorded; the spawn did not happen.
+    BeforeSpawn,
     /// The intent is committed; the create-port call is not sent.
     AfterIntentRecorded,
     /// The create-port call went through; its result is not recorded.
@@ -118,10 +166,15 @@ impl std::str::FromStr for CrashPoint {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
+            "operation-started" => Ok(Self::OperationStarted),
             "after-intent-recorded" => Ok(Self::AfterIntentRecorded),
             "after-create-sent" => Ok(Self::AfterCreateSent),
+            "after-release-recorded" => Ok(Self::AfterReleaseRecorded),
+            "after-release-sent" => Ok(Self::AfterReleaseSent),
+            "before-spawn" => Ok(Self::BeforeSpawn),
             other => Err(format!(
-                "unknown crash point {other:?}: use after-intent-recorded or after-create-sent"
+                "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
+                 after-release-recorded, after-release-sent or before-spawn"
             )),
         }
     }

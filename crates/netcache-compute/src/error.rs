@@ -51,6 +51,20 @@ pub enum Error {
     VifPlugTimeout { server: ServerId, ports: String },
     #[error("No valid host was found. {0}")]
     NoValidHost(String),
+    #[error("Cannot '{action}' instance {server} while it is in task_state {kind}")]
+    OperationInFlight {
+        server: ServerId,
+        kind: String,
+        action: String,
+    },
+    #[error("This service has too many operations in flight; retry later.")]
+    Overloaded,
+    /// A delete was queued while a build ran: the build stops, the delete follows.
+    #[error("Instance {0} is being deleted.")]
+    DeleteRequested(ServerId),
+    /// The process stopped before the operation gave an outcome; another resumes it.
+    #[error("The operation on instance {0} was interrupted; it is resumed in the background.")]
+    Interrupted(ServerId),
     #[error(transparent)]
     Neutron(#[from] netcache_neutron::Error),
     #[error(transparent)]
@@ -66,7 +80,11 @@ impl Error {
     pub(crate) fn is_reschedulable(&self) -> bool {
         match self {
             Self::CreateAbandoned { .. } | Self::SpawnFailed { .. } => true,
-            Self::Neutron(e) => !matches!(e, netcache_neutron::Error::Rejected { .. }),
+            // Nova aborts a build whose network allocation failed outright.
+            Self::Neutron(e) => !matches!(
+                e,
+                netcache_neutron::Error::Rejected { .. } | netcache_neutron::Error::Unreachable { .. }
+            ),
             _ => false,
         }
     }

@@ -92,9 +92,10 @@ impl Compute {
     }
 
     /// Refreshes one port of the server if it is one of its VIFs; otherwise, if
-    /// Neutron gives it the server's id, records it as a ghost.
+    /// Neutron gives it the server's id, records it as a ghost. The cache is
+    /// written only if nothing changed the server since it was read.
     async fn refresh_port(&self, server: &Server, port_id: &PortId) -> Result<()> {
-        let _guard = self.locks.lock(server.id).await;
+        let stored = self.store.cache(server.id).await?;
         let vifs = self.store.vifs(server.id).await?;
         let known = vifs.iter().find(|v| &v.port_id == port_id);
         let port = match self.neutron.show_port(port_id).await {
@@ -129,51 +130,65 @@ impl Compute {
             }
             None => Observed::Gone,
         };
-        let outcome = self
-            .commit_with_cache(
-                "event",
-                server.id,
-                &vifs,
-                &HashMap::from([(vif.port_id.clone(), observed)]),
-                vec![],
-            )
-            .await?;
-        if !outcome.lost.is_empty() {
-            self.record_lost(server, &vifs, &outcome.lost).await?;
+        let observed = HashMap::from([(vif.port_id.clone(), observed)]);
+        let lost_changes = |lost: &[LostVif]| self.lost_changes(server, &vifs, lost, self.clock.now());
+        match self
+            .commit_with_cache_at("event", server.id, &stored, &vifs, &observed, vec![])
+            .await
+        {
+            Ok(outcome) if !outcome.lost.is_empty() => {
+                self.commit(lost_changes(&outcome.lost)).await?;
+                metrics::counter!("netcache_lost_vifs_total").increment(outcome.lost.len() as u64);
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            // Changed since read: the writer that won has the newer state.
+            Err(crate::Error::Store(e)) if e.is_conflict() => Ok(()),
+            Err(e) => Err(e),
         }
-        Ok(())
     }
 
     /// Neutron reports the port plugged: its cache entry becomes active, without
     /// asking Neutron (a burst of boots sends one event per port).
     async fn mark_active(&self, server: &Server, port_id: &PortId) -> Result<()> {
-        let _guard = self.locks.lock(server.id).await;
-        let stored = self.store.cache(server.id).await?;
-        let mut info = stored.info;
-        let Some(entry) = info.0.iter_mut().find(|vif| vif.id == port_id.as_str() && !vif.active) else {
-            return Ok(());
-        };
-        entry.active = true;
-        let write = Change::WriteCache {
-            server_id: server.id,
-            info,
-            expected_generation: stored.generation,
-        };
-        match self.store.commit(vec![write]).await {
-            // A concurrent refresh wrote a fresher cache; it has the port's status.
-            Err(e) if e.is_conflict() => Ok(()),
-            other => Ok(other?),
+        for _ in 0..5 {
+            let stored = self.store.cache(server.id).await?;
+            let mut info = stored.info;
+            let Some(entry) = info.0.iter_mut().find(|vif| vif.id == port_id.as_str() && !vif.active) else {
+                return Ok(());
+            };
+            entry.active = true;
+            let write = Change::WriteCache {
+                server_id: server.id,
+                info,
+                expected_generation: stored.generation,
+            };
+            match self.store.commit(vec![write]).await {
+                // Another writer came first: read again.
+                Err(e) if e.is_conflict() => continue,
+                other => return Ok(other?),
+            }
         }
+        Ok(())
     }
 
     /// A tagless `network-changed`: the whole server, as one heal batch.
     async fn refresh_server(&self, server: &Server) -> Result<()> {
-        let _guard = self.locks.lock(server.id).await;
+        let caches = self.caches_of(std::slice::from_ref(server)).await?;
         let vifs = self.records_of(std::slice::from_ref(server)).await?;
         let observation = self.observe(std::slice::from_ref(server), &vifs).await?;
         let mut report = HealReport::default();
-        self.heal_server(server, &vifs[&server.id], &observation, self.clock.now(), &mut report)
+        if let Some(stored) = caches.get(&server.id) {
+            self.heal_server(
+                server,
+                stored,
+                &vifs[&server.id],
+                &observation,
+                self.clock.now(),
+                &mut report,
+            )
             .await?;
+        }
         for ghost in ghost::classify_ports(
             &server.id.to_string(),
             &vifs[&server.id],
@@ -185,30 +200,43 @@ impl Compute {
         Ok(())
     }
 
-    /// Neutron deleted a port: if it is one of the server's VIFs, it is lost.
+    /// Neutron says it deleted a port: if it is one of the server's VIFs and
+    /// Neutron confirms the port is gone (or given to another device), it is lost.
+    /// A bogus event for a live, bound port changes nothing.
     async fn vif_deleted(&self, server: &Server, port_id: &PortId) -> Result<()> {
-        let _guard = self.locks.lock(server.id).await;
+        let stored = self.store.cache(server.id).await?;
         let vifs = self.store.vifs(server.id).await?;
         if !vifs.iter().any(|v| &v.port_id == port_id && v.is_attached()) {
             return Ok(());
         }
+        let reason = match self.neutron.show_port(port_id).await {
+            Err(e) if e.is_not_found() => LostReason::Gone,
+            Err(e) => return Err(e.into()),
+            Ok(port) if port.carries_device_id(&server.id.to_string()) => {
+                warn!(server.id = %server.id, port.id = %port_id, "network-vif-deleted for port {port_id}, which Neutron still gives to server {}; ignored", server.id);
+                return Ok(());
+            }
+            Ok(port) => LostReason::Reassigned {
+                device_id: port.device_id,
+            },
+        };
         let observed = HashMap::from([(port_id.clone(), Observed::Gone)]);
         let lost = [LostVif {
             port_id: port_id.clone(),
-            reason: LostReason::Gone,
+            reason,
         }];
         let changes = self.lost_changes(server, &vifs, &lost, self.clock.now());
-        let vifs_after: Vec<VifRecord> = vifs.into_iter().filter(|v| &v.port_id != port_id).collect();
-        self.commit_with_cache("event", server.id, &vifs_after, &observed, changes)
-            .await?;
-        metrics::counter!("netcache_lost_vifs_total").increment(1);
-        Ok(())
-    }
-
-    async fn record_lost(&self, server: &Server, vifs: &[VifRecord], lost: &[LostVif]) -> Result<()> {
-        let changes = self.lost_changes(server, vifs, lost, self.clock.now());
-        self.store.commit(changes).await?;
-        metrics::counter!("netcache_lost_vifs_total").increment(lost.len() as u64);
-        Ok(())
+        let vifs_after: Vec<VifRecord> = vifs.iter().filter(|v| &v.port_id != port_id).cloned().collect();
+        match self
+            .commit_with_cache_at("event", server.id, &stored, &vifs_after, &observed, changes)
+            .await
+        {
+            Ok(_) => {
+                metrics::counter!("netcache_lost_vifs_total").increment(1);
+                Ok(())
+            }
+            Err(crate::Error::Store(e)) if e.is_conflict() => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 }

@@ -13,7 +13,13 @@ use netcache_domain::neutron::Port;
 use netcache_neutron::PortUpdate;
 use tracing::{info, warn};
 
-use crate::{Compute, Result, new_request_id};
+use std::sync::Arc;
+
+use netcache_domain::ServerId;
+use netcache_domain::operation::OperationParams;
+use netcache_domain::vif::VifState;
+
+use crate::{Compute, RequestContext, Result, new_request_id};
 
 /// What one GC pass did (or, dry, would do).
 #[derive(Clone, Debug, Default)]
@@ -30,21 +36,33 @@ pub struct GcReport {
     pub intents_resolved: usize,
 }
 
+/// GC passes of all processes take turns: one deployment-wide lease.
+const GC_LEASE: &str = "gc";
+
 impl Compute {
-    pub async fn gc(&self) -> Result<GcReport> {
+    /// One GC pass, unless another process is running one (then an empty report).
+    pub async fn gc(self: &Arc<Self>) -> Result<GcReport> {
+        let holder = self.owner.label();
+        let now = self.clock.now();
+        let until = now + chrono::TimeDelta::minutes(10);
+        if !self.store.try_lease(GC_LEASE, &holder, until, now).await? {
+            info!("Another process is running a GC pass; skipped");
+            return Ok(GcReport::default());
+        }
+        let result = self.gc_pass().await;
+        if let Err(e) = self.store.release_lease(GC_LEASE, &holder).await {
+            warn!(error = %e, "Could not release the GC lease: {e}");
+        }
+        result
+    }
+
+    async fn gc_pass(self: &Arc<Self>) -> Result<GcReport> {
         let dry_run = self.config.gc.dry_run;
         let mut report = GcReport::default();
         if !dry_run {
-            for vif in self.store.releasing_vifs().await? {
-                if self.release_vif(&vif).await? {
-                    report.released += 1;
-                    metrics::counter!("netcache_gc_actions_total", "action" => "release", "reason" => "retry")
-                        .increment(1);
-                }
-            }
-        }
-        if !dry_run {
-            report.intents_resolved = self.resolve_stale_intents().await?;
+            let (released, resolved) = self.release_leftovers().await?;
+            report.released = released;
+            report.intents_resolved = resolved;
         }
         for sighting in self.store.ghost_sightings().await? {
             match self.collect(&sighting, dry_run).await? {
@@ -75,28 +93,54 @@ impl Compute {
         Ok(report)
     }
 
-    /// Intents pending for longer than the grace period, of servers no build is
-    /// working on, were left by a process that died (possibly on another host):
-    /// they are resolved as at start-up.
-    async fn resolve_stale_intents(&self) -> Result<usize> {
-        let now = self.clock.now();
-        let mut resolved = 0;
-        for intent in self.store.pending_intents().await? {
-            if now - intent.created_at < self.config.gc.policy.grace {
-                continue;
+    /// Releases that failed earlier, and intents a dead process left pending, are
+    /// finished by a `release` operation on their server, unless another operation
+    /// is working on it (that one does it). Returns (releases done, intents resolved).
+    async fn release_leftovers(self: &Arc<Self>) -> Result<(usize, usize)> {
+        let releasing = self.store.releasing_vifs().await?;
+        let pending = self.store.pending_intents().await?;
+        let mut servers: Vec<ServerId> = releasing
+            .iter()
+            .map(|v| v.server_id)
+            .chain(pending.iter().map(|i| i.server_id))
+            .collect();
+        servers.sort();
+        servers.dedup();
+        let busy = self.busy_servers().await?;
+        let ctx = RequestContext::system("netcache");
+        for server_id in servers.into_iter().filter(|s| !busy.contains(s)) {
+            let op = self.new_operation(server_id, OperationParams::Release, &ctx);
+            match self.store.commit(vec![Change::InsertOperation(op.clone())]).await {
+                Ok(()) => self.run_inline(op).await,
+                // Another operation started meanwhile; it does the work.
+                Err(e) if e.is_conflict() => {}
+                Err(e) => return Err(e.into()),
             }
-            let building = self
-                .store
-                .server(intent.server_id)
-                .await?
-                .is_some_and(|s| s.vm_state == netcache_domain::server::VmState::Building);
-            if building {
-                continue;
-            }
-            self.recover_intent(&intent).await?;
-            resolved += 1;
         }
-        Ok(resolved)
+        let still_releasing = self.store.releasing_vifs().await?;
+        let released = releasing
+            .iter()
+            .filter(|v| !still_releasing.iter().any(|s| s.port_id == v.port_id))
+            .count();
+        let still_pending = self.store.pending_intents().await?;
+        let resolved = pending
+            .iter()
+            .filter(|i| !still_pending.iter().any(|s| s.id == i.id))
+            .count();
+        metrics::counter!("netcache_gc_actions_total", "action" => "release", "reason" => "retry")
+            .increment(released as u64);
+        Ok((released, resolved))
+    }
+
+    /// The `release` operation: every `releasing` VIF of the server released
+    /// (its pending intents were resolved when the operation started).
+    pub(crate) async fn run_release(&self, server_id: ServerId) -> Result<()> {
+        for vif in self.store.vifs(server_id).await? {
+            if vif.state == VifState::Releasing {
+                self.release_vif(&vif).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Judges one ghost, re-reads it live, and acts. The outer `Result` is for
@@ -156,11 +200,10 @@ impl Compute {
     }
 
     async fn forget(&self, sighting: &GhostSighting) -> Result<()> {
-        self.store
-            .commit(vec![Change::DeleteGhostSighting {
-                port_id: sighting.port_id.clone(),
-            }])
-            .await?;
+        self.commit(vec![Change::DeleteGhostSighting {
+            port_id: sighting.port_id.clone(),
+        }])
+        .await?;
         Ok(())
     }
 

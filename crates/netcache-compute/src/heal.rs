@@ -13,10 +13,10 @@ use netcache_domain::change::Change;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
 use netcache_domain::neutron::{FloatingIp, Port};
 use netcache_domain::server::{Server, VmState};
-use netcache_domain::vif::{VifRecord, VifState};
+use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{PortId, ServerId};
 use netcache_neutron::{FloatingIpFilter, PortFilter};
-use netcache_store::ServerFilter;
+use netcache_store::{ServerFilter, StoredCache};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
@@ -80,7 +80,14 @@ impl Compute {
     pub async fn heal(&self) -> Result<HealReport> {
         let started = Instant::now();
         let now = self.clock.now();
-        let servers = self.watched_servers(now).await?;
+        // A server with an operation in flight is that operation's to write.
+        let busy = self.busy_servers().await?;
+        let servers: Vec<Server> = self
+            .watched_servers(now)
+            .await?
+            .into_iter()
+            .filter(|s| !busy.contains(&s.id))
+            .collect();
         let mut sightings: HashMap<PortId, GhostSighting> = self
             .store
             .ghost_sightings()
@@ -96,12 +103,17 @@ impl Compute {
         let mut sighted = Vec::new();
         for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
             report.batches += 1;
+            // Generations first: a change committed after this read fails the
+            // compare-and-swap of the cache this pass computes.
+            let caches = self.caches_of(batch).await?;
             let vifs = self.records_of(batch).await?;
             let observation = self.observe(batch, &vifs).await?;
             for server in batch {
                 let records = &vifs[&server.id];
-                self.heal_server(server, records, &observation, now, &mut report)
-                    .await?;
+                if let Some(stored) = caches.get(&server.id) {
+                    self.heal_server(server, stored, records, &observation, now, &mut report)
+                        .await?;
+                }
                 let ghosts = ghost::classify_ports(
                     &server.id.to_string(),
                     records,
@@ -167,6 +179,15 @@ impl Compute {
             .into_iter()
             .filter(|s| s.vm_state != VmState::Deleted || s.deleted_at.is_some_and(|d| now - d < window))
             .collect())
+    }
+
+    /// The stored caches of a batch's live servers.
+    pub(crate) async fn caches_of(&self, servers: &[Server]) -> Result<HashMap<ServerId, StoredCache>> {
+        let mut caches = HashMap::with_capacity(servers.len());
+        for server in servers.iter().filter(|s| !s.is_deleted()) {
+            caches.insert(server.id, self.store.cache(server.id).await?);
+        }
+        Ok(caches)
     }
 
     /// The VIF records of a batch of servers.
@@ -246,6 +267,7 @@ impl Compute {
     pub(crate) async fn heal_server(
         &self,
         server: &Server,
+        stored: &StoredCache,
         vifs: &[VifRecord],
         observation: &Observation,
         now: DateTime<Utc>,
@@ -254,7 +276,6 @@ impl Compute {
         if server.is_deleted() {
             return Ok(());
         }
-        let stored = self.store.cache(server.id).await?;
         let observed = observation.observed(vifs);
         let outcome = cache::build_network_info(&CacheInputs {
             server_id: server.id,
@@ -265,18 +286,18 @@ impl Compute {
             subnets: &observation.topology.subnets,
             options: &self.config.cache,
         });
-        let mut changes = Vec::new();
+        let mut changes = vec![Change::WriteCache {
+            server_id: server.id,
+            info: outcome.info.clone(),
+            expected_generation: stored.generation,
+        }];
         if !outcome.lost.is_empty() {
             changes.extend(self.lost_changes(server, vifs, &outcome.lost, now));
         }
-        if outcome.info == stored.info && changes.is_empty() {
+        changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
+        if outcome.info == stored.info && changes.len() == 1 {
             return Ok(());
         }
-        changes.push(Change::WriteCache {
-            server_id: server.id,
-            info: outcome.info,
-            expected_generation: stored.generation,
-        });
         match self.store.commit(changes).await {
             Ok(()) => {
                 report.cache_writes += 1;
@@ -290,7 +311,8 @@ impl Compute {
                     report.lost.push((server.id, lost));
                 }
             }
-            // A concurrent attach, detach or event won; the next pass sees its result.
+            // An operation or event changed the server since it was read; the next
+            // pass sees its result.
             Err(e) if e.is_conflict() || matches!(e, netcache_store::Error::NotFound(_)) => report.conflicts += 1,
             Err(e) => return Err(e.into()),
         }
@@ -349,9 +371,25 @@ impl Compute {
     pub(crate) async fn record_sighting(&self, ghost: &Ghost) -> Result<()> {
         let previous = self.store.ghost_sighting(&ghost.port_id).await?;
         let sighting = next_sighting(previous, ghost, self.clock.now());
-        self.store.commit(vec![Change::UpsertGhostSighting(sighting)]).await?;
+        self.commit(vec![Change::UpsertGhostSighting(sighting)]).await?;
         Ok(())
     }
+}
+
+/// VIF records whose port details (os-interface's answer) changed in Neutron.
+fn refreshed_details(vifs: &[VifRecord], observed: &HashMap<PortId, Observed>, lost: &[LostVif]) -> Vec<Change> {
+    vifs.iter()
+        .filter(|v| v.is_attached() && !lost.iter().any(|l| l.port_id == v.port_id))
+        .filter_map(|v| match observed.get(&v.port_id) {
+            Some(Observed::Present { port, .. }) if v.details.as_ref() != Some(&PortDetails::of(port)) => {
+                Some(Change::UpdateVif(VifRecord {
+                    details: Some(PortDetails::of(port)),
+                    ..v.clone()
+                }))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The sighting after seeing a ghost once more.

@@ -1,16 +1,16 @@
 //! Interface attach, detach and listing (Nova's os-interface). Listing comes from
 //! netcache's VIF records, never from "ports with this device_id".
 
-use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
-use netcache_domain::neutron::Port;
+use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::server::VmState;
-use netcache_domain::vif::VifRecord;
+use netcache_domain::vif::{VifOrigin, VifRecord};
 use netcache_domain::{NetworkId, PortId, ServerId};
-use netcache_neutron::PortFilter;
+use tokio::sync::oneshot;
 use tracing::info;
 
 use crate::allocate::NewPortSlot;
@@ -30,45 +30,29 @@ pub enum AttachRequest {
     Port { port_id: PortId, tag: Option<String> },
 }
 
-/// An attached interface: netcache's record plus Neutron's current details.
+/// An attached interface: netcache's record, with the port's details as last seen.
 #[derive(Clone, Debug)]
 pub struct Interface {
     pub vif: VifRecord,
-    /// `None` when Neutron no longer has the port.
-    pub port: Option<Port>,
 }
 
 impl Compute {
-    /// Attaches an interface, serialised with every other operation on the server.
+    /// Attaches an interface: an operation of its own (409 while another one runs
+    /// on the server). Waits for the outcome; a client that leaves does not stop it.
     pub async fn attach_interface(
-        &self,
+        self: &Arc<Self>,
         ctx: &RequestContext,
         server_id: ServerId,
         request: AttachRequest,
     ) -> Result<Interface> {
-        let _guard = self.locks.lock(server_id).await;
         let server = self.server(server_id).await?;
-        if server.vm_state != VmState::Active || server.task_state.is_some() {
+        if server.vm_state != VmState::Active || server.task_state.is_some() || server.host.is_none() {
             return Err(Error::InvalidState {
                 server: server_id,
                 action: "attach_interface",
                 vm_state: server.vm_state.to_string(),
             });
         }
-        let host = server.host.clone().ok_or(Error::InvalidState {
-            server: server_id,
-            action: "attach_interface",
-            vm_state: server.vm_state.to_string(),
-        })?;
-        let now = self.clock.now();
-        self.store
-            .commit(vec![Change::StartAction(action(
-                ctx,
-                server_id,
-                "attach_interface",
-                now,
-            ))])
-            .await?;
         let vifs = self.store.vifs(server_id).await?;
         let position = vifs
             .iter()
@@ -76,9 +60,21 @@ impl Compute {
             .max()
             .unwrap_or(0)
             .max(server.requested_networks.slots().len() as i64);
-        let result = match request {
+        let params = match request {
             AttachRequest::Port { port_id, tag } => {
-                self.attach_user_port(&server, &host, position, &port_id, tag).await
+                // Nova's checks before anything is recorded.
+                self.usable_user_port(&server.project_id, Some(server_id), &port_id)
+                    .await?;
+                if self.store.vif_by_port(&port_id).await?.is_some() {
+                    return Err(Error::PortInUse(port_id));
+                }
+                OperationParams::Attach {
+                    position,
+                    network_id: None,
+                    fixed_ip: None,
+                    port_id: Some(port_id),
+                    tag,
+                }
             }
             AttachRequest::Network {
                 network_id,
@@ -98,60 +94,137 @@ impl Compute {
                     }
                     None => self.only_available_network(&server.project_id).await?,
                 };
+                OperationParams::Attach {
+                    position,
+                    network_id: Some(network_id),
+                    fixed_ip,
+                    port_id: None,
+                    tag,
+                }
+            }
+        };
+        let op = self.new_operation(server_id, params, ctx);
+        let (tx, rx) = oneshot::channel();
+        self.attach_waiters.lock().expect("attach waiters").insert(op.id, tx);
+        let id = op.id;
+        let start = Change::StartAction(action(ctx, server_id, "attach_interface", self.clock.now()));
+        if let Err(e) = self.submit(op, vec![start]).await {
+            self.attach_waiters.lock().expect("attach waiters").remove(&id);
+            return Err(e);
+        }
+        rx.await.unwrap_or(Err(Error::Interrupted(server_id)))
+    }
+
+    /// The attach itself; its outcome goes to the waiting request, if any.
+    pub(crate) async fn run_attach(&self, op: &Operation) -> Result<()> {
+        let result = self.attach_step(op).await;
+        if let Err(e @ (Error::Crashed(_) | Error::Store(_))) = &result {
+            // Not an outcome: the operation stops here (crash) or is retried.
+            let _ = e;
+            return result.map(|_| ());
+        }
+        let server = self.store.server(op.server_id).await?;
+        let host = server.and_then(|s| s.host).map(|h| h.to_string());
+        let done = self.clock.now();
+        let event = match &result {
+            Ok(_) => ActionEvent::finished("compute_attach_interface", done, true, None, host),
+            Err(e) => ActionEvent::finished("compute_attach_interface", done, false, Some(e.to_string()), host),
+        };
+        self.add_event(op.server_id, &op.request_id, event).await?;
+        // Handed to the waiting request once the operation is finished.
+        self.attach_outcomes
+            .lock()
+            .expect("attach outcomes")
+            .insert(op.id, result);
+        Ok(())
+    }
+
+    async fn attach_step(&self, op: &Operation) -> Result<Interface> {
+        let OperationParams::Attach {
+            position,
+            network_id,
+            fixed_ip,
+            port_id,
+            tag,
+        } = op.params.clone()
+        else {
+            unreachable!("run_attach runs attach operations");
+        };
+        let server = self.server(op.server_id).await?;
+        let host = server.host.clone().ok_or(Error::InvalidState {
+            server: server.id,
+            action: "attach_interface",
+            vm_state: server.vm_state.to_string(),
+        })?;
+        // Resumed after the port was recorded: the attach is done.
+        if let Some(vif) = self
+            .store
+            .vifs(server.id)
+            .await?
+            .into_iter()
+            .find(|v| v.position == position && v.is_attached() && port_id.as_ref().is_none_or(|p| *p == v.port_id))
+            && (vif.origin == VifOrigin::Created || vif.details.is_some())
+        {
+            return Ok(Interface { vif });
+        }
+        match (port_id, network_id) {
+            (Some(port_id), _) => self.attach_user_port(&server, &host, position, &port_id, tag).await,
+            (None, network_id) => {
                 let slot = NewPortSlot {
                     attempt: 0,
                     position,
-                    network_id,
+                    network_id: network_id.ok_or(Error::NoNetworkAvailable)?,
                     fixed_ip,
                     tag,
                 };
                 self.allocate_new_port(&server, &host, &slot).await
             }
-        };
-        let done = self.clock.now();
-        let event =
-            |ok, details| ActionEvent::finished("compute_attach_interface", done, ok, details, Some(host.to_string()));
-        match result {
-            Ok(interface) => {
-                self.add_event(server_id, &ctx.request_id, event(true, None)).await?;
-                Ok(interface)
-            }
-            Err(e) => {
-                self.add_event(server_id, &ctx.request_id, event(false, Some(e.to_string())))
-                    .await?;
-                Err(e)
-            }
         }
     }
 
-    /// Detaches an interface: deletes the port if netcache created it, unbinds it if
-    /// the user did. The cache drops it even if Neutron is unreachable; the record
-    /// then stays `releasing` until the release succeeds.
-    pub async fn detach_interface(&self, ctx: &RequestContext, server_id: ServerId, port_id: &PortId) -> Result<()> {
-        let _guard = self.locks.lock(server_id).await;
-        let server = self.server(server_id).await?;
-        let vif = self.attached_vif(server_id, port_id).await?;
-        let now = self.clock.now();
-        self.store
-            .commit(vec![Change::StartAction(action(
-                ctx,
-                server_id,
-                "detach_interface",
-                now,
-            ))])
-            .await?;
+    /// Detaches an interface (Nova's 202): an operation that deletes the port if
+    /// netcache created it, unbinds it if the user did. The cache drops it when the
+    /// release is recorded; the record stays `releasing` until Neutron agreed.
+    pub async fn detach_interface(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        server_id: ServerId,
+        port_id: &PortId,
+    ) -> Result<()> {
+        self.server(server_id).await?;
+        self.attached_vif(server_id, port_id).await?;
+        let op = self.new_operation(
+            server_id,
+            OperationParams::Detach {
+                port_id: port_id.clone(),
+            },
+            ctx,
+        );
+        let start = Change::StartAction(action(ctx, server_id, "detach_interface", self.clock.now()));
+        self.submit(op, vec![start]).await
+    }
+
+    pub(crate) async fn run_detach(&self, op: &Operation, port_id: &PortId) -> Result<()> {
+        let server_id = op.server_id;
+        let Some(vif) = self
+            .store
+            .vifs(server_id)
+            .await?
+            .into_iter()
+            .find(|v| &v.port_id == port_id)
+        else {
+            return Ok(());
+        };
         let released = self.release_vif(&vif).await?;
-        let remaining = self.store.vifs(server_id).await?;
-        self.commit_with_cache("detach", server_id, &remaining, &HashMap::new(), vec![])
-            .await?;
+        let server = self.store.server(server_id).await?;
         let event = ActionEvent::finished(
             "compute_detach_interface",
             self.clock.now(),
             true,
             (!released).then(|| "port release left for retry".to_owned()),
-            server.host.as_ref().map(ToString::to_string),
+            server.and_then(|s| s.host).map(|h| h.to_string()),
         );
-        self.add_event(server_id, &ctx.request_id, event).await?;
+        self.add_event(server_id, &op.request_id, event).await?;
         info!(server.id = %server_id, port.id = %port_id, released, "Detached port {port_id} from server {server_id}");
         Ok(())
     }
@@ -168,33 +241,16 @@ impl Compute {
             })
     }
 
-    /// The server's attached interfaces with Neutron's current details (one call).
+    /// The server's attached interfaces, from netcache's records alone: no Neutron call.
     pub async fn interfaces(&self, server_id: ServerId) -> Result<Vec<Interface>> {
         self.server(server_id).await?;
-        let vifs: Vec<VifRecord> = self
+        Ok(self
             .store
             .vifs(server_id)
             .await?
             .into_iter()
             .filter(VifRecord::is_attached)
-            .collect();
-        if vifs.is_empty() {
-            return Ok(vec![]);
-        }
-        let ports = self
-            .neutron
-            .list_ports(&PortFilter {
-                ids: vifs.iter().map(|v| v.port_id.clone()).collect(),
-                ..PortFilter::default()
-            })
-            .await?;
-        let mut by_id: HashMap<PortId, Port> = ports.into_iter().map(|p| (p.id.clone(), p)).collect();
-        Ok(vifs
-            .into_iter()
-            .map(|vif| Interface {
-                port: by_id.remove(&vif.port_id),
-                vif,
-            })
+            .map(|vif| Interface { vif })
             .collect())
     }
 
@@ -202,11 +258,6 @@ impl Compute {
     pub async fn interface(&self, server_id: ServerId, port_id: &PortId) -> Result<Interface> {
         self.server(server_id).await?;
         let vif = self.attached_vif(server_id, port_id).await?;
-        let port = match self.neutron.show_port(port_id).await {
-            Ok(port) => Some(port),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => return Err(e.into()),
-        };
-        Ok(Interface { vif, port })
+        Ok(Interface { vif })
     }
 }

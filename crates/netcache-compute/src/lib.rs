@@ -31,15 +31,15 @@ mod events;
 mod gc;
 mod heal;
 mod interfaces;
-mod locks;
 mod loops;
+mod operations;
 mod plugging;
 mod recovery;
 pub mod virt;
 
-pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, ServerAudit};
+pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
 pub use build::CreateServer;
-pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, VirtConfig};
+pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;
@@ -49,7 +49,6 @@ pub use interfaces::{AttachRequest, Interface};
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;
 use crate::config::CrashPoint as Crash;
-use crate::locks::ServerLocks;
 use crate::virt::VirtDriver;
 
 /// Who asks, for the action log and ownership checks.
@@ -85,8 +84,19 @@ pub struct Compute {
     extensions: BTreeSet<String>,
     marker_mode: MarkerMode,
     catalog: NetworkCatalog,
-    locks: ServerLocks,
     clock: Clock,
+    /// This process: its node (named by its hosts) and incarnation.
+    owner: netcache_domain::operation::Owner,
+    /// Proof that no other live process runs this node (held by `serve`).
+    node_lock: Mutex<Option<netcache_store::NodeLock>>,
+    /// Servers whose operation runs (or waits for a worker) in this process.
+    running: Mutex<std::collections::HashSet<ServerId>>,
+    op_permits: Arc<tokio::sync::Semaphore>,
+    build_permits: HashMap<netcache_domain::HostName, Arc<tokio::sync::Semaphore>>,
+    /// API requests waiting for the outcome of their attach.
+    attach_waiters: Mutex<HashMap<uuid::Uuid, operations::AttachOutcome>>,
+    /// Outcomes of attaches done but not yet finished (then handed to the waiter).
+    attach_outcomes: Mutex<HashMap<uuid::Uuid, Result<Interface>>>,
     builds: Mutex<Vec<JoinHandle<()>>>,
     next_host: AtomicUsize,
     crashed: AtomicBool,
@@ -96,7 +106,8 @@ pub struct Compute {
 
 impl Compute {
     /// Starts the service: learns the deployment id and Neutron's extensions,
-    /// resolves intents a crash left pending, and resumes interrupted builds.
+    /// proves no other live process runs its node, and takes over the operations
+    /// an earlier incarnation of it (or a dead process) left unfinished.
     pub async fn start(
         config: ComputeConfig,
         store: Arc<dyn Store>,
@@ -104,7 +115,9 @@ impl Compute {
         virt: Arc<dyn VirtDriver>,
     ) -> Result<Arc<Self>> {
         let compute = Self::open(config, store, neutron, virt).await?;
-        compute.recover().await?;
+        let lock = compute.store.lock_node(&compute.owner.node).await?;
+        *compute.node_lock.lock().expect("node lock") = Some(lock);
+        compute.claim_orphaned_operations().await?;
         Ok(compute)
     }
 
@@ -125,7 +138,30 @@ impl Compute {
             "Neutron {} tags in create-port requests",
             if marker_mode == MarkerMode::Tags { "accepts" } else { "does not accept" }
         );
+        let owner = netcache_domain::operation::Owner {
+            node: config.node_name(),
+            incarnation: uuid::Uuid::new_v4().simple().to_string()[..12].to_owned(),
+        };
+        let build_permits = config
+            .hosts
+            .iter()
+            .map(|h| {
+                (
+                    h.clone(),
+                    Arc::new(tokio::sync::Semaphore::new(
+                        config.operations.max_concurrent_builds.max(1),
+                    )),
+                )
+            })
+            .collect();
         Ok(Arc::new(Self {
+            owner,
+            node_lock: Mutex::new(None),
+            running: Mutex::new(Default::default()),
+            op_permits: Arc::new(tokio::sync::Semaphore::new(config.operations.workers.max(1))),
+            build_permits,
+            attach_waiters: Mutex::new(HashMap::new()),
+            attach_outcomes: Mutex::new(HashMap::new()),
             catalog: NetworkCatalog::new(config.network_details_ttl),
             store,
             neutron,
@@ -134,7 +170,6 @@ impl Compute {
             deployment,
             extensions,
             marker_mode,
-            locks: ServerLocks::default(),
             clock: Clock::new(),
             builds: Mutex::new(Vec::new()),
             next_host: AtomicUsize::new(0),
@@ -162,6 +197,11 @@ impl Compute {
 
     pub fn config(&self) -> &ComputeConfig {
         &self.config
+    }
+
+    /// This process's identity in operation rows.
+    pub fn owner(&self) -> &netcache_domain::operation::Owner {
+        &self.owner
     }
 
     /// Waits until every build started so far has finished.
@@ -205,10 +245,12 @@ impl Compute {
         builds.push(handle);
     }
 
-    /// Stops dead at the configured crash point.
+    /// Stops dead at the configured crash point: this process is dead from here
+    /// on, and its node is free for a restart.
     fn crash_point(&self, point: Crash) -> Result<()> {
         if self.config.crash_at == Some(point) && !self.crashed.swap(true, Ordering::SeqCst) {
             tracing::error!(?point, "Simulated crash");
+            self.node_lock.lock().expect("node lock").take();
             return Err(Error::Crashed(point));
         }
         if self.has_crashed() {
@@ -220,11 +262,36 @@ impl Compute {
     /// Applies `changes` together with a rebuilt cache (`source` labels the write
     /// in metrics): `vifs_after` is the
     /// server's VIF set once the changes apply, `observed` the fresh Neutron details.
-    /// Retries on a concurrent cache write (another process).
+    /// Retries on a concurrent cache write (an event's). The cache write comes
+    /// first in the batch: the VIF changes after it advance the generation again.
     async fn commit_with_cache(
         &self,
         source: &'static str,
         server_id: ServerId,
+        vifs_after: &[VifRecord],
+        observed: &HashMap<PortId, Observed>,
+        changes: Vec<Change>,
+    ) -> Result<CacheOutcome> {
+        let mut attempt = 0;
+        loop {
+            let stored = self.store.cache(server_id).await?;
+            match self
+                .commit_with_cache_at(source, server_id, &stored, vifs_after, observed, changes.clone())
+                .await
+            {
+                Err(Error::Store(e)) if e.is_conflict() && attempt < 3 => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// The same, only if the server's cache (and VIF records) are still as in
+    /// `stored`, read before the caller asked Neutron: a conflict otherwise.
+    async fn commit_with_cache_at(
+        &self,
+        source: &'static str,
+        server_id: ServerId,
+        stored: &netcache_store::StoredCache,
         vifs_after: &[VifRecord],
         observed: &HashMap<PortId, Observed>,
         changes: Vec<Change>,
@@ -237,32 +304,23 @@ impl Compute {
             })
             .collect();
         let topology = self.catalog.topology(self.neutron.as_ref(), &network_ids).await?;
-        let mut attempt = 0;
-        loop {
-            let stored = self.store.cache(server_id).await?;
-            let outcome = cache::build_network_info(&CacheInputs {
-                server_id,
-                vifs: vifs_after,
-                previous: &stored.info,
-                observed,
-                networks: &topology.networks,
-                subnets: &topology.subnets,
-                options: &self.config.cache,
-            });
-            let mut batch = changes.clone();
-            batch.push(Change::WriteCache {
-                server_id,
-                info: outcome.info.clone(),
-                expected_generation: stored.generation,
-            });
-            match self.store.commit(batch).await {
-                Ok(()) => {
-                    metrics::counter!("netcache_cache_writes_total", "source" => source).increment(1);
-                    return Ok(outcome);
-                }
-                Err(e) if e.is_conflict() && attempt < 3 => attempt += 1,
-                Err(e) => return Err(e.into()),
-            }
-        }
+        let outcome = cache::build_network_info(&CacheInputs {
+            server_id,
+            vifs: vifs_after,
+            previous: &stored.info,
+            observed,
+            networks: &topology.networks,
+            subnets: &topology.subnets,
+            options: &self.config.cache,
+        });
+        let mut batch = vec![Change::WriteCache {
+            server_id,
+            info: outcome.info.clone(),
+            expected_generation: stored.generation,
+        }];
+        batch.extend(changes);
+        self.commit(batch).await?;
+        metrics::counter!("netcache_cache_writes_total", "source" => source).increment(1);
+        Ok(outcome)
     }
 }

@@ -14,12 +14,13 @@ use tracing::error;
 use crate::Compute;
 
 impl Compute {
-    /// Starts the heal and GC loops (each only if its interval is non-zero).
+    /// Starts the operation lease/takeover loop, and the heal and GC loops (each
+    /// only if its interval is non-zero).
     pub fn spawn_loops(self: &Arc<Self>) -> Vec<JoinHandle<()>> {
         let mut hasher = DefaultHasher::new();
         self.deployment.hash(&mut hasher);
         let seed = hasher.finish();
-        let mut loops = Vec::new();
+        let mut loops = vec![self.spawn_operation_loops()];
         let heal = &self.config.heal;
         if !heal.interval.is_zero() {
             let compute = Arc::clone(self);

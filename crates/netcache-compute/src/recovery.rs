@@ -1,51 +1,32 @@
-//! Start-up recovery: every intent a crash left `pending` is resolved by its
-//! marker, exactly as an ambiguous create is; interrupted builds resume; releases
-//! that failed are retried.
+//! Resuming an operation: intents left `pending` on its server (by a crash or a
+//! dead owner) are resolved by their marker, exactly as an ambiguous create is,
+//! before the operation continues from its records.
 
 use std::sync::Arc;
 
 use netcache_domain::allocation::Resolution;
 use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::server::{TaskState, VmState};
-use netcache_store::ServerFilter;
-use tracing::{info, warn};
+use tracing::info;
 
-use crate::{Compute, Result, new_request_id};
+use crate::{Compute, Result};
 
 impl Compute {
-    pub(crate) async fn recover(self: &Arc<Self>) -> Result<()> {
-        let pending = self.store.pending_intents().await?;
-        if !pending.is_empty() {
-            info!(
-                count = pending.len(),
-                "Resolving {} intents left pending",
-                pending.len()
-            );
-        }
-        for intent in pending {
-            if let Err(e) = self.recover_intent(&intent).await {
-                warn!(intent.id = %intent.id, error = %e, "Intent {} still pending: {e}", intent.id);
+    pub(crate) async fn resolve_pending_intents(self: &Arc<Self>, op: &Operation) -> Result<()> {
+        for intent in self.store.intents(op.server_id).await? {
+            if intent.state == IntentState::Pending {
+                info!(intent.id = %intent.id, "Resolving intent {} left pending", intent.id);
+                self.recover_intent(op, &intent).await?;
             }
-        }
-        for vif in self.store.releasing_vifs().await? {
-            self.release_vif(&vif).await?;
-        }
-        let building = self
-            .store
-            .servers(&ServerFilter::default())
-            .await?
-            .into_iter()
-            .filter(|s| s.vm_state == VmState::Building);
-        for server in building {
-            info!(server.id = %server.id, "Resuming build of server {}", server.id);
-            self.start_build(server.id, new_request_id());
         }
         Ok(())
     }
 
-    /// A pending intent's port is adopted only if the build it belongs to is still
-    /// waiting for it; otherwise it is abandoned (a port carrying it is garbage).
-    pub(crate) async fn recover_intent(&self, intent: &PortIntent) -> Result<()> {
+    /// A pending intent's port is adopted only if the operation it belongs to is
+    /// this one and still waits for it; otherwise it is abandoned (a port carrying
+    /// it is garbage for GC).
+    async fn recover_intent(&self, op: &Operation, intent: &PortIntent) -> Result<()> {
         let resolution = self.resolve_by_marker(&self.marker(intent.id)).await?;
         let server = self.store.server(intent.server_id).await?;
         let slot_free = self
@@ -54,12 +35,17 @@ impl Compute {
             .await?
             .iter()
             .all(|v| v.position != intent.position || !v.is_attached());
-        let still_wanted = server.as_ref().is_some_and(|s| {
-            s.vm_state == VmState::Building
-                && matches!(s.task_state, Some(TaskState::Networking))
-                && s.host.as_ref() == Some(&intent.host)
-                && s.tried_hosts.len() as u32 == intent.attempt
-        }) && slot_free;
+        let still_wanted = slot_free
+            && server.as_ref().is_some_and(|s| match &op.params {
+                OperationParams::Build => {
+                    s.vm_state == VmState::Building
+                        && matches!(s.task_state, Some(TaskState::Networking))
+                        && s.host.as_ref() == Some(&intent.host)
+                        && s.tried_hosts.len() as u32 == intent.attempt
+                }
+                OperationParams::Attach { position, .. } => intent.attempt == 0 && intent.position == *position,
+                _ => false,
+            });
         match (resolution, server) {
             (Resolution::Adopt(port), Some(server)) if still_wanted => {
                 self.record_created(&server, intent.clone(), port, true).await?;

@@ -213,7 +213,10 @@ async fn a_ghost_whose_intent_is_pending_is_kept() {
     h.compute.clock().advance(PAST_GRACE);
     let r = h.compute.gc().await.unwrap();
     assert!(r.deleted.is_empty(), "{r:?}");
-    assert_eq!(r.skipped.get("intent_pending"), Some(&1), "{r:?}");
+    // The crashed build still owns the server: heal leaves it alone, so its
+    // mid-create port is not even sighted (gc::judge's intent_pending rule is the
+    // second line of defence, covered by the domain's tests).
+    assert!(h.compute.store().ghost_sightings().await.unwrap().is_empty());
     assert_eq!(h.ports_of(server).len(), 1);
 }
 
@@ -222,6 +225,7 @@ async fn ghosts_of_a_deleted_server_are_collected() {
     let h = Harness::with_sim(config(), SimConfig::default()).await;
     let (server, ghost) = late_commit_ghost(&h).await;
     h.compute.delete_server(&Harness::ctx(), server).await.unwrap();
+    h.compute.settle().await;
     // Server delete releases only recorded ports; the ghost remains for GC.
     assert_eq!(h.ports_of(server).len(), 1);
     h.compute.heal().await.unwrap();

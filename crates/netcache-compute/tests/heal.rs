@@ -166,6 +166,7 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
             network_id: NetworkId::from(net.as_str()),
             requested_fixed_ip: None,
             tag: None,
+            details: None,
         }));
     }
     h.compute.store().commit(changes).await.unwrap();

@@ -288,6 +288,7 @@ pub(crate) mod tests {
             network_id: NetworkId::from("net1"),
             requested_fixed_ip: None,
             tag: None,
+            details: None,
         }
     }
 

@@ -5,6 +5,7 @@ use crate::action::{Action, ActionEvent};
 use crate::ghost::GhostSighting;
 use crate::intent::{IntentState, PortIntent};
 use crate::network_info::NetworkInfo;
+use crate::operation::{Operation, Owner, QueuedDelete};
 use crate::server::Server;
 use crate::vif::VifRecord;
 use crate::{PortId, ServerId};
@@ -30,6 +31,8 @@ pub enum Change {
         expected: IntentState,
     },
     /// Replace a server's cache if its generation is still `expected_generation`.
+    /// Every change to a server's VIF records also advances that generation, so a
+    /// cache built from records read before it cannot be written after it.
     WriteCache {
         server_id: ServerId,
         info: NetworkInfo,
@@ -41,8 +44,47 @@ pub enum Change {
         request_id: String,
         event: ActionEvent,
     },
+    /// Records a ghost sighting, unless the port is in some server's VIF records or
+    /// the server it names has an operation in flight (its port may be mid-create).
     UpsertGhostSighting(GhostSighting),
     DeleteGhostSighting {
         port_id: PortId,
+    },
+    /// Starts an operation; a conflict if the server already has one.
+    InsertOperation(Operation),
+    /// Fences the batch: it applies only while `owner` still owns the operation;
+    /// records the step reached.
+    HoldOperation {
+        server_id: ServerId,
+        id: uuid::Uuid,
+        owner: Owner,
+        step: String,
+    },
+    /// Ends an operation its owner finished, unless a delete was queued on it
+    /// (a conflict then: the owner replaces it by the delete).
+    FinishOperation {
+        server_id: ServerId,
+        id: uuid::Uuid,
+        owner: Owner,
+    },
+    /// Replaces a finished operation by the delete queued on it (same owner).
+    ReplaceOperation {
+        previous: uuid::Uuid,
+        owner: Owner,
+        next: Operation,
+    },
+    /// Queues a delete on the server's operation in flight (the first one wins).
+    QueueDelete {
+        server_id: ServerId,
+        id: uuid::Uuid,
+        delete: QueuedDelete,
+    },
+    /// Takes an operation over from `previous_owner` (compare-and-swap).
+    ClaimOperation {
+        server_id: ServerId,
+        id: uuid::Uuid,
+        previous_owner: Owner,
+        owner: Owner,
+        lease_until: chrono::DateTime<chrono::Utc>,
     },
 }

@@ -19,6 +19,7 @@ pub mod intent;
 pub mod marker;
 pub mod network_info;
 pub mod neutron;
+pub mod operation;
 pub mod server;
 pub mod vif;
 

@@ -39,7 +39,7 @@ impl Port {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PortFixedIp {
     pub subnet_id: SubnetId,
     pub ip_address: IpAddr,

@@ -2,6 +2,9 @@
 
 use std::net::IpAddr;
 
+use serde::{Deserialize, Serialize};
+
+use crate::neutron::{Port, PortFixedIp};
 use crate::server::string_enum;
 use crate::{IntentId, NetworkId, PortId, ServerId};
 
@@ -19,6 +22,34 @@ pub struct VifRecord {
     pub requested_fixed_ip: Option<IpAddr>,
     /// Nova's device-role tag.
     pub tag: Option<String>,
+    /// The port's details as last seen, so os-interface answers without Neutron.
+    pub details: Option<PortDetails>,
+}
+
+/// What os-interface shows of a port, kept with its VIF record.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortDetails {
+    pub mac_address: String,
+    pub fixed_ips: Vec<PortFixedIp>,
+    pub status: String,
+}
+
+impl PortDetails {
+    pub fn of(port: &Port) -> Self {
+        Self {
+            mac_address: port.mac_address.clone(),
+            fixed_ips: port.fixed_ips.clone(),
+            status: port.status.clone(),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("port details are always serialisable")
+    }
+
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
 }
 
 impl VifRecord {

@@ -13,20 +13,23 @@ use netcache_domain::change::Change;
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
 use netcache_domain::server::{Fault, Server};
-use netcache_domain::vif::{VifRecord, VifState};
+use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use sqlx::query::Query;
 use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
-use crate::{Error, Result, ServerFilter, Store, StoredCache, json, sql};
+use crate::{Error, NodeLock, Result, ServerFilter, Store, StoredCache, json, sql};
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.
 pub(crate) trait Backend: Send + Sync + 'static {
     type Db: Dialect;
     fn pool(&self) -> &Pool<Self::Db>;
+    /// Proves this is the only live process of `node` for as long as the lock lives.
+    fn lock_node_exclusively(&self, node: &str) -> impl Future<Output = Result<NodeLock>> + Send;
 }
 
 type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
@@ -83,11 +86,13 @@ where
             }
             Change::InsertVif(vif) => {
                 Self::run(conn, Self::bind_vif(sqlx::query(sql::INSERT_VIF), vif)).await?;
+                Self::bump_cache_generation(conn, vif.server_id).await?;
             }
             Change::UpdateVif(vif) => {
                 if Self::run(conn, Self::bind_vif(sqlx::query(sql::UPDATE_VIF), vif)).await? == 0 {
                     return Err(vif_not_found(vif.server_id, &vif.port_id));
                 }
+                Self::bump_cache_generation(conn, vif.server_id).await?;
             }
             Change::DeleteVif { server_id, port_id } => {
                 let query = sqlx::query(sql::DELETE_VIF)
@@ -96,6 +101,7 @@ where
                 if Self::run(conn, query).await? == 0 {
                     return Err(vif_not_found(*server_id, port_id));
                 }
+                Self::bump_cache_generation(conn, *server_id).await?;
             }
             Change::InsertIntent(intent) => {
                 Self::run(conn, Self::bind_intent(sqlx::query(sql::INSERT_INTENT), intent)).await?;
@@ -161,7 +167,81 @@ where
             Change::DeleteGhostSighting { port_id } => {
                 Self::run(conn, sqlx::query(sql::DELETE_GHOST).bind(port_id.as_str())).await?;
             }
+            Change::InsertOperation(op) => {
+                Self::run(conn, Self::bind_operation(sqlx::query(sql::INSERT_OPERATION), op)).await?;
+            }
+            Change::HoldOperation {
+                server_id,
+                id,
+                owner,
+                step,
+            } => {
+                let query = sqlx::query(sql::HOLD_OPERATION)
+                    .bind(DB::uuid(server_id.0))
+                    .bind(DB::uuid(*id))
+                    .bind(owner.node.as_str())
+                    .bind(owner.incarnation.as_str())
+                    .bind(step.as_str())
+                    .bind(DB::ts(Utc::now()));
+                if Self::run(conn, query).await? == 0 {
+                    return Err(not_owned(*server_id, *id, owner));
+                }
+            }
+            Change::FinishOperation { server_id, id, owner } => {
+                let query = sqlx::query(sql::FINISH_OPERATION)
+                    .bind(DB::uuid(server_id.0))
+                    .bind(DB::uuid(*id))
+                    .bind(owner.node.as_str())
+                    .bind(owner.incarnation.as_str());
+                if Self::run(conn, query).await? == 0 {
+                    return Err(Error::Conflict(format!(
+                        "operation {id} of server {server_id} is not {}'s to finish, or has a delete queued",
+                        owner.label()
+                    )));
+                }
+            }
+            Change::ReplaceOperation { previous, owner, next } => {
+                let query = Self::bind_operation(sqlx::query(sql::REPLACE_OPERATION), next).bind(DB::uuid(*previous));
+                if next.owner != *owner || Self::run(conn, query).await? == 0 {
+                    return Err(not_owned(next.server_id, *previous, owner));
+                }
+            }
+            Change::QueueDelete { server_id, id, delete } => {
+                let query = sqlx::query(sql::QUEUE_DELETE)
+                    .bind(DB::uuid(server_id.0))
+                    .bind(DB::uuid(*id))
+                    .bind(delete.to_json());
+                if Self::run(conn, query).await? == 0 {
+                    return Err(Error::Conflict(format!(
+                        "operation {id} of server {server_id} is over or has a delete queued already"
+                    )));
+                }
+            }
+            Change::ClaimOperation {
+                server_id,
+                id,
+                previous_owner,
+                owner,
+                lease_until,
+            } => {
+                let query = sqlx::query(sql::CLAIM_OPERATION)
+                    .bind(DB::uuid(server_id.0))
+                    .bind(DB::uuid(*id))
+                    .bind(owner.node.as_str())
+                    .bind(owner.incarnation.as_str())
+                    .bind(DB::ts(*lease_until))
+                    .bind(previous_owner.node.as_str())
+                    .bind(previous_owner.incarnation.as_str());
+                if Self::run(conn, query).await? == 0 {
+                    return Err(not_owned(*server_id, *id, previous_owner));
+                }
+            }
         }
+        Ok(())
+    }
+
+    async fn bump_cache_generation(conn: &mut DB::Connection, server: ServerId) -> Result<()> {
+        Self::run(conn, sqlx::query(sql::BUMP_CACHE_GENERATION).bind(DB::uuid(server.0))).await?;
         Ok(())
     }
 
@@ -224,6 +304,26 @@ where
             .bind(v.network_id.as_str())
             .bind(v.requested_fixed_ip.map(|ip| ip.to_string()))
             .bind(v.tag.as_deref())
+            .bind(v.details.as_ref().map(PortDetails::to_json))
+    }
+
+    /// `$1` server, `$2` id, then the other columns (see [`sql::INSERT_OPERATION`]).
+    fn bind_operation<'q>(query: Q<'q, DB>, o: &Operation) -> Q<'q, DB> {
+        query
+            .bind(DB::uuid(o.server_id.0))
+            .bind(DB::uuid(o.id))
+            .bind(o.kind().as_str())
+            .bind(o.params.to_json())
+            .bind(o.request_id.as_str())
+            .bind(o.project_id.as_str())
+            .bind(o.user_id.as_str())
+            .bind(o.owner.node.as_str())
+            .bind(o.owner.incarnation.as_str())
+            .bind(DB::ts(o.lease_until))
+            .bind(o.step.as_str())
+            .bind(o.then_delete.as_ref().map(QueuedDelete::to_json))
+            .bind(DB::ts(o.created_at))
+            .bind(DB::ts(o.updated_at))
     }
 
     /// `$1` id, then the other columns (see [`sql::UPDATE_INTENT`]).
@@ -290,6 +390,28 @@ where
             network_id: NetworkId(c.get("network_id")?),
             requested_fixed_ip: c.parse_opt("requested_fixed_ip")?,
             tag: c.get("tag")?,
+            details: c.json_opt("details", PortDetails::from_json)?,
+        })
+    }
+
+    fn operation(row: &DB::Row) -> Result<Operation> {
+        let c = Cols::<DB>(row);
+        Ok(Operation {
+            server_id: ServerId(c.uuid("server_id")?),
+            id: c.uuid("id")?,
+            params: c.json("params", OperationParams::from_json)?,
+            request_id: c.get("request_id")?,
+            project_id: c.get("project_id")?,
+            user_id: c.get("user_id")?,
+            owner: Owner {
+                node: c.get("owner_node")?,
+                incarnation: c.get("owner_incarnation")?,
+            },
+            lease_until: c.ts("lease_until")?,
+            step: c.get("step")?,
+            then_delete: c.json_opt("then_delete", QueuedDelete::from_json)?,
+            created_at: c.ts("created_at")?,
+            updated_at: c.ts("updated_at")?,
         })
     }
 
@@ -514,6 +636,71 @@ where
         Sql::<B::Db>::actions(server, &rows)
     }
 
+    async fn vifs_of_deleted_servers(&self) -> Result<Vec<VifRecord>> {
+        let rows = sqlx::query(sql::SELECT_VIFS_OF_DELETED_SERVERS)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::vif).collect()
+    }
+
+    async fn operation(&self, server: ServerId) -> Result<Option<Operation>> {
+        let row = sqlx::query(sql::SELECT_OPERATION)
+            .bind(<B::Db as Dialect>::uuid(server.0))
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(Sql::<B::Db>::operation).transpose()
+    }
+
+    async fn operations(&self) -> Result<Vec<Operation>> {
+        let rows = sqlx::query(sql::SELECT_OPERATIONS).fetch_all(self.pool()).await?;
+        rows.iter().map(Sql::<B::Db>::operation).collect()
+    }
+
+    async fn claimable_operations(&self, me: &Owner, now: DateTime<Utc>, limit: i64) -> Result<Vec<Operation>> {
+        let rows = sqlx::query(sql::SELECT_CLAIMABLE_OPERATIONS)
+            .bind(<B::Db as Dialect>::ts(now))
+            .bind(me.node.as_str())
+            .bind(me.incarnation.as_str())
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::operation).collect()
+    }
+
+    async fn renew_leases(&self, me: &Owner, until: DateTime<Utc>) -> Result<u64> {
+        let result = sqlx::query(sql::RENEW_LEASES)
+            .bind(me.node.as_str())
+            .bind(me.incarnation.as_str())
+            .bind(<B::Db as Dialect>::ts(until))
+            .execute(self.pool())
+            .await?;
+        Ok(<B::Db as Dialect>::rows_affected(&result))
+    }
+
+    async fn try_lease(&self, name: &str, owner: &str, until: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool> {
+        let result = sqlx::query(sql::TRY_LEASE)
+            .bind(name)
+            .bind(owner)
+            .bind(<B::Db as Dialect>::ts(until))
+            .bind(<B::Db as Dialect>::ts(now))
+            .execute(self.pool())
+            .await?;
+        Ok(<B::Db as Dialect>::rows_affected(&result) > 0)
+    }
+
+    async fn release_lease(&self, name: &str, owner: &str) -> Result<()> {
+        sqlx::query(sql::RELEASE_LEASE)
+            .bind(name)
+            .bind(owner)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    async fn lock_node(&self, node: &str) -> Result<NodeLock> {
+        self.lock_node_exclusively(node).await
+    }
+
     async fn ghost_sightings(&self) -> Result<Vec<GhostSighting>> {
         let rows = sqlx::query(sql::SELECT_GHOSTS).fetch_all(self.pool()).await?;
         rows.iter().map(Sql::<B::Db>::ghost).collect()
@@ -572,6 +759,11 @@ where
         read(&self.get::<String>(column)?).map_err(|e| corrupt(column, e))
     }
 
+    fn json_opt<T>(&self, column: &'static str, read: fn(&str) -> serde_json::Result<T>) -> Result<Option<T>> {
+        let value: Option<String> = self.get(column)?;
+        value.map(|v| read(&v)).transpose().map_err(|e| corrupt(column, e))
+    }
+
     /// An integer column read into a narrower (or unsigned) domain type.
     fn narrow<T: TryFrom<i64>>(&self, column: &'static str, value: i64) -> Result<T> {
         T::try_from(value).map_err(|_| corrupt(column, format!("{value} is out of range")))
@@ -584,6 +776,13 @@ fn to_i64(field: &str, value: u64) -> Result<i64> {
 
 fn corrupt(column: &str, error: impl Display) -> Error {
     Error::Corrupt(format!("column {column}: {error}"))
+}
+
+fn not_owned(server: ServerId, id: Uuid, owner: &Owner) -> Error {
+    Error::Conflict(format!(
+        "operation {id} of server {server} is not owned by {}",
+        owner.label()
+    ))
 }
 
 fn vif_not_found(server: ServerId, port: &PortId) -> Error {

@@ -14,6 +14,9 @@ pub enum Error {
     /// A stored value could not be read back (corruption or a newer schema).
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    /// Another live process runs this node (or owns this SQLite file).
+    #[error("{0}")]
+    NodeBusy(String),
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("migration failed: {0}")]

@@ -7,11 +7,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use netcache_domain::action::Action;
 use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostSighting;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, IntentId, PortId, ProjectId, ServerId};
@@ -27,6 +29,21 @@ mod sqlite;
 pub use error::{Error, Result};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+
+/// Held while a process runs a node; dropping it (or dying) releases it.
+pub struct NodeLock(#[allow(dead_code)] Box<dyn Send + Sync>);
+
+impl NodeLock {
+    pub(crate) fn new(held: impl Send + Sync + 'static) -> Self {
+        Self(Box::new(held))
+    }
+}
+
+impl std::fmt::Debug for NodeLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NodeLock")
+    }
+}
 
 /// A server's cache as stored, with its generation for compare-and-swap writes.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +102,29 @@ pub trait Store: Send + Sync + 'static {
 
     /// A server's actions, newest first, with their events.
     async fn actions(&self, server: ServerId) -> Result<Vec<Action>>;
+
+    /// VIF records left on deleted servers (a leak if any is `attached`).
+    async fn vifs_of_deleted_servers(&self) -> Result<Vec<VifRecord>>;
+
+    /// The server's operation in flight, if any.
+    async fn operation(&self, server: ServerId) -> Result<Option<Operation>>;
+    /// Every operation in flight, oldest first.
+    async fn operations(&self) -> Result<Vec<Operation>>;
+    /// Operations `me` may take over now (see [`Operation::claimable_by`]), oldest first.
+    async fn claimable_operations(&self, me: &Owner, now: DateTime<Utc>, limit: i64) -> Result<Vec<Operation>>;
+    /// Extends the lease of every operation `me` owns; returns how many.
+    async fn renew_leases(&self, me: &Owner, until: DateTime<Utc>) -> Result<u64>;
+
+    /// Takes the deployment-wide lease `name` until `until` if it is free, expired
+    /// or `owner`'s already; returns whether `owner` holds it now.
+    async fn try_lease(&self, name: &str, owner: &str, until: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool>;
+    async fn release_lease(&self, name: &str, owner: &str) -> Result<()>;
+
+    /// Proves that no other live process runs `node` (PostgreSQL: a session advisory
+    /// lock; SQLite: an exclusive lock on the database file, so one process owns
+    /// it). [`Error::NodeBusy`] when another process holds it. Held while the
+    /// returned lock lives, and released by the database if the process dies.
+    async fn lock_node(&self, node: &str) -> Result<NodeLock>;
 
     async fn ghost_sightings(&self) -> Result<Vec<GhostSighting>>;
     async fn ghost_sighting(&self, port: &PortId) -> Result<Option<GhostSighting>>;

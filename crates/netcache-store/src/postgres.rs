@@ -7,9 +7,9 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgQueryResult};
 use uuid::Uuid;
 
-use crate::Result;
 use crate::dialect::{Dialect, to_micros};
 use crate::engine::{Backend, Sql};
+use crate::{Error, NodeLock, Result};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
@@ -49,6 +49,23 @@ impl Backend for PgStore {
 
     fn pool(&self) -> &PgPool {
         &self.0
+    }
+
+    /// A session advisory lock on a connection of its own, kept while the lock
+    /// lives: PostgreSQL releases it the moment the process's session ends.
+    async fn lock_node_exclusively(&self, node: &str) -> Result<NodeLock> {
+        let mut conn = self.0.acquire().await?.detach();
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))")
+            .bind(format!("netcache-node:{node}"))
+            .fetch_one(&mut conn)
+            .await?;
+        if !locked {
+            return Err(Error::NodeBusy(format!(
+                "another live netcache process runs node {node:?} (it holds its PostgreSQL advisory lock); \
+                 give each process its own compute.hosts"
+            )));
+        }
+        Ok(NodeLock::new(tokio::sync::Mutex::new(conn)))
     }
 }
 

@@ -42,21 +42,26 @@ pub(crate) const INSERT_EMPTY_CACHE: &str =
 
 macro_rules! vif_columns {
     () => {
-        "server_id, port_id, position, origin, state, intent_id, network_id, requested_fixed_ip, tag"
+        "server_id, port_id, position, origin, state, intent_id, network_id, requested_fixed_ip, tag, details"
     };
 }
 
 pub(crate) const INSERT_VIF: &str = concat!(
     "INSERT INTO vifs (",
     vif_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
 );
 
 pub(crate) const UPDATE_VIF: &str = "UPDATE vifs SET position = $3, origin = $4, state = $5, \
-     intent_id = $6, network_id = $7, requested_fixed_ip = $8, tag = $9 \
+     intent_id = $6, network_id = $7, requested_fixed_ip = $8, tag = $9, details = $10 \
      WHERE server_id = $1 AND port_id = $2";
 
 pub(crate) const DELETE_VIF: &str = "DELETE FROM vifs WHERE server_id = $1 AND port_id = $2";
+
+/// Every change of a server's VIF records advances its cache generation, so a
+/// cache computed from records read before the change fails its compare-and-swap.
+pub(crate) const BUMP_CACHE_GENERATION: &str =
+    "UPDATE info_caches SET generation = generation + 1 WHERE server_id = $1";
 
 // ---- port intents (bind_intent: $1 id, $2.. the other columns; updates add $15) ----
 
@@ -98,15 +103,83 @@ pub(crate) const INSERT_ACTION_EVENT: &str = "INSERT INTO action_events (server_
 
 // ---- ghost sightings (bind_ghost) ----
 
+/// Not for a port in some server's VIF records, nor while the server the port
+/// names has an operation in flight (its port may be between create and record).
 pub(crate) const UPSERT_GHOST: &str = "INSERT INTO ghost_sightings (port_id, device_id, owner, \
      owner_intent_id, first_seen, last_seen, times_seen, revision_number) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8 \
+     WHERE NOT EXISTS (SELECT 1 FROM vifs WHERE port_id = $1) \
+     AND NOT EXISTS (SELECT 1 FROM operations WHERE CAST(server_id AS TEXT) = $2) \
      ON CONFLICT (port_id) DO UPDATE SET device_id = excluded.device_id, owner = excluded.owner, \
      owner_intent_id = excluded.owner_intent_id, first_seen = excluded.first_seen, \
      last_seen = excluded.last_seen, times_seen = excluded.times_seen, \
      revision_number = excluded.revision_number";
 
 pub(crate) const DELETE_GHOST: &str = "DELETE FROM ghost_sightings WHERE port_id = $1";
+
+// ---- operations (bind_operation: $1 server_id, $2 id, $3.. the other columns) ----
+
+macro_rules! operation_columns {
+    () => {
+        "server_id, id, kind, params, request_id, project_id, user_id, owner_node, owner_incarnation, \
+         lease_until, step, then_delete, created_at, updated_at"
+    };
+}
+
+/// The server's primary key makes a second operation on one server a conflict.
+pub(crate) const INSERT_OPERATION: &str = concat!(
+    "INSERT INTO operations (",
+    operation_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+);
+
+/// `$3`/`$4` the owner, `$5` the step, `$6` now: a fence on ownership.
+pub(crate) const HOLD_OPERATION: &str = "UPDATE operations SET step = $5, updated_at = $6 \
+     WHERE server_id = $1 AND id = $2 AND owner_node = $3 AND owner_incarnation = $4";
+
+/// Only while no delete is queued on it (the owner then replaces it).
+pub(crate) const FINISH_OPERATION: &str = "DELETE FROM operations \
+     WHERE server_id = $1 AND id = $2 AND owner_node = $3 AND owner_incarnation = $4 AND then_delete IS NULL";
+
+/// bind_operation, then `$15` the previous id; the owner must not change.
+pub(crate) const REPLACE_OPERATION: &str = "UPDATE operations SET id = $2, kind = $3, params = $4, \
+     request_id = $5, project_id = $6, user_id = $7, lease_until = $10, step = $11, then_delete = $12, \
+     created_at = $13, updated_at = $14 \
+     WHERE server_id = $1 AND id = $15 AND owner_node = $8 AND owner_incarnation = $9";
+
+pub(crate) const QUEUE_DELETE: &str =
+    "UPDATE operations SET then_delete = $3 WHERE server_id = $1 AND id = $2 AND then_delete IS NULL";
+
+/// `$3`/`$4` the new owner, `$5` its lease, `$6`/`$7` the owner it takes over from.
+pub(crate) const CLAIM_OPERATION: &str = "UPDATE operations SET owner_node = $3, owner_incarnation = $4, \
+     lease_until = $5 WHERE server_id = $1 AND id = $2 AND owner_node = $6 AND owner_incarnation = $7";
+
+pub(crate) const RENEW_LEASES: &str =
+    "UPDATE operations SET lease_until = $3 WHERE owner_node = $1 AND owner_incarnation = $2";
+
+macro_rules! select_operations {
+    ($tail:literal) => {
+        concat!("SELECT ", operation_columns!(), " FROM operations ", $tail)
+    };
+}
+
+pub(crate) const SELECT_OPERATION: &str = select_operations!("WHERE server_id = $1");
+pub(crate) const SELECT_OPERATIONS: &str = select_operations!("ORDER BY created_at, server_id");
+/// `$1` now, `$2`/`$3` the asking owner, `$4` how many: expired leases, and every
+/// operation of an earlier incarnation of the asker's node.
+pub(crate) const SELECT_CLAIMABLE_OPERATIONS: &str = select_operations!(
+    "WHERE (lease_until <= $1 OR owner_node = $2) AND NOT (owner_node = $2 AND owner_incarnation = $3) \
+     ORDER BY created_at, server_id LIMIT $4"
+);
+
+// ---- singleton leases ----
+
+/// `$1` name, `$2` owner, `$3` until, `$4` now: taken when free, expired, or already ours.
+pub(crate) const TRY_LEASE: &str = "INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3) \
+     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until \
+     WHERE leases.until <= $4 OR leases.owner = excluded.owner";
+
+pub(crate) const RELEASE_LEASE: &str = "DELETE FROM leases WHERE name = $1 AND owner = $2";
 
 // ---- reads ----
 
@@ -133,6 +206,10 @@ pub(crate) const SELECT_SERVER_VIFS: &str = select_vifs!("WHERE server_id = $1 O
 pub(crate) const SELECT_VIF_BY_PORT: &str = select_vifs!("WHERE port_id = $1");
 /// `$1`: the state.
 pub(crate) const SELECT_VIFS_IN_STATE: &str = select_vifs!("WHERE state = $1 ORDER BY server_id, position, port_id");
+/// VIF records (in any state) of deleted servers: nothing should be left there.
+pub(crate) const SELECT_VIFS_OF_DELETED_SERVERS: &str = select_vifs!(
+    "WHERE server_id IN (SELECT id FROM servers WHERE vm_state = 'deleted') ORDER BY server_id, position, port_id"
+);
 
 pub(crate) const SELECT_CACHE: &str = "SELECT network_info, generation FROM info_caches WHERE server_id = $1";
 

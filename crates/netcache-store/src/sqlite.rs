@@ -1,5 +1,6 @@
 //! The embedded backend: one SQLite file (or an in-memory database for tests).
 
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -11,9 +12,9 @@ use sqlx::sqlite::{
 };
 use uuid::Uuid;
 
-use crate::Result;
 use crate::dialect::{Dialect, to_micros};
 use crate::engine::{Backend, Sql};
+use crate::{Error, NodeLock, Result};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
 
@@ -27,7 +28,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// or a power loss. Write batches start with `BEGIN IMMEDIATE`, taking the write
 /// lock up front (waiting up to the busy timeout) instead of failing mid-batch.
 #[derive(Clone, Debug)]
-pub struct SqliteStore(SqlitePool);
+pub struct SqliteStore {
+    pool: SqlitePool,
+    /// The database file (`None` in memory).
+    path: Option<PathBuf>,
+}
 
 impl SqliteStore {
     /// Opens `sqlite:PATH` (creating the file if missing) or `sqlite::memory:`,
@@ -53,18 +58,21 @@ impl SqliteStore {
                 .synchronous(SqliteSynchronous::Full);
             SqlitePoolOptions::new().connect_with(options).await?
         };
-        Self::from_pool(pool).await
+        let mut store = Self::from_pool(pool).await?;
+        store.path = (!is_in_memory(url))
+            .then(|| PathBuf::from(url.trim_start_matches("sqlite://").trim_start_matches("sqlite:")));
+        Ok(store)
     }
 
     /// Migrates a pool the caller configured, and stamps the deployment id.
     pub async fn from_pool(pool: SqlitePool) -> Result<Self> {
         MIGRATOR.run(&pool).await?;
         Sql::<Sqlite>::ensure_deployment(&pool).await?;
-        Ok(Self(pool))
+        Ok(Self { pool, path: None })
     }
 
     pub fn pool(&self) -> &SqlitePool {
-        &self.0
+        &self.pool
     }
 }
 
@@ -76,7 +84,35 @@ impl Backend for SqliteStore {
     type Db = Sqlite;
 
     fn pool(&self) -> &SqlitePool {
-        &self.0
+        &self.pool
+    }
+
+    /// One process owns a SQLite file, whatever its node: an exclusive lock on
+    /// `FILE.lock` (not on the database file itself, whose POSIX locks SQLite
+    /// owns), released by the kernel when the process dies.
+    async fn lock_node_exclusively(&self, _node: &str) -> Result<NodeLock> {
+        let Some(path) = &self.path else {
+            return Ok(NodeLock::new(()));
+        };
+        let lock_path = PathBuf::from(format!("{}.lock", path.display()));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| Error::NodeBusy(format!("cannot open {}: {e}", lock_path.display())))?;
+        match file.try_lock() {
+            Ok(()) => Ok(NodeLock::new(file)),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::NodeBusy(format!(
+                "another netcache process already serves {} (it holds {}); SQLite is for one process, \
+                 use PostgreSQL to run several",
+                path.display(),
+                lock_path.display()
+            ))),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(Error::NodeBusy(format!("cannot lock {}: {e}", lock_path.display())))
+            }
+        }
     }
 }
 

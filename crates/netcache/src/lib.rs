@@ -2,6 +2,7 @@
 //! client commands and the demo. `main.rs` only parses flags and dispatches.
 
 pub mod app;
+pub mod chaos;
 pub mod client;
 pub mod demo;
 pub mod ops;

@@ -62,6 +62,8 @@ enum Command {
         #[command(subcommand)]
         command: InterfaceCommand,
     },
+    /// Seeded workload with faults and kills against real processes, then an invariant check.
+    Chaos(Box<netcache::chaos::ChaosArgs>),
 }
 
 #[derive(Args)]
@@ -232,6 +234,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Demo => done(netcache::demo::run().await),
         Command::Server { target, command } => done(server_command(target, command).await),
         Command::Interface { target, command } => done(interface_command(target, command).await),
+        Command::Chaos(args) => netcache::chaos::run(*args).await,
     }
 }
 

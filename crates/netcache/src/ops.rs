@@ -124,7 +124,7 @@ fn print_report(report: &AuditReport) {
     }
     let t = &report.totals;
     println!(
-        "{} servers: {} ghosts ours, {} foreign ({} of deleted servers), {} lost, {} stale caches, {} pending intents, {} releases pending — {}",
+        "{} servers: {} ghosts ours, {} foreign ({} of deleted servers), {} lost, {} stale caches, {} pending intents, {} releases pending, {} stuck and {} orphaned operations, {} leaked ports — {}",
         t.servers,
         t.ghosts_ours,
         t.ghosts_foreign,
@@ -133,6 +133,9 @@ fn print_report(report: &AuditReport) {
         t.stale_caches,
         t.pending_intents,
         t.releasing,
+        t.stuck_operations,
+        t.orphaned_operations,
+        t.leaked_vifs,
         if report.is_clean() { "clean" } else { "DRIFT" }
     );
 }

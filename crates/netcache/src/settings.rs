@@ -8,14 +8,14 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
-use netcache_compute::{ComputeConfig, CrashPoint, GcConfig, HealConfig, VirtConfig};
+use netcache_compute::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
 use netcache_domain::HostName;
 use netcache_domain::cache::{CacheOptions, OnLost};
 use netcache_domain::gc::{ForeignPolicy, GcPolicy};
 use serde::{Deserialize, Serialize};
 
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
-const SECTIONS: [&str; 5] = ["neutron", "compute", "api", "heal", "gc"];
+const SECTIONS: [&str; 6] = ["neutron", "compute", "api", "heal", "gc", "operations"];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -29,6 +29,32 @@ pub struct Settings {
     pub compute: ComputeSettings,
     pub heal: HealSettings,
     pub gc: GcSettings,
+    pub operations: OperationsSettings,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OperationsSettings {
+    /// Seconds an operation's owner may go silent before another process takes it over.
+    pub lease: f64,
+    /// Operations run at once by this process.
+    pub workers: usize,
+    /// Operations held by this process (running or waiting); beyond it, 503.
+    pub max_queued: usize,
+    /// Builds at once per host (Nova's max_concurrent_builds).
+    pub max_concurrent_builds: usize,
+}
+
+impl Default for OperationsSettings {
+    fn default() -> Self {
+        let d = OperationsConfig::default();
+        Self {
+            lease: d.lease.as_secs_f64(),
+            workers: d.workers,
+            max_queued: d.max_queued,
+            max_concurrent_builds: d.max_concurrent_builds,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -166,6 +192,7 @@ impl Default for Settings {
             compute: ComputeSettings::default(),
             heal: HealSettings::default(),
             gc: GcSettings::default(),
+            operations: OperationsSettings::default(),
         }
     }
 }
@@ -268,10 +295,18 @@ impl Settings {
             ("heal.deleted_window", self.heal.deleted_window),
             ("gc.interval", self.gc.interval),
             ("gc.grace", self.gc.grace),
+            ("operations.lease", self.operations.lease),
         ] {
             if !(seconds >= 0.0 && seconds.is_finite()) {
                 bail!("invalid configuration: {key} must be a non-negative number of seconds");
             }
+        }
+        if self.operations.lease < 1.0 {
+            bail!("invalid configuration: operations.lease must be at least 1 second");
+        }
+        if self.operations.workers == 0 || self.operations.max_queued == 0 || self.operations.max_concurrent_builds == 0
+        {
+            bail!("invalid configuration: operations.workers, max_queued and max_concurrent_builds must be positive");
         }
         if self.heal.batch_size == 0 || self.heal.batch_size > 500 {
             bail!("invalid configuration: heal.batch_size must be between 1 and 500");
@@ -314,6 +349,13 @@ impl Settings {
                 jitter: Duration::from_secs_f64(self.heal.jitter),
                 batch_size: self.heal.batch_size,
                 deleted_window: Duration::from_secs_f64(self.heal.deleted_window),
+            },
+            operations: OperationsConfig {
+                lease: Duration::from_secs_f64(self.operations.lease),
+                workers: self.operations.workers,
+                max_queued: self.operations.max_queued,
+                max_concurrent_builds: self.operations.max_concurrent_builds,
+                ..OperationsConfig::default()
             },
             gc: GcConfig {
                 interval: Duration::from_secs_f64(self.gc.interval),

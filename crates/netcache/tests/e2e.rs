@@ -77,8 +77,15 @@ impl E2e {
         }
     }
 
+    /// A request; after a DELETE, waits for the operation it started (Nova
+    /// answers before the delete or detach is done).
     async fn api(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        common::send_json(&self.http, method, &format!("{}/v2.1{path}", self.app.api_url()), body).await
+        let settle = method == Method::DELETE;
+        let response = common::send_json(&self.http, method, &format!("{}/v2.1{path}", self.app.api_url()), body).await;
+        if settle {
+            self.app.compute.settle().await;
+        }
+        response
     }
 
     async fn boot(&self, networks: Value) -> String {

@@ -5,6 +5,7 @@ use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostOwner;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
 use netcache_domain::server::{NetworkRequests, Server, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{IntentId, PortId, ProjectId, ServerId};
@@ -773,17 +774,18 @@ async fn populate(store: &dyn Store) -> Populated {
 }
 
 /// Valid changes to every table: all must vanish when the batch fails.
-fn valid_changes(p: &Populated, newcomer: &Server) -> Vec<Change> {
+/// `generation` is `p.server`'s cache generation (advanced by its VIF changes).
+fn valid_changes(p: &Populated, newcomer: &Server, generation: i64) -> Vec<Change> {
     vec![
         Change::InsertServer(newcomer.clone()),
-        Change::InsertVif(vif(newcomer.id, "p-new", 0)),
-        Change::InsertIntent(intent(newcomer.id, 0, at(4))),
-        Change::StartAction(action(newcomer.id, "req-new", at(4), vec![event("e", at(4))])),
         Change::WriteCache {
             server_id: newcomer.id,
             info: network_info(),
             expected_generation: 0,
         },
+        Change::InsertVif(vif(newcomer.id, "p-new", 0)),
+        Change::InsertIntent(intent(newcomer.id, 0, at(4))),
+        Change::StartAction(action(newcomer.id, "req-new", at(4), vec![event("e", at(4))])),
         Change::UpdateServer(Server {
             name: "renamed".into(),
             ..p.server.clone()
@@ -791,7 +793,7 @@ fn valid_changes(p: &Populated, newcomer: &Server) -> Vec<Change> {
         Change::WriteCache {
             server_id: p.server.id,
             info: network_info(),
-            expected_generation: 0,
+            expected_generation: generation,
         },
         Change::UpdateVif(VifRecord {
             state: VifState::Attached,
@@ -859,8 +861,9 @@ pub async fn a_failed_batch_applies_nothing(db: &Db) {
         ("event of a missing action", missing_action, not_found),
     ];
     // Each failing change comes last, after valid changes to every table.
+    let generation = db.store.cache(p.server.id).await.unwrap().generation;
     for (what, failing, expected) in failures {
-        let mut batch = valid_changes(&p, &newcomer);
+        let mut batch = valid_changes(&p, &newcomer, generation);
         batch.push(failing);
         let error = db.store.commit(batch).await.expect_err(what);
         assert!(expected(&error), "{what}: unexpected error {error:?}");
@@ -874,12 +877,12 @@ pub async fn a_failed_batch_applies_nothing(db: &Db) {
     // A failing change first (p1 is still in the server's records), then valid
     // ones: still nothing applied.
     let mut batch = vec![port_taken];
-    batch.extend(valid_changes(&p, &newcomer));
+    batch.extend(valid_changes(&p, &newcomer, generation));
     assert_conflict(db.store.commit(batch).await);
     assert_eq!(snapshot(&*db.store, &ids).await, before);
 
     // And the same valid changes alone do apply.
-    commit(&*db.store, valid_changes(&p, &newcomer)).await;
+    commit(&*db.store, valid_changes(&p, &newcomer, generation)).await;
     let after = snapshot(&*db.store, &ids).await;
     assert_ne!(after, before);
     assert_eq!(after.servers.len(), 2);
@@ -892,12 +895,13 @@ pub async fn data_survives_reopen(db: &Db) {
         return;
     };
     let p = populate(&*db.store).await;
+    let generation = db.store.cache(p.server.id).await.unwrap().generation;
     commit(
         &*db.store,
         vec![Change::WriteCache {
             server_id: p.server.id,
             info: network_info(),
-            expected_generation: 0,
+            expected_generation: generation,
         }],
     )
     .await;
@@ -912,11 +916,11 @@ pub async fn data_survives_reopen(db: &Db) {
         vec![Change::WriteCache {
             server_id: p.server.id,
             info: NetworkInfo::default(),
-            expected_generation: 1,
+            expected_generation: generation + 1,
         }],
     )
     .await;
-    assert_eq!(db.store.cache(p.server.id).await.unwrap().generation, 2);
+    assert_eq!(db.store.cache(p.server.id).await.unwrap().generation, generation + 2);
 }
 
 pub async fn concurrent_writers_on_one_row_one_wins(db: &Db) {
@@ -947,4 +951,237 @@ pub async fn concurrent_writers_on_one_row_one_wins(db: &Db) {
     let stored = db.store.server(original.id).await.unwrap().unwrap();
     assert_eq!(stored.generation, 1);
     assert!(stored.name.starts_with("writer-"));
+}
+
+fn owner(node: &str, incarnation: &str) -> Owner {
+    Owner {
+        node: node.into(),
+        incarnation: incarnation.into(),
+    }
+}
+
+fn operation(
+    server: ServerId,
+    params: OperationParams,
+    owner: &Owner,
+    lease_until: chrono::DateTime<chrono::Utc>,
+) -> Operation {
+    Operation {
+        server_id: server,
+        id: uuid::Uuid::new_v4(),
+        params,
+        request_id: "req-op".into(),
+        project_id: "p1".into(),
+        user_id: "u1".into(),
+        owner: owner.clone(),
+        lease_until,
+        step: "queued".into(),
+        then_delete: None,
+        created_at: at(1),
+        updated_at: at(1),
+    }
+}
+
+pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
+    let s = server("p1", at(0));
+    insert_server(&*db.store, &s).await;
+    let a = owner("node-a", "1");
+    let b = owner("node-b", "1");
+    let attach = OperationParams::Attach {
+        position: 1,
+        network_id: Some("net-a".into()),
+        fixed_ip: Some("10.0.0.9".parse().unwrap()),
+        port_id: None,
+        tag: Some("nic".into()),
+    };
+    let op = operation(s.id, attach, &a, at(30));
+    commit(&*db.store, vec![Change::InsertOperation(op.clone())]).await;
+    assert_eq!(db.store.operation(s.id).await.unwrap(), Some(op.clone()));
+    // A second operation on the server is refused by the key.
+    let second = operation(s.id, OperationParams::Delete, &b, at(30));
+    assert_conflict(db.store.commit(vec![Change::InsertOperation(second)]).await);
+    // Only the owner's batches apply; a fenced batch applies nothing.
+    let hold = |who: &Owner| Change::HoldOperation {
+        server_id: s.id,
+        id: op.id,
+        owner: who.clone(),
+        step: "step".into(),
+    };
+    assert_conflict(
+        db.store
+            .commit(vec![
+                hold(&b),
+                Change::StartAction(action(s.id, "req-x", at(2), vec![])),
+            ])
+            .await,
+    );
+    assert!(db.store.actions(s.id).await.unwrap().is_empty());
+    commit(&*db.store, vec![hold(&a)]).await;
+    // A queued delete blocks the finish; the owner replaces it by the delete.
+    let queued = QueuedDelete {
+        request_id: "req-del".into(),
+        project_id: "p1".into(),
+        user_id: "u1".into(),
+    };
+    let queue = Change::QueueDelete {
+        server_id: s.id,
+        id: op.id,
+        delete: queued.clone(),
+    };
+    commit(&*db.store, vec![queue.clone()]).await;
+    assert_conflict(db.store.commit(vec![queue]).await);
+    let finish = |id, who: &Owner| Change::FinishOperation {
+        server_id: s.id,
+        id,
+        owner: who.clone(),
+    };
+    assert_conflict(db.store.commit(vec![finish(op.id, &a)]).await);
+    let stored = db.store.operation(s.id).await.unwrap().unwrap();
+    assert_eq!(stored.then_delete, Some(queued.clone()));
+    let next = stored.successor(&queued, at(3));
+    commit(
+        &*db.store,
+        vec![Change::ReplaceOperation {
+            previous: op.id,
+            owner: a.clone(),
+            next: next.clone(),
+        }],
+    )
+    .await;
+    assert_eq!(
+        db.store.operation(s.id).await.unwrap().map(|o| o.params),
+        Some(OperationParams::Delete)
+    );
+    assert_conflict(db.store.commit(vec![finish(next.id, &b)]).await);
+    commit(&*db.store, vec![finish(next.id, &a)]).await;
+    assert_eq!(db.store.operation(s.id).await.unwrap(), None);
+}
+
+pub async fn expired_leases_are_claimed_once_and_live_ones_never(db: &Db) {
+    let (s1, s2) = (server("p1", at(0)), server("p1", at(1)));
+    insert_server(&*db.store, &s1).await;
+    insert_server(&*db.store, &s2).await;
+    let (a1, a2, b) = (owner("node-a", "1"), owner("node-a", "2"), owner("node-b", "1"));
+    let live = operation(s1.id, OperationParams::Build, &a1, at(100));
+    let expired = Operation {
+        created_at: at(2),
+        ..operation(s2.id, OperationParams::Delete, &b, at(10))
+    };
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertOperation(live.clone()),
+            Change::InsertOperation(expired.clone()),
+        ],
+    )
+    .await;
+    let ids = |ops: Vec<Operation>| ops.into_iter().map(|o| o.server_id).collect::<Vec<_>>();
+    // node-b's second incarnation at t=20: only the expired one (its own node's).
+    assert_eq!(
+        ids(db
+            .store
+            .claimable_operations(&owner("node-b", "2"), at(20), 10)
+            .await
+            .unwrap()),
+        [s2.id]
+    );
+    // node-a's restart takes its earlier incarnation's at once, and the expired one.
+    assert_eq!(
+        ids(db.store.claimable_operations(&a2, at(20), 10).await.unwrap()),
+        [s1.id, s2.id]
+    );
+    // A live owner never sees its own.
+    assert_eq!(
+        ids(db.store.claimable_operations(&a1, at(5), 10).await.unwrap()),
+        Vec::<ServerId>::new()
+    );
+    let claim = |by: &Owner| Change::ClaimOperation {
+        server_id: s2.id,
+        id: expired.id,
+        previous_owner: b.clone(),
+        owner: by.clone(),
+        lease_until: at(50),
+    };
+    commit(&*db.store, vec![claim(&a2)]).await;
+    // The second claimant lost the compare-and-swap.
+    assert_conflict(db.store.commit(vec![claim(&owner("node-c", "1"))]).await);
+    assert_eq!(db.store.renew_leases(&a2, at(80)).await.unwrap(), 1);
+    assert_eq!(db.store.operation(s2.id).await.unwrap().unwrap().lease_until, at(80));
+    assert_eq!(db.store.operations().await.unwrap().len(), 2);
+}
+
+pub async fn singleton_leases_have_one_holder(db: &Db) {
+    assert!(db.store.try_lease("gc", "a", at(10), at(0)).await.unwrap());
+    assert!(!db.store.try_lease("gc", "b", at(20), at(5)).await.unwrap());
+    assert!(db.store.try_lease("gc", "a", at(20), at(5)).await.unwrap());
+    // Expired: another may take it.
+    assert!(db.store.try_lease("gc", "b", at(40), at(25)).await.unwrap());
+    db.store.release_lease("gc", "a").await.unwrap();
+    assert!(!db.store.try_lease("gc", "a", at(50), at(30)).await.unwrap());
+    db.store.release_lease("gc", "b").await.unwrap();
+    assert!(db.store.try_lease("gc", "a", at(50), at(30)).await.unwrap());
+}
+
+pub async fn vif_changes_advance_the_cache_generation(db: &Db) {
+    let s = server("p1", at(0));
+    insert_server(&*db.store, &s).await;
+    let read = db.store.cache(s.id).await.unwrap().generation;
+    commit(&*db.store, vec![Change::InsertVif(vif(s.id, "p1", 0))]).await;
+    // A cache computed before the VIF change may not be written after it.
+    assert_conflict(
+        db.store
+            .commit(vec![Change::WriteCache {
+                server_id: s.id,
+                info: network_info(),
+                expected_generation: read,
+            }])
+            .await,
+    );
+    assert_eq!(db.store.cache(s.id).await.unwrap().generation, read + 1);
+}
+
+pub async fn ghost_sightings_skip_recorded_ports_and_busy_servers(db: &Db) {
+    let s = server("p1", at(0));
+    insert_server(&*db.store, &s).await;
+    commit(&*db.store, vec![Change::InsertVif(vif(s.id, "recorded", 0))]).await;
+    let sighting = |port: &str| {
+        let mut g = ghost(port, GhostOwner::Foreign, at(1));
+        g.device_id = s.id.to_string();
+        Change::UpsertGhostSighting(g)
+    };
+    commit(&*db.store, vec![sighting("recorded")]).await;
+    assert!(
+        db.store
+            .ghost_sighting(&PortId::from("recorded"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let op = operation(s.id, OperationParams::Build, &owner("n", "1"), at(10));
+    commit(&*db.store, vec![Change::InsertOperation(op.clone())]).await;
+    commit(&*db.store, vec![sighting("mid-create")]).await;
+    assert!(
+        db.store
+            .ghost_sighting(&PortId::from("mid-create"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    commit(
+        &*db.store,
+        vec![Change::FinishOperation {
+            server_id: s.id,
+            id: op.id,
+            owner: op.owner.clone(),
+        }],
+    )
+    .await;
+    commit(&*db.store, vec![sighting("mid-create")]).await;
+    assert!(
+        db.store
+            .ghost_sighting(&PortId::from("mid-create"))
+            .await
+            .unwrap()
+            .is_some()
+    );
 }

@@ -87,6 +87,7 @@ pub fn vif(server: ServerId, port: &str, position: i64) -> VifRecord {
         network_id: NetworkId::from("net-a"),
         requested_fixed_ip: Some("10.0.0.5".parse().unwrap()),
         tag: Some("nic1".into()),
+        details: None,
     }
 }
 

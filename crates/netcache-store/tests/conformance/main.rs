@@ -29,6 +29,11 @@ conformance!(
     a_failed_batch_applies_nothing,
     data_survives_reopen,
     concurrent_writers_on_one_row_one_wins,
+    one_operation_per_server_with_a_fenced_owner,
+    expired_leases_are_claimed_once_and_live_ones_never,
+    singleton_leases_have_one_holder,
+    vif_changes_advance_the_cache_generation,
+    ghost_sightings_skip_recorded_ports_and_busy_servers,
 );
 
 /// Not per backend: what `open` accepts.
@@ -49,6 +54,21 @@ mod open {
                 Ok(_) => panic!("{url:?} opened"),
             }
         }
+    }
+
+    #[tokio::test]
+    async fn one_process_owns_a_sqlite_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("owned.db").display());
+        let first = netcache_store::open(&url).await.unwrap();
+        let second = netcache_store::open(&url).await.unwrap();
+        let lock = first.lock_node("host1").await.unwrap();
+        match second.lock_node("other-hosts").await {
+            Err(Error::NodeBusy(message)) => assert!(message.contains("owned.db"), "{message}"),
+            other => panic!("a second owner was let in: {other:?}"),
+        }
+        drop(lock);
+        second.lock_node("other-hosts").await.unwrap();
     }
 
     #[tokio::test]

@@ -162,8 +162,12 @@ impl TestApp {
         self.call(reqwest::Method::POST, path, Some(body)).await
     }
 
+    /// A DELETE, then waits for the operation it started (Nova answers before
+    /// the delete or detach is done; the tests look at the result).
     pub async fn delete(&self, path: &str) -> (u16, Value) {
-        self.call(reqwest::Method::DELETE, path, None).await
+        let response = self.call(reqwest::Method::DELETE, path, None).await;
+        self.app().compute.settle().await;
+        response
     }
 
     /// Sends raw bytes (for malformed-body tests).

@@ -1,0 +1,189 @@
+//! Durable operations: a crash at every recorded step of build, delete, attach
+//! and detach is finished by the restarted process; events and os-interface do
+//! not depend on locks or on a live Neutron.
+
+mod common;
+
+use common::{Options, TestApp};
+use netcache_domain::ServerId;
+use netcache_domain::vif::VifState;
+use neutron_sim::{FaultAction, FaultRule};
+use serde_json::json;
+
+/// A service that dies (stops dead, its node lock dropped) at the crash point `tweak` sets.
+async fn doomed(tweak: fn(&mut netcache::settings::Settings)) -> TestApp {
+    TestApp::with(Options {
+        tweak,
+        ..Options::default()
+    })
+    .await
+}
+
+/// Restarts on the same database without the crash point; the new incarnation
+/// takes the dead one's operations over at once and finishes them.
+async fn restart_clean(t: &mut TestApp) {
+    assert!(t.app().compute.has_crashed(), "the crash point was reached");
+    t.restart(|s| s.compute.crash_at = None).await;
+    t.app().compute.settle().await;
+}
+
+async fn ops_left(t: &TestApp) -> usize {
+    t.app().compute.store().operations().await.unwrap().len()
+}
+
+macro_rules! crash_at {
+    ($point:literal) => {
+        |s: &mut netcache::settings::Settings| s.compute.crash_at = Some($point.into())
+    };
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_interrupted_at_any_step_is_finished_after_a_restart() {
+    for (point, tweak) in [
+        ("operation-started", crash_at!("operation-started") as fn(&mut _)),
+        ("after-intent-recorded", crash_at!("after-intent-recorded")),
+        ("after-create-sent", crash_at!("after-create-sent")),
+        ("before-spawn", crash_at!("before-spawn")),
+    ] {
+        let mut t = doomed(tweak).await;
+        let id = t.boot_on_private().await;
+        assert_eq!(t.server(&id).await["status"], "BUILD", "{point}");
+        restart_clean(&mut t).await;
+        assert_eq!(t.server(&id).await["status"], "ACTIVE", "{point}");
+        let ports = t.neutron_ports(&id);
+        assert_eq!(ports.len(), 1, "{point}: {ports:?}");
+        assert_eq!(
+            t.interface_port_ids(&id).await,
+            [ports[0]["id"].as_str().unwrap()],
+            "{point}"
+        );
+        assert_eq!(ops_left(&t).await, 0, "{point}");
+        // The resumed build kept its request id: one create action, finished.
+        let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
+        assert_eq!(
+            actions["instanceActions"].as_array().unwrap().len(),
+            1,
+            "{point}: {actions}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_interrupted_at_any_step_is_finished_after_a_restart() {
+    for (point, tweak) in [
+        (
+            "after-release-recorded",
+            crash_at!("after-release-recorded") as fn(&mut _),
+        ),
+        ("after-release-sent", crash_at!("after-release-sent")),
+    ] {
+        let mut t = doomed(tweak).await;
+        let id = t
+            .boot(json!([{"uuid": t.topology.private_network_id}, {"uuid": t.topology.private_network_id}]))
+            .await;
+        assert_eq!(t.server(&id).await["status"], "ACTIVE");
+        let (status, _) = t.delete(&format!("/servers/{id}")).await;
+        assert_eq!(status, 204, "{point}");
+        restart_clean(&mut t).await;
+        assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404, "{point}");
+        assert!(t.neutron_ports(&id).is_empty(), "{point}: ports left");
+        assert_eq!(ops_left(&t).await, 0, "{point}");
+        let server_id: ServerId = id.parse().unwrap();
+        assert!(
+            t.app().compute.store().vifs(server_id).await.unwrap().is_empty(),
+            "{point}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detach_interrupted_at_any_step_is_finished_after_a_restart() {
+    for (point, tweak) in [
+        (
+            "after-release-recorded",
+            crash_at!("after-release-recorded") as fn(&mut _),
+        ),
+        ("after-release-sent", crash_at!("after-release-sent")),
+    ] {
+        let mut t = doomed(tweak).await;
+        let id = t
+            .boot(json!([{"uuid": t.topology.private_network_id}, {"uuid": t.topology.private_network_id}]))
+            .await;
+        let ports = t.interface_port_ids(&id).await;
+        let (status, _) = t.delete(&format!("/servers/{id}/os-interface/{}", ports[1])).await;
+        assert_eq!(status, 202, "{point}");
+        // Released from the cache in the commit that recorded the release.
+        assert_eq!(t.interface_port_ids(&id).await, [ports[0].clone()], "{point}");
+        restart_clean(&mut t).await;
+        assert_eq!(t.interface_port_ids(&id).await, [ports[0].clone()], "{point}");
+        assert_eq!(
+            t.neutron_port(&ports[1]).0,
+            404,
+            "{point}: the detached port was deleted"
+        );
+        assert_eq!(ops_left(&t).await, 0, "{point}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attach_interrupted_at_any_step_is_finished_after_a_restart() {
+    for (point, tweak) in [
+        (
+            "after-intent-recorded",
+            crash_at!("after-intent-recorded") as fn(&mut _),
+        ),
+        ("after-create-sent", crash_at!("after-create-sent")),
+    ] {
+        let mut t = doomed(tweak).await;
+        // A user port: the boot creates no port, so the crash point is the attach's.
+        let user = t.user_port(json!({"network_id": t.topology.private_network_id}));
+        let user_id = user["id"].as_str().unwrap().to_owned();
+        let id = t.boot(json!([{"port": user_id}])).await;
+        let path = format!("/servers/{id}/os-interface");
+        let net = t.topology.private_network_id.clone();
+        let (status, body) = t.post(&path, json!({"interfaceAttachment": {"net_id": net}})).await;
+        assert_eq!(status, 503, "{point}: the process died before the outcome: {body}");
+        restart_clean(&mut t).await;
+        let attached = t.interface_port_ids(&id).await;
+        assert_eq!(attached.len(), 2, "{point}: {attached:?}");
+        assert_eq!(t.neutron_ports(&id).len(), 2, "{point}: nothing duplicated");
+        assert_eq!(ops_left(&t).await, 0, "{point}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bogus_network_vif_deleted_changes_nothing() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let port = t.interface_port_ids(&id).await.remove(0);
+    let event = json!({"events": [{"name": "network-vif-deleted", "server_uuid": id, "tag": port}]});
+    let (status, body) = t.post("/os-server-external-events", event).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(t.interface_port_ids(&id).await, std::slice::from_ref(&port));
+    let vifs = t.app().compute.store().vifs(id.parse().unwrap()).await.unwrap();
+    assert_eq!(vifs[0].state, VifState::Attached);
+    assert!(t.server(&id).await["addresses"].to_string().contains("10."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn os_interface_answers_from_records_with_neutron_down() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let port = t.interface_port_ids(&id).await.remove(0);
+    t.neutron().reset_stats();
+    t.fault(FaultRule::new("*", FaultAction::Error { status: 503 }));
+    let (status, list) = t.get(&format!("/servers/{id}/os-interface")).await;
+    assert_eq!(status, 200, "{list}");
+    let attachment = &list["interfaceAttachments"][0];
+    assert_eq!(attachment["port_id"], port.as_str());
+    assert!(
+        attachment["mac_addr"].as_str().is_some_and(|m| m.len() == 17),
+        "{attachment}"
+    );
+    assert!(attachment["fixed_ips"][0]["subnet_id"].is_string(), "{attachment}");
+    assert_eq!(attachment["port_state"], "ACTIVE");
+    let (status, one) = t.get(&format!("/servers/{id}/os-interface/{port}")).await;
+    assert_eq!(status, 200, "{one}");
+    assert_eq!(one["interfaceAttachment"], *attachment);
+    assert_eq!(t.neutron().stats().total(), 0, "no Neutron call");
+}
