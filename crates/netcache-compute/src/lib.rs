@@ -115,10 +115,26 @@ impl Compute {
         virt: Arc<dyn VirtDriver>,
     ) -> Result<Arc<Self>> {
         let compute = Self::open(config, store, neutron, virt).await?;
-        let lock = compute.store.lock_node(&compute.owner.node).await?;
+        let lock = compute.lock_node().await?;
         *compute.node_lock.lock().expect("node lock") = Some(lock);
         compute.claim_orphaned_operations().await?;
         Ok(compute)
+    }
+
+    /// Proves no other live process runs this node. A restart right after a kill
+    /// may find the dead incarnation's lock not yet dropped by the database: it
+    /// waits up to one lease for it (a live process keeps it, and is refused).
+    async fn lock_node(&self) -> Result<netcache_store::NodeLock> {
+        let deadline = tokio::time::Instant::now() + self.config.operations.lease;
+        loop {
+            match self.store.lock_node(&self.owner.node).await {
+                Err(netcache_store::Error::NodeBusy(why)) if tokio::time::Instant::now() < deadline => {
+                    tracing::warn!("{why}; waiting for it to be released");
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                }
+                other => return Ok(other?),
+            }
+        }
     }
 
     /// The service without start-up recovery: for one-off commands (audit, heal,

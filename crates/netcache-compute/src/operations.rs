@@ -88,6 +88,15 @@ impl Compute {
         if self.running.lock().expect("running").len() >= self.config.operations.max_queued {
             return Err(Error::Overloaded);
         }
+        // On a task of its own: a client that disconnects drops the request's
+        // future, and must not leave a committed operation that nobody runs.
+        let (compute, server_id) = (Arc::clone(self), op.server_id);
+        tokio::spawn(async move { compute.commit_and_spawn(op, changes).await })
+            .await
+            .unwrap_or(Err(Error::Interrupted(server_id)))
+    }
+
+    async fn commit_and_spawn(self: &Arc<Self>, op: Operation, changes: Vec<Change>) -> Result<()> {
         let mut batch = changes;
         batch.push(Change::InsertOperation(op.clone()));
         match self.store.commit(batch).await {
@@ -263,6 +272,7 @@ impl Compute {
     /// incarnation of this node at once), up to the free worker slots.
     pub async fn claim_orphaned_operations(self: &Arc<Self>) -> Result<usize> {
         let now = self.clock.now();
+        self.run_forgotten_operations().await?;
         let free = self
             .config
             .operations
@@ -302,6 +312,20 @@ impl Compute {
             });
         }
         Ok(claimed)
+    }
+
+    /// Operations this incarnation owns but does not run (a commit whose caller
+    /// vanished between the commit and the start) are started: renewing a lease
+    /// nobody works under would hide them forever.
+    async fn run_forgotten_operations(self: &Arc<Self>) -> Result<()> {
+        for op in self.store.operations().await? {
+            let running = self.running.lock().expect("running").contains(&op.server_id);
+            if op.owner == self.owner && !running {
+                warn!(server.id = %op.server_id, kind = %op.kind(), "Starting {} of server {} that nothing ran", op.kind(), op.server_id);
+                self.spawn_operation(op);
+            }
+        }
+        Ok(())
     }
 
     /// Renews this process's leases and takes over orphaned operations, forever.
