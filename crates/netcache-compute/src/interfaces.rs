@@ -118,9 +118,8 @@ impl Compute {
     /// The attach itself; its outcome goes to the waiting request, if any.
     pub(crate) async fn run_attach(&self, op: &Operation) -> Result<()> {
         let result = self.attach_step(op).await;
-        if let Err(e @ (Error::Crashed(_) | Error::Store(_))) = &result {
-            // Not an outcome: the operation stops here (crash) or is retried.
-            let _ = e;
+        // Not an outcome: the operation stops here (crash) or is retried.
+        if matches!(result, Err(Error::Crashed(_) | Error::Store(_))) {
             return result.map(|_| ());
         }
         let server = self.store.server(op.server_id).await?;
