@@ -21,7 +21,7 @@ use netcache_domain::{HostName, IntentId, NetworkId, PortId, ServerId};
 use netcache_neutron::{FixedIpRequest, PortCreate, PortFilter, PortUpdate};
 use tracing::{info, warn};
 
-use crate::config::CrashPoint;
+use crate::config::{CrashPoint, Sabotage};
 use crate::{Compute, Error, Interface, Result};
 
 /// A VIF slot to fill with a new port.
@@ -297,7 +297,13 @@ impl Compute {
                     _ => Error::from_neutron_refusal(e),
                 });
             }
-            Err(e) => return Err(e.into()),
+            // Resolved by lookup: bound to this server, it applied; otherwise the
+            // operation retries the bind (a late commit of this one then fails its
+            // revision guard).
+            Err(e) => match self.neutron.show_port(port_id).await {
+                Ok(port) if port.device_id == server.id.to_string() => port,
+                _ => return Err(e.into()),
+            },
         };
         let vif = VifRecord {
             details: Some(PortDetails::of(&bound)),
@@ -375,6 +381,8 @@ impl Compute {
     /// Releases a VIF's port: deletes a port netcache created, unbinds a user's.
     /// The record is marked `releasing` first and removed only once Neutron
     /// agreed, so a failed release is never forgotten. Returns whether it is done.
+    /// With the test hook `compute.sabotage = "skip-release"`, Neutron is not asked
+    /// and the record is removed anyway: the port leaks.
     pub(crate) async fn release_vif(&self, vif: &VifRecord) -> Result<bool> {
         if vif.state != VifState::Releasing {
             // Out of the cache in the same commit: a port being released is never shown.
@@ -399,9 +407,18 @@ impl Compute {
             .await?;
         }
         self.crash_point(CrashPoint::AfterReleaseRecorded)?;
-        let result = match vif.origin {
-            VifOrigin::Created => self.neutron.delete_port(&vif.port_id, None).await,
-            VifOrigin::Preexisting => self.unbind_if_ours(vif).await,
+        let result = if self.config.sabotage == Some(Sabotage::SkipRelease) {
+            // Test hook: a deliberately broken build whose releases leak the port.
+            warn!(
+                server.id = %vif.server_id, port.id = %vif.port_id,
+                "Sabotage skip-release: not releasing port {} in Neutron", vif.port_id
+            );
+            Ok(())
+        } else {
+            match vif.origin {
+                VifOrigin::Created => self.neutron.delete_port(&vif.port_id, None).await,
+                VifOrigin::Preexisting => self.unbind_if_ours(vif).await,
+            }
         };
         match result {
             Ok(()) => {}

@@ -30,6 +30,9 @@ pub struct ComputeConfig {
     pub operations: OperationsConfig,
     /// Simulates a process death at a point of the allocation protocol (tests, drills).
     pub crash_at: Option<CrashPoint>,
+    /// A deliberate defect, so that a test can prove the chaos checker catches it
+    /// (tests only; never set in production).
+    pub sabotage: Option<Sabotage>,
 }
 
 impl ComputeConfig {
@@ -86,6 +89,7 @@ impl Default for ComputeConfig {
             vif_plugging_is_fatal: true,
             operations: OperationsConfig::default(),
             crash_at: None,
+            sabotage: None,
         }
     }
 }
@@ -176,6 +180,25 @@ impl std::str::FromStr for CrashPoint {
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
                  after-release-recorded, after-release-sent or before-spawn"
             )),
+        }
+    }
+}
+
+/// A deliberate defect (test hook): a broken build the chaos checker must catch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sabotage {
+    /// Releasing a VIF (server delete, interface detach, a failed build's ports)
+    /// removes its record without deleting or unbinding the port in Neutron: the
+    /// port leaks, as it would with a real bug.
+    SkipRelease,
+}
+
+impl std::str::FromStr for Sabotage {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "skip-release" => Ok(Self::SkipRelease),
+            other => Err(format!("unknown sabotage {other:?}: use skip-release")),
         }
     }
 }

@@ -189,12 +189,7 @@ impl Compute {
             )
             .await?;
         }
-        for ghost in ghost::classify_ports(
-            &server.id.to_string(),
-            &vifs[&server.id],
-            &observation.ports_of(&server.id.to_string()),
-            &self.deployment,
-        ) {
+        for ghost in self.ghosts_of(server, &vifs[&server.id], &observation).await? {
             self.record_sighting(&ghost).await?;
         }
         Ok(())

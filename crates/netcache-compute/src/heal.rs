@@ -114,13 +114,7 @@ impl Compute {
                     self.heal_server(server, stored, records, &observation, now, &mut report)
                         .await?;
                 }
-                let ghosts = ghost::classify_ports(
-                    &server.id.to_string(),
-                    records,
-                    &observation.ports_of(&server.id.to_string()),
-                    &self.deployment,
-                );
-                for g in ghosts {
+                for g in self.ghosts_of(server, records, &observation).await? {
                     seen_ghosts.insert(g.port_id.clone());
                     sighted.push(Change::UpsertGhostSighting(next_sighting(
                         sightings.remove(&g.port_id),
@@ -135,11 +129,13 @@ impl Compute {
                 self.store.commit(std::mem::take(&mut sighted)).await?;
             }
         }
-        // Sightings of ports that are no longer ghosts (deleted, attached, moved).
+        // Sightings of ports that are no longer ghosts (deleted, attached, moved);
+        // those of a server this pass left to its operation were not looked at.
         let stale: Vec<Change> = sightings
-            .into_keys()
-            .filter(|p| !seen_ghosts.contains(p))
-            .map(|port_id| Change::DeleteGhostSighting { port_id })
+            .into_values()
+            .filter(|s| !seen_ghosts.contains(&s.port_id))
+            .filter(|s| !s.device_id.parse().is_ok_and(|id: ServerId| busy.contains(&id)))
+            .map(|s| Change::DeleteGhostSighting { port_id: s.port_id })
             .collect();
         if !stale.is_empty() {
             self.store.commit(stale).await?;
@@ -191,6 +187,28 @@ impl Compute {
     }
 
     /// The VIF records of a batch of servers.
+    /// Ports Neutron gives the server that are not its VIFs. Records read before
+    /// Neutron was may miss a port an operation recorded since: a server with
+    /// candidates is read again, and one with an operation in flight is its own.
+    pub(crate) async fn ghosts_of(
+        &self,
+        server: &Server,
+        records: &[VifRecord],
+        observation: &Observation,
+    ) -> Result<Vec<Ghost>> {
+        let device_id = server.id.to_string();
+        let ports = observation.ports_of(&device_id);
+        let candidates = ghost::classify_ports(&device_id, records, &ports, &self.deployment);
+        if candidates.is_empty() {
+            return Ok(candidates);
+        }
+        if self.store.operation(server.id).await?.is_some() {
+            return Ok(vec![]);
+        }
+        let records = self.store.vifs(server.id).await?;
+        Ok(ghost::classify_ports(&device_id, &records, &ports, &self.deployment))
+    }
+
     pub(crate) async fn records_of(&self, servers: &[Server]) -> Result<HashMap<ServerId, Vec<VifRecord>>> {
         let mut records = HashMap::with_capacity(servers.len());
         for server in servers {
@@ -286,16 +304,20 @@ impl Compute {
             subnets: &observation.topology.subnets,
             options: &self.config.cache,
         });
-        let mut changes = vec![Change::WriteCache {
-            server_id: server.id,
-            info: outcome.info.clone(),
-            expected_generation: stored.generation,
-        }];
+        // A server this pass skipped as busy may have started an operation since.
+        let mut changes = vec![
+            Change::RequireIdle { server_id: server.id },
+            Change::WriteCache {
+                server_id: server.id,
+                info: outcome.info.clone(),
+                expected_generation: stored.generation,
+            },
+        ];
         if !outcome.lost.is_empty() {
             changes.extend(self.lost_changes(server, vifs, &outcome.lost, now));
         }
         changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
-        if outcome.info == stored.info && changes.len() == 1 {
+        if outcome.info == stored.info && changes.len() == 2 {
             return Ok(());
         }
         match self.store.commit(changes).await {

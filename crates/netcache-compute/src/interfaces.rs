@@ -118,8 +118,14 @@ impl Compute {
     /// The attach itself; its outcome goes to the waiting request, if any.
     pub(crate) async fn run_attach(&self, op: &Operation) -> Result<()> {
         let result = self.attach_step(op).await;
-        // Not an outcome: the operation stops here (crash) or is retried.
-        if matches!(result, Err(Error::Crashed(_) | Error::Store(_))) {
+        // Not an outcome: the operation stops here (crash) or is retried (the
+        // database failed, or Neutron's answer was lost and the lookup could not tell).
+        let retried = |e: &Error| match e {
+            Error::Crashed(_) | Error::Store(_) => true,
+            Error::Neutron(e) => e.is_ambiguous(),
+            _ => false,
+        };
+        if result.as_ref().is_err_and(retried) {
             return result.map(|_| ());
         }
         let server = self.store.server(op.server_id).await?;

@@ -39,7 +39,7 @@ pub mod virt;
 
 pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
 pub use build::CreateServer;
-pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
+pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, Sabotage, VirtConfig};
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;

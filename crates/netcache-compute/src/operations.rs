@@ -35,6 +35,14 @@ pub(crate) type AttachOutcome = oneshot::Sender<Result<Interface>>;
 /// database or Neutron unreachable): it is retried from its records.
 const RETRY_BACKOFF: [u64; 6] = [1, 2, 4, 8, 15, 30];
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// On the pool: retry a failed step after [`RETRY_BACKOFF`].
+    Backoff,
+    /// Inline: hand a failed operation back to the caller.
+    Never,
+}
+
 impl Compute {
     /// Commits a batch; inside an operation, only while this process still owns it.
     pub(crate) async fn commit(&self, changes: Vec<Change>) -> Result<()> {
@@ -127,7 +135,7 @@ impl Compute {
             async move {
                 let server_id = op.server_id;
                 let permit = compute.op_permits.clone().acquire_owned().await;
-                compute.run_to_end(op).await;
+                compute.run_to_end(op, Retry::Backoff).await;
                 drop(permit);
                 compute.running.lock().expect("running").remove(&server_id);
             }
@@ -135,18 +143,23 @@ impl Compute {
         );
     }
 
-    /// Executes `op` inline (GC's releases, one-off commands), on this task.
+    /// Executes `op` inline (GC's releases) for one attempt; if a step fails,
+    /// the pool retries it, so an unreachable Neutron does not hold up the caller.
     pub(crate) async fn run_inline(self: &Arc<Self>, op: Operation) {
         if !self.running.lock().expect("running").insert(op.server_id) {
             return;
         }
-        self.run_to_end(op.clone()).await;
+        let unfinished = self.run_to_end(op.clone(), Retry::Never).await;
         self.running.lock().expect("running").remove(&op.server_id);
+        if let Some(op) = unfinished {
+            self.spawn_operation(op);
+        }
     }
 
-    /// Executes an operation, then the delete queued on it, retrying failed steps
-    /// with backoff, until it is finished or this process no longer owns it.
-    async fn run_to_end(self: &Arc<Self>, mut op: Operation) {
+    /// Executes an operation, then the delete queued on it, until it is finished
+    /// or this process no longer owns it. A failed step is retried with backoff,
+    /// or with [`Retry::Never`] the operation is handed back unfinished.
+    async fn run_to_end(self: &Arc<Self>, mut op: Operation, retry: Retry) -> Option<Operation> {
         let mut failures = 0usize;
         loop {
             let fence = Fence {
@@ -164,30 +177,34 @@ impl Compute {
                             failures = 0;
                             op = next;
                         }
-                        Ok(None) => return,
+                        Ok(None) => return None,
                         Err(e) => {
                             warn!(error = %e, "Operation {} of server {} not finished: {e}", op.id, op.server_id);
-                            return;
+                            return None;
                         }
                     }
                 }
                 Err(Error::Crashed(_)) => {
                     // Dead: a waiting request learns the process stopped.
                     self.attach_waiters.lock().expect("attach waiters").remove(&op.id);
-                    return;
+                    return None;
                 }
                 Err(Error::Store(e)) if e.is_conflict() && self.lost(&op).await => {
                     warn!(
                         "Operation {} of server {} was taken over; stopping",
                         op.id, op.server_id
                     );
-                    return;
+                    return None;
                 }
                 Err(e) => {
+                    metrics::counter!("netcache_operation_retries_total", "kind" => op.kind().as_str()).increment(1);
+                    if retry == Retry::Never {
+                        warn!(error = %e, "Operation {} of server {} failed a step: {e}; the pool retries it", op.id, op.server_id);
+                        return Some(op);
+                    }
                     let wait = RETRY_BACKOFF[failures.min(RETRY_BACKOFF.len() - 1)];
                     failures += 1;
                     warn!(error = %e, retry_in_s = wait, "Operation {} of server {} failed a step: {e}; retrying", op.id, op.server_id);
-                    metrics::counter!("netcache_operation_retries_total", "kind" => op.kind().as_str()).increment(1);
                     tokio::time::sleep(Duration::from_secs(wait)).await;
                 }
             }

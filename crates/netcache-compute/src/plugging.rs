@@ -1,6 +1,7 @@
 //! Waiting for `network-vif-plugged` before a spawn, like Nova's
 //! `vif_plugging_timeout` (off by default). Events that arrive before the build
-//! waits are remembered, so none is missed.
+//! waits are remembered, so none is missed; one that another process took is
+//! seen in the cache it marked.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -11,6 +12,9 @@ use tokio::sync::Notify;
 use tracing::warn;
 
 use crate::{Compute, Error, Result};
+
+/// How often a waiting build looks at the cache for events other processes took.
+const CACHE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Default)]
 pub(crate) struct PlugEvents {
@@ -65,12 +69,27 @@ impl Compute {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let arrived = self.plug_events.arrived.notified();
-            let missing = self.plug_events.missing(server.id, &inactive);
+            // Another process that took the event marked the port active in the cache.
+            let active: HashSet<String> = self
+                .network_info(server.id)
+                .await?
+                .0
+                .into_iter()
+                .filter(|vif| vif.active)
+                .map(|vif| vif.id)
+                .collect();
+            let missing: Vec<PortId> = self
+                .plug_events
+                .missing(server.id, &inactive)
+                .into_iter()
+                .filter(|p| !active.contains(p.as_str()))
+                .collect();
             if missing.is_empty() {
                 self.plug_events.forget(server.id);
                 return Ok(());
             }
-            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+            let arrived_or_poll = tokio::time::timeout(CACHE_POLL, arrived);
+            if tokio::time::timeout_at(deadline, arrived_or_poll).await.is_err() {
                 self.plug_events.forget(server.id);
                 let ports = missing.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
                 if self.config.vif_plugging_is_fatal {

@@ -52,6 +52,11 @@ pub enum Change {
     },
     /// Starts an operation; a conflict if the server already has one.
     InsertOperation(Operation),
+    /// Fences the batch of a writer outside operations (heal): it applies only
+    /// while the server has no operation in flight.
+    RequireIdle {
+        server_id: ServerId,
+    },
     /// Fences the batch: it applies only while `owner` still owns the operation;
     /// records the step reached.
     HoldOperation {

@@ -170,6 +170,14 @@ where
             Change::InsertOperation(op) => {
                 Self::run(conn, Self::bind_operation(sqlx::query(sql::INSERT_OPERATION), op)).await?;
             }
+            Change::RequireIdle { server_id } => {
+                let query = sqlx::query(sql::REQUIRE_IDLE).bind(DB::uuid(server_id.0));
+                if Self::run(conn, query).await? == 0 {
+                    return Err(Error::Conflict(format!(
+                        "server {server_id} has an operation in flight (or is gone)"
+                    )));
+                }
+            }
             Change::HoldOperation {
                 server_id,
                 id,

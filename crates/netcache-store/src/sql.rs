@@ -134,6 +134,10 @@ pub(crate) const INSERT_OPERATION: &str = concat!(
 );
 
 /// `$3`/`$4` the owner, `$5` the step, `$6` now: a fence on ownership.
+/// Touches the server row (a no-op) only while it has no operation: 0 rows is a conflict.
+pub(crate) const REQUIRE_IDLE: &str = "UPDATE servers SET id = id \
+     WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM operations WHERE server_id = $1)";
+
 pub(crate) const HOLD_OPERATION: &str = "UPDATE operations SET step = $5, updated_at = $6 \
      WHERE server_id = $1 AND id = $2 AND owner_node = $3 AND owner_incarnation = $4";
 

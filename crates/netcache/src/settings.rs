@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
-use netcache_compute::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
+use netcache_compute::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, Sabotage, VirtConfig};
 use netcache_domain::HostName;
 use netcache_domain::cache::{CacheOptions, OnLost};
 use netcache_domain::gc::{ForeignPolicy, GcPolicy};
@@ -180,6 +180,10 @@ pub struct ComputeSettings {
     pub vif_plugging_is_fatal: bool,
     /// Simulated crash point (`after-intent-recorded`, `after-create-sent`): drills only.
     pub crash_at: Option<String>,
+    /// Test hook: a deliberately broken build the chaos checker must catch. Only
+    /// `skip-release` (releasing a VIF removes its record without deleting or
+    /// unbinding the port in Neutron, so the port leaks). Never set it in production.
+    pub sabotage: Option<String>,
 }
 
 impl Default for Settings {
@@ -242,6 +246,7 @@ impl Default for ComputeSettings {
             vif_plugging_timeout: defaults.vif_plugging_timeout.as_secs_f64(),
             vif_plugging_is_fatal: defaults.vif_plugging_is_fatal,
             crash_at: None,
+            sabotage: None,
         }
     }
 }
@@ -312,16 +317,16 @@ impl Settings {
             bail!("invalid configuration: heal.batch_size must be between 1 and 500");
         }
         self.crash_point()?;
+        self.sabotage()?;
         Ok(())
     }
 
     fn crash_point(&self) -> anyhow::Result<Option<CrashPoint>> {
-        self.compute
-            .crash_at
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|e: String| anyhow::anyhow!("invalid configuration: compute.crash_at: {e}"))
+        test_hook("compute.crash_at", self.compute.crash_at.as_deref())
+    }
+
+    fn sabotage(&self) -> anyhow::Result<Option<Sabotage>> {
+        test_hook("compute.sabotage", self.compute.sabotage.as_deref())
     }
 
     pub fn compute_config(&self) -> ComputeConfig {
@@ -373,6 +378,7 @@ impl Settings {
             vif_plugging_timeout: Duration::from_secs_f64(c.vif_plugging_timeout),
             vif_plugging_is_fatal: c.vif_plugging_is_fatal,
             crash_at: self.crash_point().ok().flatten(),
+            sabotage: self.sabotage().ok().flatten(),
         }
     }
 
@@ -382,6 +388,14 @@ impl Settings {
             .clone()
             .unwrap_or_else(|| format!("http://{}", self.listen))
     }
+}
+
+/// A test hook's value, parsed strictly: an unknown one is a configuration error.
+fn test_hook<T: std::str::FromStr<Err = String>>(key: &str, value: Option<&str>) -> anyhow::Result<Option<T>> {
+    value
+        .map(str::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("invalid configuration: {key}: {e}"))
 }
 
 #[cfg(test)]
@@ -449,6 +463,15 @@ mod tests {
             jail.create_file("rate.toml", "[compute]\nspawn_failure_rate = 2.0\n")?;
             let err = format!("{:#}", Settings::load(Some(Path::new("rate.toml")), &[]).unwrap_err());
             assert!(err.contains("compute.spawn_failure_rate"), "{err}");
+            jail.create_file("sabotage.toml", "[compute]\nsabotage = \"skip-releases\"\n")?;
+            let err = format!(
+                "{:#}",
+                Settings::load(Some(Path::new("sabotage.toml")), &[]).unwrap_err()
+            );
+            assert!(err.contains("compute.sabotage"), "{err}");
+            jail.create_file("hook.toml", "[compute]\nsabotage = \"skip-release\"\n")?;
+            let s = Settings::load(Some(Path::new("hook.toml")), &[]).unwrap();
+            assert_eq!(s.compute_config().sabotage, Some(Sabotage::SkipRelease));
             Ok(())
         });
     }

@@ -187,3 +187,26 @@ async fn os_interface_answers_from_records_with_neutron_down() {
     assert_eq!(one["interfaceAttachment"], *attachment);
     assert_eq!(t.neutron().stats().total(), 0, "no Neutron call");
 }
+
+/// Neutron's refusals keep their meaning in Nova's codes (a quota's 409, a 404, a
+/// 400), never a bare 500; the failed attach leaves nothing behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn neutron_refusals_of_an_attach_keep_their_meaning() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let net = t.topology.private_network_id.clone();
+    for (status, key) in [(409, "conflictingRequest"), (404, "itemNotFound"), (400, "badRequest")] {
+        t.fault(FaultRule::new("ports.create", FaultAction::Error { status }).times(1));
+        let (code, body) = t
+            .post(
+                &format!("/servers/{id}/os-interface"),
+                json!({"interfaceAttachment": {"net_id": net}}),
+            )
+            .await;
+        assert_eq!(code, status, "{body}");
+        assert!(body[key]["message"].is_string(), "{body}");
+        assert_eq!(t.interface_port_ids(&id).await.len(), 1);
+        assert_eq!(t.neutron_ports(&id).len(), 1);
+        assert_eq!(ops_left(&t).await, 0);
+    }
+}

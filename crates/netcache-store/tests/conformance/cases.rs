@@ -995,8 +995,19 @@ pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
         tag: Some("nic".into()),
     };
     let op = operation(s.id, attach, &a, at(30));
+    let idle = Change::RequireIdle { server_id: s.id };
+    commit(&*db.store, vec![idle.clone()]).await;
     commit(&*db.store, vec![Change::InsertOperation(op.clone())]).await;
     assert_eq!(db.store.operation(s.id).await.unwrap(), Some(op.clone()));
+    // A writer outside operations (heal) is fenced off a busy server.
+    assert_conflict(
+        db.store
+            .commit(vec![
+                idle.clone(),
+                Change::StartAction(action(s.id, "req-h", at(2), vec![])),
+            ])
+            .await,
+    );
     // A second operation on the server is refused by the key.
     let second = operation(s.id, OperationParams::Delete, &b, at(30));
     assert_conflict(db.store.commit(vec![Change::InsertOperation(second)]).await);
@@ -1055,6 +1066,7 @@ pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
     assert_conflict(db.store.commit(vec![finish(next.id, &b)]).await);
     commit(&*db.store, vec![finish(next.id, &a)]).await;
     assert_eq!(db.store.operation(s.id).await.unwrap(), None);
+    commit(&*db.store, vec![idle]).await;
 }
 
 pub async fn expired_leases_are_claimed_once_and_live_ones_never(db: &Db) {

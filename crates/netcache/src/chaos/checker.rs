@@ -414,12 +414,14 @@ fn nothing_stuck(data: &RunData, report: &mut Report) {
 
 fn acks_reflected(data: &RunData, report: &mut Report) {
     let members = members(data);
+    // `op` of r's server, not over before r started.
     let later = |r: &Record, op: OpKind, port: Option<&str>| {
         data.records.iter().any(|x| {
             x.op == op
                 && x.server == r.server
                 && (port.is_none() || x.port.as_deref() == port)
-                && x.start_ms >= r.start_ms
+                // Concurrent counts: a delete queued on the attach runs after it.
+                && x.end_ms >= r.start_ms
                 && x.outcome.may_have_applied()
         })
     };

@@ -107,8 +107,9 @@ pub struct ChaosArgs {
     /// Run the embedded Neutron without tag-ports-during-bulk-creation (markers in names).
     #[arg(long)]
     pub without_tag_extension: bool,
-    /// TOML file appended to every generated serve config (for keys this harness does
-    /// not set, e.g. `[operations]`); it must start with a [section] header.
+    /// TOML file merged into every generated serve config: its tables merge key by key
+    /// into the harness's (e.g. `[operations]`, or `[compute]` with the test hook
+    /// `sabotage = "skip-release"`), its values win.
     #[arg(long)]
     pub serve_config_extra: Option<PathBuf>,
     /// Milliseconds between samples of the API and Neutron.

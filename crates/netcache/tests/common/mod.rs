@@ -22,6 +22,8 @@ pub struct TestApp {
     pub topology: DefaultTopology,
     pub settings: Settings,
     pub http: reqwest::Client,
+    /// Between netcache and the embedded Neutron, if asked for.
+    pub proxy: Option<proxy::FaultProxy>,
     _dir: tempfile::TempDir,
 }
 
@@ -31,6 +33,10 @@ pub struct Options {
     /// so this only bounds how long a test waits, not whether it passes.
     pub neutron_timeout: Duration,
     pub tweak: fn(&mut Settings),
+    /// Puts the fault proxy between netcache and Neutron.
+    pub proxy: bool,
+    /// A database URL instead of a fresh SQLite file.
+    pub database: Option<String>,
 }
 
 impl Default for Options {
@@ -39,6 +45,8 @@ impl Default for Options {
             sim: SimConfig::default(),
             neutron_timeout: Duration::from_secs(2),
             tweak: |_| {},
+            proxy: false,
+            database: None,
         }
     }
 }
@@ -77,6 +85,20 @@ pub fn attachment_port_ids(body: &Value) -> Vec<String> {
     ids
 }
 
+/// The ports Neutron gives the server, once the build created `n` of them.
+pub async fn wait_for_ports(t: &TestApp, id: &str, n: usize) -> Vec<String> {
+    let mut waited = 0;
+    loop {
+        let ports = t.neutron_ports(id);
+        if ports.len() == n {
+            return ports.iter().map(|p| p["id"].as_str().unwrap().to_owned()).collect();
+        }
+        assert!(waited < 1000, "the build created {} ports", ports.len());
+        waited += 1;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 impl TestApp {
     pub async fn start() -> Self {
         Self::with(Options::default()).await
@@ -88,12 +110,18 @@ impl TestApp {
             .unwrap();
         let topology = sim.handle().create_default_topology(PROJECT);
         let dir = tempfile::tempdir().unwrap();
+        let proxy = match options.proxy {
+            true => Some(proxy::FaultProxy::start(&sim.url()).await),
+            false => None,
+        };
         let mut settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
-            database: format!("sqlite:{}/netcache.db", dir.path().display()),
+            database: options
+                .database
+                .unwrap_or_else(|| format!("sqlite:{}/netcache.db", dir.path().display())),
             ..Settings::default()
         };
-        settings.neutron.url = Some(sim.url());
+        settings.neutron.url = Some(proxy.as_ref().map_or_else(|| sim.url(), |p| p.url().to_owned()));
         settings.neutron.timeout = options.neutron_timeout.as_secs_f64();
         settings.neutron.retries = 1;
         // Tests drive heal and GC passes themselves.
@@ -108,6 +136,7 @@ impl TestApp {
             topology,
             settings,
             http: reqwest::Client::new(),
+            proxy,
             _dir: dir,
         }
     }
@@ -130,6 +159,10 @@ impl TestApp {
 
     pub fn neutron(&self) -> SimHandle {
         self.sim.handle()
+    }
+
+    pub fn proxy(&self) -> &proxy::FaultProxy {
+        self.proxy.as_ref().expect("started with Options::proxy")
     }
 
     pub fn fault(&self, rule: FaultRule) {

@@ -2,7 +2,11 @@
 //! for the seed scenario against a Neutron that cannot be told to misbehave:
 //! - *lose the response*: forward the request, let Neutron commit, never answer;
 //! - *hold until released*: answer nothing, forward the request only when the test
-//!   says so — after the client gave up (the late commit).
+//!   says so — after the client gave up (the late commit);
+//! - *gate*: hold the request until the test opens the gate, then forward it and
+//!   answer (a slow Neutron call the test ends when it chooses);
+//! - *gate the answer*: forward the request at once (Neutron commits) and hold the
+//!   answer until the gate opens (a caller that acts on what it read earlier).
 //!
 //! It also counts calls per Neutron operation. Binds 127.0.0.1 only.
 
@@ -20,6 +24,8 @@ use axum::response::{IntoResponse, Response};
 pub enum ProxyFault {
     LoseResponse,
     HoldUntilReleased,
+    Gate,
+    GateAnswer,
 }
 
 struct Rule {
@@ -43,6 +49,9 @@ struct Shared {
     rules: Mutex<Vec<Rule>>,
     held: Mutex<Vec<Held>>,
     calls: Mutex<BTreeMap<String, u64>>,
+    /// Requests waiting at the gate, and whether it is open.
+    gated: tokio::sync::watch::Sender<usize>,
+    gate_open: tokio::sync::watch::Sender<bool>,
 }
 
 pub struct FaultProxy {
@@ -75,6 +84,8 @@ impl FaultProxy {
             rules: Mutex::default(),
             held: Mutex::default(),
             calls: Mutex::default(),
+            gated: tokio::sync::watch::Sender::new(0),
+            gate_open: tokio::sync::watch::Sender::new(false),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -110,6 +121,23 @@ impl FaultProxy {
             statuses.push(response.status().as_u16());
         }
         statuses
+    }
+
+    /// Waits until `n` requests wait at the gate.
+    pub async fn gated(&self, n: usize) {
+        let mut gated = self.shared.gated.subscribe();
+        gated.wait_for(|held| *held >= n).await.unwrap();
+    }
+
+    /// Lets the gated requests (and any later one) through to Neutron.
+    pub fn open_gate(&self) {
+        self.shared.gate_open.send_replace(true);
+    }
+
+    /// Stops accepting connections: every later call is refused, as by a Neutron
+    /// that is down (each answer closes its connection, so none is pooled).
+    pub fn refuse_connections(&self) {
+        self.task.abort();
     }
 
     pub fn calls(&self) -> BTreeMap<String, u64> {
@@ -169,7 +197,22 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             });
             std::future::pending().await
         }
+        Some(ProxyFault::Gate) => {
+            wait_at_gate(&shared).await;
+            forward(&shared, parts.method, &parts.uri, &parts.headers, body).await
+        }
+        Some(ProxyFault::GateAnswer) => {
+            let answer = forward(&shared, parts.method, &parts.uri, &parts.headers, body).await;
+            wait_at_gate(&shared).await;
+            answer
+        }
     }
+}
+
+async fn wait_at_gate(shared: &Shared) {
+    let mut open = shared.gate_open.subscribe();
+    shared.gated.send_modify(|n| *n += 1);
+    open.wait_for(|open| *open).await.unwrap();
 }
 
 async fn forward(shared: &Shared, method: Method, uri: &Uri, headers: &HeaderMap, body: Bytes) -> Response {
@@ -187,7 +230,9 @@ async fn forward(shared: &Shared, method: Method, uri: &Uri, headers: &HeaderMap
     match request.send().await {
         Ok(upstream) => {
             let status = upstream.status();
-            let mut response = Response::builder().status(status.as_u16());
+            let mut response = Response::builder()
+                .status(status.as_u16())
+                .header("connection", "close");
             for (name, value) in upstream.headers() {
                 if name != "transfer-encoding" && name != "content-length" && name != "connection" {
                     response = response.header(name.as_str(), value.as_bytes());

@@ -1,0 +1,192 @@
+//! Two netcache instances, each owning its hosts, sharing one PostgreSQL database
+//! (as several processes do): neither takes over the other's live work, and an
+//! attach through one racing a delete through the other leaks nothing. Runs only
+//! when `NETCACHE_TEST_PG_URL` names a PostgreSQL server (CI tier 2).
+
+mod common;
+
+use std::time::Duration;
+
+use common::proxy::ProxyFault;
+use common::{Options, TestApp};
+use netcache::app::App;
+use netcache::chaos::pg::ScratchDatabase;
+use netcache::settings::Settings;
+use neutron_sim::SimConfig;
+use reqwest::Method;
+use serde_json::json;
+
+struct Pair {
+    /// Instance `a` (host-a), with the embedded Neutron and the fault proxy.
+    a: TestApp,
+    /// Instance `b` (host-b), on the same database and Neutron.
+    b: Option<App>,
+    database: ScratchDatabase,
+}
+
+impl Pair {
+    async fn start() -> Option<Self> {
+        Self::with(SimConfig::default(), |_| {}).await
+    }
+
+    /// `tweak` applies to both instances' settings.
+    async fn with(sim: SimConfig, tweak: fn(&mut Settings)) -> Option<Self> {
+        let Ok(admin) = std::env::var("NETCACHE_TEST_PG_URL") else {
+            eprintln!("NETCACHE_TEST_PG_URL is not set: skipped");
+            return None;
+        };
+        let database = ScratchDatabase::create(&admin, uuid::Uuid::new_v4().as_u64_pair().0)
+            .await
+            .unwrap();
+        let mut a = TestApp::with(Options {
+            sim,
+            proxy: true,
+            neutron_timeout: Duration::from_secs(60),
+            database: Some(database.url.clone()),
+            ..Options::default()
+        })
+        .await;
+        // Started on the default hosts; restarted as host-a's owner.
+        a.settings.compute.hosts = vec!["host-a".into()];
+        tweak(&mut a.settings);
+        a.restart(|_| {}).await;
+        let mut pair = Self { a, b: None, database };
+        pair.start_b().await;
+        Some(pair)
+    }
+
+    async fn start_b(&mut self) {
+        let mut settings = self.a.settings.clone();
+        settings.compute.hosts = vec!["host-b".into()];
+        self.b = Some(App::start(&settings).await.unwrap());
+    }
+
+    fn b(&self) -> &App {
+        self.b.as_ref().unwrap()
+    }
+
+    async fn call_b(&self, method: Method, path: &str) -> (u16, serde_json::Value) {
+        let url = format!("{}/v2.1{path}", self.b().api_url());
+        common::send_json(&self.a.http, method, &url, None).await
+    }
+
+    async fn settle(&self) {
+        self.a.app().compute.settle().await;
+        self.b().compute.settle().await;
+    }
+
+    async fn stop(mut self) {
+        if let Some(b) = self.b.take() {
+            b.shutdown().await;
+        }
+        if let Some(a) = self.a.app.take() {
+            a.shutdown().await;
+        }
+        self.database.drop_database().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarting_process_leaves_a_live_processs_build_alone() {
+    let Some(mut pair) = Pair::start().await else { return };
+    let t = &pair.a;
+    // a's build has recorded its intent; Neutron holds the create.
+    t.proxy().inject(Method::POST, "/v2.0/ports", 1, ProxyFault::Gate);
+    let (status, created) = t
+        .post(
+            "/servers",
+            json!({"server": {"name": "vm", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["server"]["id"].as_str().unwrap().to_owned();
+    t.proxy().gated(1).await;
+
+    // b restarts (claiming what is orphaned) and runs GC: a's work is not orphaned.
+    pair.b.take().unwrap().shutdown().await;
+    pair.start_b().await;
+    let b = pair.b();
+    assert_eq!(b.compute.claim_orphaned_operations().await.unwrap(), 0);
+    let report = b.compute.gc().await.unwrap();
+    assert_eq!(report.intents_resolved, 0, "a's pending intent is a's");
+    let op = b.compute.store().operation(id.parse().unwrap()).await.unwrap();
+    assert_eq!(op.unwrap().owner, *pair.a.app().compute.owner(), "still a's");
+
+    pair.a.proxy().open_gate();
+    pair.settle().await;
+    let server = pair.a.server(&id).await;
+    assert_eq!(server["status"], "ACTIVE", "{server}");
+    assert_eq!(server["OS-EXT-SRV-ATTR:host"], "host-a", "{server}");
+    assert_eq!(pair.a.neutron_ports(&id).len(), 1);
+    assert_eq!(pair.a.interface_port_ids(&id).await.len(), 1);
+    pair.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attach_through_one_process_and_a_delete_through_the_other_leak_nothing() {
+    let Some(pair) = Pair::start().await else { return };
+    let t = &pair.a;
+    let id = t.boot_on_private().await;
+    t.proxy().inject(Method::POST, "/v2.0/ports", 1, ProxyFault::Gate);
+    let (http, url) = (t.http.clone(), t.url(&format!("/servers/{id}/os-interface")));
+    let body = json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}});
+    let attach = tokio::spawn(async move { common::send_json(&http, Method::POST, &url, Some(body)).await });
+    t.proxy().gated(1).await;
+
+    let (status, body) = pair.call_b(Method::DELETE, &format!("/servers/{id}")).await;
+    assert_eq!(status, 204, "the delete is queued on the attach: {body}");
+    t.proxy().open_gate();
+    let (status, body) = attach.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    pair.settle().await;
+
+    assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404);
+    assert_eq!(pair.call_b(Method::GET, &format!("/servers/{id}")).await.0, 404);
+    assert!(t.neutron_ports(&id).is_empty(), "no port left");
+    let server_id = id.parse().unwrap();
+    let store = t.app().compute.store();
+    assert!(store.vifs(server_id).await.unwrap().is_empty(), "no VIF record left");
+    assert!(store.operations().await.unwrap().is_empty());
+    pair.stop().await;
+}
+
+/// A build on a waits for `network-vif-plugged`; Neutron sends the events to b.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_build_sees_plug_events_the_other_process_took() {
+    let sim = SimConfig {
+        bind_activates: false,
+        ..SimConfig::default()
+    };
+    let Some(pair) = Pair::with(sim, |s| s.compute.vif_plugging_timeout = 300.0).await else {
+        return;
+    };
+    let t = &pair.a;
+    let (status, created) = t
+        .post(
+            "/servers",
+            json!({"server": {"name": "w", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["server"]["id"].as_str().unwrap().to_owned();
+    let port = common::wait_for_ports(t, &id, 1).await.remove(0);
+    // The build waits once its cache holds the port (an event before that is
+    // remembered only by the process that took it).
+    let server_id = id.parse().unwrap();
+    for waited in 0.. {
+        if !t.app().compute.network_info(server_id).await.unwrap().0.is_empty() {
+            break;
+        }
+        assert!(waited < 1000, "the build recorded its port");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let event =
+        json!({"events": [{"name": "network-vif-plugged", "server_uuid": id, "tag": port, "status": "completed"}]});
+    let url = format!("{}/v2.1/os-server-external-events", pair.b().api_url());
+    let (status, body) = common::send_json(&t.http, Method::POST, &url, Some(event)).await;
+    assert_eq!(status, 200, "{body}");
+    pair.settle().await;
+    let server = t.server(&id).await;
+    assert_eq!(server["status"], "ACTIVE", "{server}");
+    pair.stop().await;
+}
