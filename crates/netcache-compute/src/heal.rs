@@ -294,6 +294,11 @@ impl Compute {
         if server.is_deleted() {
             return Ok(());
         }
+        let restored = restored_vifs(server, vifs, observation);
+        let vifs: &[VifRecord] = &vifs
+            .iter()
+            .map(|v| restored.iter().find(|r| r.port_id == v.port_id).unwrap_or(v).clone())
+            .collect::<Vec<_>>();
         let observed = observation.observed(vifs);
         let outcome = cache::build_network_info(&CacheInputs {
             server_id: server.id,
@@ -316,6 +321,7 @@ impl Compute {
         if !outcome.lost.is_empty() {
             changes.extend(self.lost_changes(server, vifs, &outcome.lost, now));
         }
+        changes.extend(restored.iter().cloned().map(Change::UpdateVif));
         changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
         if outcome.info == stored.info && changes.len() == 2 {
             return Ok(());
@@ -324,6 +330,10 @@ impl Compute {
             Ok(()) => {
                 report.cache_writes += 1;
                 metrics::counter!("netcache_cache_writes_total", "source" => "heal").increment(1);
+                for vif in &restored {
+                    info!(server.id = %server.id, port.id = %vif.port_id, "Port {} is back on server {}; restored", vif.port_id, server.id);
+                    metrics::counter!("netcache_restored_vifs_total").increment(1);
+                }
                 for lost in outcome.lost {
                     warn!(
                         server.id = %server.id, port.id = %lost.port_id, reason = ?lost.reason,
@@ -399,6 +409,25 @@ impl Compute {
 }
 
 /// VIF records whose port details (os-interface's answer) changed in Neutron.
+/// VIFs marked lost whose port Neutron gives the server again: attached once more
+/// (a port id is never reused, so it is the same port, back).
+fn restored_vifs(server: &Server, vifs: &[VifRecord], observation: &Observation) -> Vec<VifRecord> {
+    let device_id = server.id.to_string();
+    vifs.iter()
+        .filter(|v| v.state == VifState::Lost)
+        .filter(|v| {
+            observation
+                .ports
+                .get(&v.port_id)
+                .is_some_and(|p| p.carries_device_id(&device_id))
+        })
+        .map(|v| VifRecord {
+            state: VifState::Attached,
+            ..v.clone()
+        })
+        .collect()
+}
+
 fn refreshed_details(vifs: &[VifRecord], observed: &HashMap<PortId, Observed>, lost: &[LostVif]) -> Vec<Change> {
     vifs.iter()
         .filter(|v| v.is_attached() && !lost.iter().any(|l| l.port_id == v.port_id))

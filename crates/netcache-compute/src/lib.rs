@@ -34,7 +34,7 @@ mod interfaces;
 mod loops;
 mod operations;
 mod plugging;
-mod recovery;
+mod resume;
 pub mod virt;
 
 pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};

@@ -11,7 +11,7 @@ use neutron_sim::{FaultAction, FaultRule};
 use serde_json::json;
 
 /// A service that dies (stops dead, its node lock dropped) at the crash point `tweak` sets.
-async fn doomed(tweak: fn(&mut netcache::settings::Settings)) -> TestApp {
+async fn doomed(tweak: Tweak) -> TestApp {
     TestApp::with(Options {
         tweak,
         ..Options::default()
@@ -68,19 +68,26 @@ async fn a_build_interrupted_at_any_step_is_finished_after_a_restart() {
     }
 }
 
+type Tweak = fn(&mut netcache::settings::Settings);
+
+/// The steps of a release (delete, detach) a process can die at.
+const RELEASE_CRASH_POINTS: [(&str, Tweak); 2] = [
+    ("after-release-recorded", crash_at!("after-release-recorded")),
+    ("after-release-sent", crash_at!("after-release-sent")),
+];
+
+/// A doomed service with a server of two ports on the private network.
+async fn doomed_with_two_ports(tweak: Tweak) -> (TestApp, String) {
+    let t = doomed(tweak).await;
+    let net = &t.topology.private_network_id;
+    let id = t.boot(json!([{"uuid": net}, {"uuid": net}])).await;
+    (t, id)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delete_interrupted_at_any_step_is_finished_after_a_restart() {
-    for (point, tweak) in [
-        (
-            "after-release-recorded",
-            crash_at!("after-release-recorded") as fn(&mut _),
-        ),
-        ("after-release-sent", crash_at!("after-release-sent")),
-    ] {
-        let mut t = doomed(tweak).await;
-        let id = t
-            .boot(json!([{"uuid": t.topology.private_network_id}, {"uuid": t.topology.private_network_id}]))
-            .await;
+    for (point, tweak) in RELEASE_CRASH_POINTS {
+        let (mut t, id) = doomed_with_two_ports(tweak).await;
         assert_eq!(t.server(&id).await["status"], "ACTIVE");
         let (status, _) = t.delete(&format!("/servers/{id}")).await;
         assert_eq!(status, 204, "{point}");
@@ -98,17 +105,8 @@ async fn a_delete_interrupted_at_any_step_is_finished_after_a_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_detach_interrupted_at_any_step_is_finished_after_a_restart() {
-    for (point, tweak) in [
-        (
-            "after-release-recorded",
-            crash_at!("after-release-recorded") as fn(&mut _),
-        ),
-        ("after-release-sent", crash_at!("after-release-sent")),
-    ] {
-        let mut t = doomed(tweak).await;
-        let id = t
-            .boot(json!([{"uuid": t.topology.private_network_id}, {"uuid": t.topology.private_network_id}]))
-            .await;
+    for (point, tweak) in RELEASE_CRASH_POINTS {
+        let (mut t, id) = doomed_with_two_ports(tweak).await;
         let ports = t.interface_port_ids(&id).await;
         let (status, _) = t.delete(&format!("/servers/{id}/os-interface/{}", ports[1])).await;
         assert_eq!(status, 202, "{point}");
@@ -209,4 +207,34 @@ async fn neutron_refusals_of_an_attach_keep_their_meaning() {
         assert_eq!(t.neutron_ports(&id).len(), 1);
         assert_eq!(ops_left(&t).await, 0);
     }
+}
+
+/// A port heal found given away is lost; once Neutron gives it back to the
+/// server, heal restores it (it would otherwise be neither shown nor a ghost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_port_that_comes_back_is_restored_by_heal() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let port = t.interface_port_ids(&id).await.remove(0);
+    let bind = |device_id: &str| json!({"port": {"device_id": device_id}});
+    let (status, body) = t
+        .neutron()
+        .request("PUT", &format!("/v2.0/ports/{port}"), Some(bind("")));
+    assert_eq!(status, 200, "{body}");
+    t.app().compute.heal().await.unwrap();
+    assert!(t.interface_port_ids(&id).await.is_empty());
+    let vifs = t.app().compute.store().vifs(id.parse().unwrap()).await.unwrap();
+    assert_eq!(vifs[0].state, VifState::Lost);
+
+    let (status, body) = t
+        .neutron()
+        .request("PUT", &format!("/v2.0/ports/{port}"), Some(bind(&id)));
+    assert_eq!(status, 200, "{body}");
+    t.app().compute.heal().await.unwrap();
+    assert_eq!(t.interface_port_ids(&id).await, [port]);
+    assert_eq!(TestApp::macs(&t.server(&id).await).len(), 1);
+    let vifs = t.app().compute.store().vifs(id.parse().unwrap()).await.unwrap();
+    assert_eq!(vifs[0].state, VifState::Attached);
+    let report = t.app().compute.heal().await.unwrap();
+    assert!(report.ghosts.is_empty());
 }

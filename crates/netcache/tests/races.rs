@@ -281,3 +281,28 @@ async fn with_neutron_down_a_boot_says_so_and_an_attach_is_503() {
     assert!(response.headers().contains_key("retry-after"));
     assert_eq!(t.interface_port_ids(&up).await.len(), 1);
 }
+
+/// A delete that arrives while an attach waits on Neutron is queued on it (204 at
+/// once) and runs when the attach is done: the attach's port goes with the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_during_an_attach_runs_after_it() {
+    let t = proxied().await;
+    let id = t.boot_on_private().await;
+    let attach = t.attach_held_at_create(&id).await;
+    let (status, body) = t.call(Method::DELETE, &format!("/servers/{id}"), None).await;
+    assert_eq!(status, 204, "{body}");
+    let (status, _) = t
+        .post(
+            &format!("/servers/{id}/os-interface"),
+            json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}}),
+        )
+        .await;
+    assert_eq!(status, 409, "one operation at a time");
+    t.proxy().open_gate();
+    let (status, body) = attach.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    t.app().compute.settle().await;
+    assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404);
+    assert!(t.neutron_ports(&id).is_empty());
+    assert_eq!(ops_left(&t).await, 0);
+}

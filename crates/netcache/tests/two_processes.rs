@@ -127,11 +127,7 @@ async fn an_attach_through_one_process_and_a_delete_through_the_other_leak_nothi
     let Some(pair) = Pair::start().await else { return };
     let t = &pair.a;
     let id = t.boot_on_private().await;
-    t.proxy().inject(Method::POST, "/v2.0/ports", 1, ProxyFault::Gate);
-    let (http, url) = (t.http.clone(), t.url(&format!("/servers/{id}/os-interface")));
-    let body = json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}});
-    let attach = tokio::spawn(async move { common::send_json(&http, Method::POST, &url, Some(body)).await });
-    t.proxy().gated(1).await;
+    let attach = t.attach_held_at_create(&id).await;
 
     let (status, body) = pair.call_b(Method::DELETE, &format!("/servers/{id}")).await;
     assert_eq!(status, 204, "the delete is queued on the attach: {body}");

@@ -272,6 +272,18 @@ impl TestApp {
         created["port"].clone()
     }
 
+    /// Starts an attach on the private network whose port create Neutron holds at
+    /// the proxy's gate; returns once it is held, with the request's task.
+    pub async fn attach_held_at_create(&self, id: &str) -> tokio::task::JoinHandle<(u16, Value)> {
+        self.proxy()
+            .inject(reqwest::Method::POST, "/v2.0/ports", 1, proxy::ProxyFault::Gate);
+        let (http, url) = (self.http.clone(), self.url(&format!("/servers/{id}/os-interface")));
+        let body = json!({"interfaceAttachment": {"net_id": self.topology.private_network_id}});
+        let attach = tokio::spawn(async move { send_json(&http, reqwest::Method::POST, &url, Some(body)).await });
+        self.proxy().gated(1).await;
+        attach
+    }
+
     /// MAC addresses shown in `/servers/{id}` addresses.
     pub fn macs(server: &Value) -> Vec<String> {
         let mut macs: Vec<String> = server["addresses"]
