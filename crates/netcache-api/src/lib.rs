@@ -111,8 +111,10 @@ impl FromRequestParts<AppState> for Caller {
         let user = header("x-user-id").unwrap_or("netcache-user").to_owned();
         // Without Keystone, a caller that names no roles is the local operator
         // (admin), as in Neutron's noauth mode; named roles are honoured.
-        let is_admin =
-            header("x-roles").is_none_or(|roles| roles.split(',').any(|r| matches!(r.trim(), "admin" | "service")));
+        let roles: Vec<String> = header("x-roles")
+            .map(|roles| roles.split(',').map(|r| r.trim().to_lowercase()).collect())
+            .unwrap_or_else(|| vec!["admin".to_owned()]);
+        let is_admin = roles.iter().any(|r| matches!(r.as_str(), "admin" | "service"));
         let request_id = parts
             .extensions
             .get::<RequestId>()
@@ -122,6 +124,7 @@ impl FromRequestParts<AppState> for Caller {
                 request_id,
                 project_id: project,
                 user_id: user,
+                roles,
             },
             is_admin,
         })

@@ -57,16 +57,38 @@ pub struct RequestContext {
     pub request_id: String,
     pub project_id: String,
     pub user_id: String,
+    /// Keystone role names (lower case).
+    pub roles: Vec<String>,
 }
 
 impl RequestContext {
-    /// A context for netcache's own work (recovery, background builds).
+    /// A context for netcache's own work (recovery, background builds): the
+    /// operator's, so admin.
     pub fn system(project_id: &str) -> Self {
         Self {
             request_id: new_request_id(),
             project_id: project_id.to_owned(),
             user_id: "netcache".to_owned(),
+            roles: vec!["admin".to_owned()],
         }
+    }
+
+    /// A project member's request (tests, one-off commands acting for a user).
+    pub fn member(project_id: &str, user_id: &str) -> Self {
+        Self {
+            request_id: new_request_id(),
+            project_id: project_id.to_owned(),
+            user_id: user_id.to_owned(),
+            roles: vec!["member".to_owned(), "reader".to_owned()],
+        }
+    }
+
+    pub fn has_role(&self, role: &str) -> bool {
+        self.roles.iter().any(|r| r == role)
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.has_role("admin")
     }
 }
 
