@@ -20,6 +20,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     Forbidden(String),
+    /// A request body over the server's limit (oslo.middleware's sizelimit).
+    #[error("Request is too large. Larger than max_request_body_size ({limit}).")]
+    RequestTooLarge { limit: usize },
     #[error(transparent)]
     Compute(#[from] ComputeError),
 }
@@ -33,6 +36,7 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::RequestTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Compute(e) => match e {
                 C::ServerNotFound(_) | C::InterfaceNotFound { .. } => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
@@ -40,10 +44,15 @@ impl ApiError {
                 | C::PortNotUsable { .. }
                 | C::NoNetworkAvailable
                 | C::NoMoreFixedIps(_)
+                | C::FixedIpAlreadyInUse(_)
                 | C::InvalidInput(_) => StatusCode::BAD_REQUEST,
-                C::PortInUse(_) | C::NetworkAmbiguous | C::FixedIpAlreadyInUse(_) | C::InvalidState { .. } => {
-                    StatusCode::CONFLICT
-                }
+                C::ExternalNetworkAttachForbidden(_) => StatusCode::FORBIDDEN,
+                // Nova's os-interface answers these otherwise than a boot does.
+                C::OnAttach(refusal) => match refusal.as_ref() {
+                    C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,
+                    _ => StatusCode::NOT_FOUND,
+                },
+                C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) => StatusCode::CONFLICT,
                 C::Overloaded | C::Interrupted(_) => StatusCode::SERVICE_UNAVAILABLE,
                 C::Neutron(n) => neutron_status(n),

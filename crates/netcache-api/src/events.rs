@@ -65,7 +65,7 @@ fn validate(body: &EventsBody) -> ApiResult<()> {
 }
 
 async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    caller.require_admin("os-server-external-events")?;
+    caller.authorize("os_compute_api:os-server-external-events:create")?;
     let body: EventsBody = wire::parse_body(&body)?;
     validate(&body)?;
     let mut results = Vec::with_capacity(body.events.len());
@@ -97,7 +97,7 @@ async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> A
 }
 
 async fn audit(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
-    caller.require_admin("the audit")?;
+    caller.authorize("netcache:audit")?;
     let report = state.compute.audit(&|_, _| {}).await?;
     Ok(Json(wire::audit_view(&report)))
 }

@@ -22,7 +22,9 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn list(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller
+        .server(&state, &id, "os_compute_api:os-attach-interfaces:list")
+        .await?;
     let interfaces = state.compute.interfaces(server.id).await?;
     let views: Vec<Value> = interfaces.iter().map(wire::interface_view).collect();
     Ok(Json(json!({"interfaceAttachments": views})))
@@ -33,7 +35,9 @@ async fn show(
     caller: Caller,
     Path((id, port_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller
+        .server(&state, &id, "os_compute_api:os-attach-interfaces:show")
+        .await?;
     let interface = state.compute.interface(server.id, &PortId::from(port_id)).await?;
     Ok(Json(json!({"interfaceAttachment": wire::interface_view(&interface)})))
 }
@@ -44,7 +48,9 @@ async fn attach(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller
+        .server(&state, &id, "os_compute_api:os-attach-interfaces:create")
+        .await?;
     let body: AttachBody = wire::parse_body(&body)?;
     let fields = body.interface_attachment;
     let fixed_ip = match fields.fixed_ips.as_deref() {
@@ -95,7 +101,9 @@ async fn detach(
     caller: Caller,
     Path((id, port_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller
+        .server(&state, &id, "os_compute_api:os-attach-interfaces:delete")
+        .await?;
     state
         .compute
         .detach_interface(&caller.ctx, server.id, &PortId::from(port_id))

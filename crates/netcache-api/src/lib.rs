@@ -21,6 +21,7 @@ mod flavors;
 mod images;
 mod interfaces;
 pub mod metrics;
+pub mod policy;
 mod servers;
 mod versions;
 pub mod wire;
@@ -87,34 +88,44 @@ async fn stamp_response(request: Request, next: Next) -> Response {
 #[derive(Clone)]
 struct RequestId(String);
 
-/// The caller: project and user from the (Keystone-style) headers, or defaults.
+/// The caller: project, user and roles from the (Keystone-style) headers, or
+/// defaults. No `X-Roles` at all is the local operator (admin), as in Neutron's
+/// noauth mode, whose Nova notifier sends no identity; an empty or unreadable
+/// identity header is refused, never read as admin.
 pub struct Caller {
     pub ctx: RequestContext,
-    pub is_admin: bool,
 }
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let header = |name: &str| {
-            parts
-                .headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
+        let header = |name: &str| -> ApiResult<Option<&str>> {
+            let Some(value) = parts.headers.get(name) else {
+                return Ok(None);
+            };
+            match value.to_str().map(str::trim) {
+                Ok(v) if !v.is_empty() => Ok(Some(v)),
+                _ => Err(ApiError::BadRequest(format!(
+                    "The {name} header is empty or unreadable."
+                ))),
+            }
         };
-        let project = header("x-project-id")
+        let project = header("x-project-id")?
             .unwrap_or(&state.config.default_project)
             .to_owned();
-        let user = header("x-user-id").unwrap_or("netcache-user").to_owned();
-        // Without Keystone, a caller that names no roles is the local operator
-        // (admin), as in Neutron's noauth mode; named roles are honoured.
-        let roles: Vec<String> = header("x-roles")
-            .map(|roles| roles.split(',').map(|r| r.trim().to_lowercase()).collect())
-            .unwrap_or_else(|| vec!["admin".to_owned()]);
-        let is_admin = roles.iter().any(|r| matches!(r.as_str(), "admin" | "service"));
+        let user = header("x-user-id")?.unwrap_or("netcache-user").to_owned();
+        let roles: Vec<String> = match header("x-roles")? {
+            Some(roles) => roles
+                .split(',')
+                .map(|r| r.trim().to_lowercase())
+                .filter(|r| !r.is_empty())
+                .collect(),
+            None => vec!["admin".to_owned()],
+        };
+        if roles.is_empty() {
+            return Err(ApiError::BadRequest("The x-roles header names no role.".into()));
+        }
         let request_id = parts
             .extensions
             .get::<RequestId>()
@@ -126,32 +137,27 @@ impl FromRequestParts<AppState> for Caller {
                 user_id: user,
                 roles,
             },
-            is_admin,
         })
     }
 }
 
 impl Caller {
-    pub fn require_admin(&self, what: &str) -> ApiResult<()> {
-        if self.is_admin {
-            Ok(())
-        } else {
-            Err(ApiError::Forbidden(format!(
-                "Policy doesn't allow {what} to be performed."
-            )))
-        }
-    }
-
-    /// The server, if it exists and the caller may see it; 404 otherwise (Nova
-    /// does not reveal other projects' servers).
-    pub async fn server(&self, state: &AppState, id: &str) -> ApiResult<netcache_domain::server::Server> {
+    /// The server, if `rule` lets the caller act on servers, it exists and the
+    /// caller may see it; 404 otherwise (Nova does not reveal other projects' servers).
+    pub async fn server(
+        &self,
+        state: &AppState,
+        id: &str,
+        rule: &'static str,
+    ) -> ApiResult<netcache_domain::server::Server> {
+        self.authorize(rule)?;
         let not_found = || ApiError::NotFound(format!("Instance {id} could not be found."));
         let server_id: ServerId = id.parse().map_err(|_| not_found())?;
         let server = state.compute.server(server_id).await.map_err(|e| match e {
             netcache_compute::Error::ServerNotFound(_) => not_found(),
             other => other.into(),
         })?;
-        if !self.is_admin && server.project_id.as_str() != self.ctx.project_id {
+        if !self.ctx.is_admin() && server.project_id.as_str() != self.ctx.project_id {
             return Err(not_found());
         }
         Ok(server)

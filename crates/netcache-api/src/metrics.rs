@@ -132,7 +132,10 @@ pub fn describe() {
 }
 
 /// `GET /metrics`: the Prometheus text exposition.
-pub(crate) async fn render(State(state): State<AppState>) -> Response {
+pub(crate) async fn render(State(state): State<AppState>, caller: crate::Caller) -> Response {
+    if let Err(refused) = caller.authorize("netcache:metrics") {
+        return refused.into_response();
+    }
     if let Err(e) = state.compute.refresh_gauges().await {
         tracing::warn!(error = %e, "Could not refresh gauges from the store: {e}");
     }

@@ -28,8 +28,26 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/servers/{id}/os-instance-actions/{request_id}", get(action))
 }
 
-async fn visible_servers(state: &AppState, caller: &Caller) -> ApiResult<Vec<netcache_domain::server::Server>> {
-    let project = (!caller.is_admin).then_some(caller.ctx.project_id.as_str());
+/// The caller's project's servers; every project's with `all_tenants` (admins
+/// only, as in Nova: an admin without it sees its own project's).
+async fn visible_servers(
+    state: &AppState,
+    caller: &Caller,
+    pairs: &[(String, String)],
+    rule: &'static str,
+) -> ApiResult<Vec<netcache_domain::server::Server>> {
+    let all_tenants = pairs
+        .iter()
+        .any(|(k, v)| k == "all_tenants" && !matches!(v.to_lowercase().as_str(), "0" | "false" | "off" | "no"));
+    let project = if all_tenants {
+        caller.authorize(match rule {
+            "os_compute_api:servers:detail" => "os_compute_api:servers:detail:get_all_tenants",
+            _ => "os_compute_api:servers:index:get_all_tenants",
+        })?;
+        None
+    } else {
+        Some(caller.ctx.project_id.as_str())
+    };
     Ok(state.compute.servers(project).await?)
 }
 
@@ -39,10 +57,12 @@ async fn page_of_servers(
     state: &AppState,
     caller: &Caller,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    rule: &'static str,
 ) -> ApiResult<(Vec<Server>, wire::Paging)> {
+    caller.authorize(rule)?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let paging = wire::parse_paging(&pairs)?;
-    let mut servers = visible_servers(state, caller).await?;
+    let mut servers = visible_servers(state, caller, &pairs, rule).await?;
     filter_servers(state, &pairs, &mut servers).await?;
     if let Some(marker) = &paging.marker {
         let position = servers
@@ -102,7 +122,7 @@ async fn list(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
-    let (servers, paging) = page_of_servers(&state, &caller, query).await?;
+    let (servers, paging) = page_of_servers(&state, &caller, query, "os_compute_api:servers:index").await?;
     let views = servers.iter().map(|s| wire::server_summary(base, s)).collect();
     Ok(Json(servers_page(base, "servers", views, &paging)))
 }
@@ -113,7 +133,7 @@ async fn list_detail(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
-    let (servers, paging) = page_of_servers(&state, &caller, query).await?;
+    let (servers, paging) = page_of_servers(&state, &caller, query, "os_compute_api:servers:detail").await?;
     let mut views = Vec::new();
     for server in servers {
         let info = state.compute.network_info(server.id).await?;
@@ -123,7 +143,7 @@ async fn list_detail(
 }
 
 async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
     let info = state.compute.network_info(server.id).await?;
     Ok(Json(
         json!({"server": wire::server_detail(&state.config.public_url, &server, &info)}),
@@ -131,6 +151,7 @@ async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<Stri
 }
 
 async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
+    caller.authorize("os_compute_api:servers:create")?;
     let body: CreateServerBody = wire::parse_body(&body)?;
     let request = parse_create(body)?;
     let server = state.compute.create_server(&caller.ctx, request).await?;
@@ -226,13 +247,13 @@ pub(crate) fn parse_uuid(text: &str, what: &str) -> ApiResult<String> {
 }
 
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller.server(&state, &id, "os_compute_api:servers:delete").await?;
     state.compute.delete_server(&caller.ctx, server.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn ips(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller.server(&state, &id, "os_compute_api:ips:index").await?;
     let info = state.compute.network_info(server.id).await?;
     Ok(Json(json!({"addresses": wire::addresses(&server, &info, false)})))
 }
@@ -242,7 +263,7 @@ async fn ips_of_network(
     caller: Caller,
     Path((id, network)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller.server(&state, &id, "os_compute_api:ips:show").await?;
     let info = state.compute.network_info(server.id).await?;
     let mut addresses = wire::addresses(&server, &info, false);
     let list = addresses
@@ -252,7 +273,9 @@ async fn ips_of_network(
 }
 
 async fn actions(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller
+        .server(&state, &id, "os_compute_api:os-instance-actions:list")
+        .await?;
     let actions = state.compute.actions(server.id).await?;
     Ok(Json(
         json!({"instanceActions": actions.iter().map(|a| wire::action_view(a, false)).collect::<Vec<_>>()}),
@@ -264,7 +287,9 @@ async fn action(
     caller: Caller,
     Path((id, request_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    let server = caller.server(&state, &id).await?;
+    let server = caller
+        .server(&state, &id, "os_compute_api:os-instance-actions:show")
+        .await?;
     let actions = state.compute.actions(server.id).await?;
     let action = actions
         .iter()

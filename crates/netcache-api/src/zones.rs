@@ -22,7 +22,7 @@ async fn list(State(state): State<AppState>) -> Json<Value> {
 }
 
 async fn detail(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
-    caller.require_admin("os_compute_api:os-availability-zone:detail")?;
+    caller.authorize("os_compute_api:os-availability-zone:detail")?;
     let config = state.compute.config();
     let hosts: Vec<String> = config.hosts.iter().map(ToString::to_string).collect();
     Ok(Json(wire::availability_zones(&config.availability_zone, Some(&hosts))))

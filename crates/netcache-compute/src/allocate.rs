@@ -17,6 +17,7 @@ use netcache_domain::marker::{MarkerMode, OwnershipMarker};
 use netcache_domain::neutron::Port;
 use netcache_domain::server::Server;
 use netcache_domain::vif::{PortDetails, VifOrigin, VifRecord, VifState};
+use netcache_domain::visibility::{PortAccess, User, port_access};
 use netcache_domain::{HostName, IntentId, NetworkId, PortId, ServerId};
 use netcache_neutron::{FixedIpRequest, PortCreate, PortFilter, PortUpdate};
 use tracing::{info, warn};
@@ -100,7 +101,7 @@ impl Compute {
             Err(e) => {
                 self.finish_intent(&intent, IntentState::Failed, None, Some(e.to_string()))
                     .await?;
-                Err(Error::from_neutron_refusal(e))
+                Err(Error::from_neutron_refusal(e, slot.fixed_ip))
             }
         }
     }
@@ -260,9 +261,13 @@ impl Compute {
         port_id: &PortId,
         tag: Option<String>,
     ) -> Result<Interface> {
-        let port = self
-            .usable_user_port(&server.project_id, Some(server.id), port_id)
-            .await?;
+        // The caller's view was checked when the request was accepted; the
+        // operation acts for netcache (admin), with the server's project.
+        let user = User {
+            project: &server.project_id,
+            admin: true,
+        };
+        let port = self.usable_user_port(user, Some(server.id), port_id).await?;
         let vif = VifRecord {
             port_id: port.id.clone(),
             server_id: server.id,
@@ -294,7 +299,7 @@ impl Compute {
                 .await?;
                 return Err(match e.status() {
                     Some(412 | 409) => Error::PortInUse(port_id.clone()),
-                    _ => Error::from_neutron_refusal(e),
+                    _ => Error::from_neutron_refusal(e, None),
                 });
             }
             // Resolved by lookup: bound to this server, it applied; otherwise the
@@ -335,11 +340,13 @@ impl Compute {
         Ok(Interface { vif })
     }
 
-    /// Nova's rules for a requested port: it exists, belongs to the project, and
+    /// Nova's rules for a requested port: it exists and the user sees it (a port
+    /// of another project is answered as one that does not exist, unless the user
+    /// is an admin: then it is not usable), a non-admin may use its network, and
     /// no device holds it (or `holder`, the server asking, already does).
     pub(crate) async fn usable_user_port(
         &self,
-        project: &netcache_domain::ProjectId,
+        user: User<'_>,
         holder: Option<ServerId>,
         port_id: &PortId,
     ) -> Result<Port> {
@@ -350,11 +357,19 @@ impl Compute {
                 e.into()
             }
         })?;
-        if &port.project_id != project {
-            return Err(Error::PortNotUsable {
-                port: port_id.clone(),
-                reason: "it belongs to another project".to_owned(),
-            });
+        match port_access(&port, user) {
+            PortAccess::Usable => {}
+            PortAccess::Unseen => return Err(Error::PortNotFound(port_id.clone())),
+            PortAccess::OtherProject => {
+                return Err(Error::PortNotUsable {
+                    port: port_id.clone(),
+                    reason: "it belongs to another project".to_owned(),
+                });
+            }
+        }
+        if !user.admin {
+            self.usable_networks(user, std::slice::from_ref(&port.network_id))
+                .await?;
         }
         let held_by_asker = holder.is_some_and(|id| port.device_id == id.to_string());
         if !port.device_id.is_empty() && !held_by_asker {

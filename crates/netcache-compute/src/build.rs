@@ -1,6 +1,7 @@
 //! Server builds (with reschedules) and deletes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -10,7 +11,9 @@ use netcache_domain::intent::IntentState;
 use netcache_domain::operation::{Operation, OperationKind, OperationParams, QueuedDelete, resumes_in_place};
 use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
+use netcache_domain::visibility::{NetworkAccess, User, network_access};
 use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
+use netcache_neutron::PortFilter;
 use netcache_store::ServerFilter;
 use tracing::{error, info, warn};
 
@@ -34,7 +37,11 @@ impl Compute {
     /// server as building and starts its build in the background.
     pub async fn create_server(self: &Arc<Self>, ctx: &RequestContext, request: CreateServer) -> Result<Server> {
         let project = ProjectId::from(ctx.project_id.as_str());
-        let networks = self.validate_networks(&project, &request.networks).await?;
+        let user = User {
+            project: &project,
+            admin: ctx.is_admin(),
+        };
+        let networks = self.validate_networks(user, &request.networks).await?;
         let now = self.clock.now();
         let server = Server {
             id: ServerId::new_v4(),
@@ -70,14 +77,15 @@ impl Compute {
         Ok(server)
     }
 
-    /// Nova's `validate_networks`: named networks must exist, requested ports must
-    /// be usable, and "auto" must find exactly one network. Returns the requests
-    /// with "auto" resolved, so a build never has to guess.
-    async fn validate_networks(&self, project: &ProjectId, requests: &NetworkRequests) -> Result<NetworkRequests> {
+    /// Nova's `validate_networks`: named networks must exist and be usable by the
+    /// caller, requested ports must be usable, requested fixed IPs free, and
+    /// "auto" must find exactly one network. Returns the requests with "auto"
+    /// resolved, so a build never has to guess.
+    async fn validate_networks(&self, user: User<'_>, requests: &NetworkRequests) -> Result<NetworkRequests> {
         let explicit = match requests {
             NetworkRequests::None => return Ok(NetworkRequests::None),
             NetworkRequests::Auto => {
-                let network = self.only_available_network(project).await?;
+                let network = self.only_available_network(user).await?;
                 return Ok(NetworkRequests::Explicit(vec![NetworkRequest::Network {
                     network_id: Some(network),
                     fixed_ip: None,
@@ -93,10 +101,7 @@ impl Compute {
                 NetworkRequest::Port { .. } => None,
             })
             .collect();
-        let topology = self.catalog.topology(self.neutron.as_ref(), &named).await?;
-        if let Some(missing) = named.iter().find(|id| !topology.networks.contains_key(*id)) {
-            return Err(Error::NetworkNotFound(missing.clone()));
-        }
+        self.usable_networks(user, &named).await?;
         let mut ports = HashSet::new();
         let mut resolved = Vec::with_capacity(explicit.len());
         for request in explicit {
@@ -107,7 +112,7 @@ impl Compute {
                             "Port {port_id} is requested more than once."
                         )));
                     }
-                    self.usable_user_port(project, None, port_id).await?;
+                    self.usable_user_port(user, None, port_id).await?;
                     if self.store.vif_by_port(port_id).await?.is_some() {
                         return Err(Error::PortInUse(port_id.clone()));
                     }
@@ -119,7 +124,7 @@ impl Compute {
                     tag,
                 } => {
                     resolved.push(NetworkRequest::Network {
-                        network_id: Some(self.only_available_network(project).await?),
+                        network_id: Some(self.only_available_network(user).await?),
                         fixed_ip: *fixed_ip,
                         tag: tag.clone(),
                     });
@@ -127,11 +132,71 @@ impl Compute {
                 NetworkRequest::Network { .. } => resolved.push(request.clone()),
             }
         }
+        for request in &resolved {
+            if let NetworkRequest::Network {
+                network_id: Some(network_id),
+                fixed_ip: Some(ip),
+                ..
+            } = request
+            {
+                self.fixed_ip_free(network_id, *ip).await?;
+            }
+        }
         Ok(NetworkRequests::Explicit(resolved))
     }
 
-    pub(crate) async fn only_available_network(&self, project: &ProjectId) -> Result<NetworkId> {
-        let available = self.catalog.available_networks(self.neutron.as_ref(), project).await?;
+    /// Checks that `user` may put ports on these networks (docs/ARCHITECTURE.md,
+    /// "Network visibility"): one that does not exist or that Neutron would not
+    /// show the user is Nova's `NetworkNotFound`; then an external one a
+    /// non-admin may not use is Nova's `ExternalNetworkAttachForbidden`. Details
+    /// come from the catalog, so a known network costs no Neutron call.
+    pub(crate) async fn usable_networks(&self, user: User<'_>, ids: &[NetworkId]) -> Result<()> {
+        let topology = self.catalog.topology(self.neutron.as_ref(), ids).await?;
+        let access = |id: &NetworkId| topology.networks.get(id).map(|n| network_access(n, user));
+        if let Some(unseen) = ids
+            .iter()
+            .find(|id| matches!(access(id), None | Some(NetworkAccess::Unseen)))
+        {
+            return Err(Error::NetworkNotFound(unseen.clone()));
+        }
+        if let Some(external) = ids
+            .iter()
+            .find(|id| access(id) == Some(NetworkAccess::ExternalForbidden))
+        {
+            return Err(Error::ExternalNetworkAttachForbidden(external.clone()));
+        }
+        Ok(())
+    }
+
+    /// Nova's check that a requested fixed IP is free on its network. Whoever
+    /// holds it, the refusal names the address only (it may be another project's
+    /// port, on another project's subnet of a shared network).
+    pub(crate) async fn fixed_ip_free(&self, network_id: &NetworkId, ip: IpAddr) -> Result<()> {
+        let holders = self
+            .neutron
+            .list_ports(&PortFilter {
+                network_ids: vec![network_id.clone()],
+                fixed_ip: Some(ip),
+                ..PortFilter::default()
+            })
+            .await?;
+        if holders.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::FixedIpAlreadyInUse(ip))
+        }
+    }
+
+    /// The only network `user`'s project may boot on without naming one (its
+    /// own and shared ones, never another project's).
+    pub(crate) async fn only_available_network(&self, user: User<'_>) -> Result<NetworkId> {
+        let available: Vec<_> = self
+            .catalog
+            .available_networks(self.neutron.as_ref(), user.project)
+            .await?
+            .into_iter()
+            .filter(|n| network_access(n, user) == NetworkAccess::Usable)
+            .collect();
         match available.as_slice() {
             [] => Err(Error::NoNetworkAvailable),
             [only] => Ok(only.id.clone()),

@@ -1,5 +1,7 @@
 //! Errors of compute operations. The API maps each to Nova's HTTP error in one place.
 
+use std::net::IpAddr;
+
 use netcache_domain::{NetworkId, PortId, ServerId};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -8,8 +10,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     #[error("Instance {0} could not be found.")]
     ServerNotFound(ServerId),
+    /// Also the answer for a network the caller may not see (another project's).
     #[error("Network {0} could not be found.")]
     NetworkNotFound(NetworkId),
+    /// Also the answer for a port the caller may not see (another project's).
     #[error("Port id {0} could not be found.")]
     PortNotFound(PortId),
     #[error("Instance {server} does not have a port with id {port}")]
@@ -24,8 +28,16 @@ pub enum Error {
     NoNetworkAvailable,
     #[error("Zero fixed IPs could be found.")]
     NoMoreFixedIps(String),
+    /// Names the address only: never the subnet or port that holds it.
     #[error("Fixed IP address {0} is already in use.")]
-    FixedIpAlreadyInUse(String),
+    FixedIpAlreadyInUse(IpAddr),
+    /// Nova's 403 for a non-admin's port on an external network that is not shared.
+    #[error("It is not allowed to create an interface on external network {0}")]
+    ExternalNetworkAttachForbidden(NetworkId),
+    /// A refusal of an attach that Nova answers there otherwise than on a boot
+    /// (see [`Error::on_attach`]).
+    #[error(transparent)]
+    OnAttach(Box<Error>),
     #[error("Invalid input: {0}")]
     InvalidInput(String),
     #[error("Cannot '{action}' instance {server} while it is in vm_state {vm_state}")]
@@ -89,15 +101,75 @@ impl Error {
         }
     }
 
+    /// Marks an attach's refusal that Nova answers otherwise than a boot's: a
+    /// network or port the caller cannot see is a 404 there (400 on a boot), a
+    /// fixed IP in use a 409 (400 on a boot). Other errors are left as they are.
+    pub(crate) fn on_attach(self) -> Self {
+        match self {
+            Self::NetworkNotFound(_) | Self::PortNotFound(_) | Self::FixedIpAlreadyInUse(_) => {
+                Self::OnAttach(Box::new(self))
+            }
+            other => other,
+        }
+    }
+
     /// Maps a definite Neutron refusal of a create or update to what it means here.
-    pub(crate) fn from_neutron_refusal(err: netcache_neutron::Error) -> Self {
-        match err.kind() {
-            Some("IpAddressGenerationFailure") => Self::NoMoreFixedIps(err.to_string()),
-            Some("IpAddressAlreadyAllocated" | "IpAddressInUse") => Self::FixedIpAlreadyInUse(err.to_string()),
-            Some("InvalidIpForNetwork" | "InvalidIpForSubnet" | "InvalidInput" | "HTTPBadRequest") => {
+    /// `fixed_ip` is the address the request asked for: Neutron's own message for
+    /// an address in use names the subnet (maybe another project's), so it is
+    /// not passed on.
+    pub(crate) fn from_neutron_refusal(err: netcache_neutron::Error, fixed_ip: Option<IpAddr>) -> Self {
+        match (err.kind(), fixed_ip) {
+            (Some("IpAddressGenerationFailure"), _) => Self::NoMoreFixedIps(err.to_string()),
+            (Some("IpAddressAlreadyAllocated" | "IpAddressInUse"), Some(ip)) => Self::FixedIpAlreadyInUse(ip),
+            (Some("InvalidIpForNetwork" | "InvalidIpForSubnet" | "InvalidInput" | "HTTPBadRequest"), _) => {
                 Self::InvalidInput(err.to_string())
             }
             _ => Self::Neutron(err),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_in_use_is_named_by_the_address_alone() {
+        let subnet = "5f0c6a4e-7d0b-4d6e-9f7e-2b7c1f0a9d11";
+        for kind in ["IpAddressAlreadyAllocated", "IpAddressInUse"] {
+            let refusal = netcache_neutron::Error::Rejected {
+                operation: "create_port",
+                status: 409,
+                kind: kind.to_owned(),
+                message: format!("IP address 10.8.0.50 already allocated in subnet {subnet}"),
+            };
+            let error = Error::from_neutron_refusal(refusal, Some("10.8.0.50".parse().unwrap()));
+            assert_eq!(error.to_string(), "Fixed IP address 10.8.0.50 is already in use.");
+        }
+    }
+
+    #[test]
+    fn attach_marks_only_the_refusals_nova_answers_otherwise_there() {
+        let network = || NetworkId::from("n");
+        let port = || PortId::from("p");
+        let marked = [
+            Error::NetworkNotFound(network()),
+            Error::PortNotFound(port()),
+            Error::FixedIpAlreadyInUse("10.0.0.5".parse().unwrap()),
+        ];
+        for error in marked {
+            let message = error.to_string();
+            let on_attach = error.on_attach();
+            assert!(matches!(on_attach, Error::OnAttach(_)), "{on_attach:?}");
+            assert_eq!(on_attach.to_string(), message, "same message");
+        }
+        let kept = [
+            Error::ExternalNetworkAttachForbidden(network()),
+            Error::PortInUse(port()),
+            Error::NetworkAmbiguous,
+        ];
+        for error in kept {
+            assert!(!matches!(error.on_attach(), Error::OnAttach(_)));
         }
     }
 }

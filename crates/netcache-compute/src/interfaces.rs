@@ -9,6 +9,7 @@ use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::server::VmState;
 use netcache_domain::vif::{VifOrigin, VifRecord};
+use netcache_domain::visibility::User;
 use netcache_domain::{NetworkId, PortId, ServerId};
 use tokio::sync::oneshot;
 use tracing::info;
@@ -60,11 +61,16 @@ impl Compute {
             .max()
             .unwrap_or(0)
             .max(server.requested_networks.slots().len() as i64);
+        let user = User {
+            project: &server.project_id,
+            admin: ctx.is_admin(),
+        };
         let params = match request {
             AttachRequest::Port { port_id, tag } => {
                 // Nova's checks before anything is recorded.
-                self.usable_user_port(&server.project_id, Some(server_id), &port_id)
-                    .await?;
+                self.usable_user_port(user, Some(server_id), &port_id)
+                    .await
+                    .map_err(Error::on_attach)?;
                 if self.store.vif_by_port(&port_id).await?.is_some() {
                     return Err(Error::PortInUse(port_id));
                 }
@@ -83,17 +89,16 @@ impl Compute {
             } => {
                 let network_id = match network_id {
                     Some(id) => {
-                        let topology = self
-                            .catalog
-                            .topology(self.neutron.as_ref(), std::slice::from_ref(&id))
-                            .await?;
-                        if !topology.networks.contains_key(&id) {
-                            return Err(Error::NetworkNotFound(id));
-                        }
+                        self.usable_networks(user, std::slice::from_ref(&id))
+                            .await
+                            .map_err(Error::on_attach)?;
                         id
                     }
-                    None => self.only_available_network(&server.project_id).await?,
+                    None => self.only_available_network(user).await?,
                 };
+                if let Some(ip) = fixed_ip {
+                    self.fixed_ip_free(&network_id, ip).await.map_err(Error::on_attach)?;
+                }
                 OperationParams::Attach {
                     position,
                     network_id: Some(network_id),
@@ -112,7 +117,9 @@ impl Compute {
             self.attach_waiters.lock().expect("attach waiters").remove(&id);
             return Err(e);
         }
-        rx.await.unwrap_or(Err(Error::Interrupted(server_id)))
+        rx.await
+            .unwrap_or(Err(Error::Interrupted(server_id)))
+            .map_err(Error::on_attach)
     }
 
     /// The attach itself; its outcome goes to the waiting request, if any.

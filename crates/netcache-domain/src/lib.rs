@@ -6,7 +6,9 @@
 //!   from netcache's own VIF records plus Neutron's port details;
 //! - [`ghost::classify_ports`] decides which Neutron ports are ghosts;
 //! - [`allocation::resolve_ambiguous_create`] decides what to do after a create-port
-//!   call whose outcome is unknown.
+//!   call whose outcome is unknown;
+//! - [`visibility::network_access`] / [`visibility::port_access`] decide which
+//!   networks and ports a caller may use.
 
 pub mod action;
 pub mod allocation;
@@ -22,5 +24,6 @@ pub mod neutron;
 pub mod operation;
 pub mod server;
 pub mod vif;
+pub mod visibility;
 
 pub use ids::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId, SubnetId};

@@ -665,6 +665,7 @@ impl NeutronApi for HttpNeutron {
         q.one("project_id", filter.project_id.as_ref())
             .one("device_owner", filter.device_owner.as_ref())
             .one("name", filter.name.as_ref())
+            .one("fixed_ips", filter.fixed_ip.map(|ip| format!("ip_address={ip}")))
             .joined("tags", &filter.tags)
             .joined("tags-any", &filter.tags_any)
             .any_of("id", &filter.ids)

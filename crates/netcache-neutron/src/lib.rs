@@ -112,6 +112,8 @@ pub struct PortFilter {
     pub tags: Vec<String>,
     /// Any of these tags.
     pub tags_any: Vec<String>,
+    /// Ports holding this address (`fixed_ips=ip_address=…`).
+    pub fixed_ip: Option<IpAddr>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,6 +1,8 @@
 //! Wires the pieces into a running service: store, Neutron (embedded or real),
 //! compute service and the compute API.
 
+mod serve_http;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +19,8 @@ use url::Url;
 
 use crate::settings::Settings;
 
+pub use serve_http::HttpLimits;
+
 /// A running netcache: the API server plus, unless a Neutron URL is configured,
 /// the embedded Neutron.
 pub struct App {
@@ -25,6 +29,8 @@ pub struct App {
     pub neutron_url: String,
     pub embedded_neutron: Option<RunningSim>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Stops the API server (dropping it does too).
+    stop_server: tokio::sync::oneshot::Sender<()>,
     loops: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -102,7 +108,11 @@ impl App {
                 public_url,
             }),
         });
-        let server = tokio::spawn(async move { axum::serve(listener, router).await });
+        let (stop_server, stop) = tokio::sync::oneshot::channel::<()>();
+        let limits = settings.http_limits();
+        let server = tokio::spawn(serve_http::serve(listener, router, limits, async {
+            let _ = stop.await;
+        }));
         if let Some(sim) = &embedded_neutron {
             // Neutron's Nova notifier, pointed at our events endpoint.
             sim.handle().set_nova_url(Some(format!("http://{api_addr}/v2.1")));
@@ -115,6 +125,7 @@ impl App {
             neutron_url,
             embedded_neutron,
             server,
+            stop_server,
             loops,
         })
     }
@@ -123,13 +134,15 @@ impl App {
         format!("http://{}", self.api_addr)
     }
 
-    /// Stops serving (in-flight builds are awaited first).
+    /// Stops serving (in-flight builds are awaited first, then in-flight requests
+    /// for a few seconds).
     pub async fn shutdown(self) {
         for task in &self.loops {
             task.abort();
         }
         self.compute.settle().await;
-        self.server.abort();
+        let _ = self.stop_server.send(());
+        let _ = self.server.await;
         if let Some(sim) = self.embedded_neutron {
             sim.shutdown().await;
         }
@@ -137,7 +150,11 @@ impl App {
 
     /// Runs until the API server stops.
     pub async fn wait(self) -> anyhow::Result<()> {
-        self.server.await??;
+        let Self {
+            server, stop_server, ..
+        } = self;
+        server.await??;
+        drop(stop_server);
         Ok(())
     }
 }

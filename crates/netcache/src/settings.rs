@@ -14,6 +14,8 @@ use netcache_domain::cache::{CacheOptions, OnLost};
 use netcache_domain::gc::{ForeignPolicy, GcPolicy};
 use serde::{Deserialize, Serialize};
 
+use crate::app::HttpLimits;
+
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
 const SECTIONS: [&str; 6] = ["neutron", "compute", "api", "heal", "gc", "operations"];
 
@@ -134,6 +136,17 @@ pub struct ApiSettings {
     pub default_project: String,
     /// Base URL in `links`; defaults to `http://<listen>`.
     pub public_url: Option<String>,
+    /// Seconds a client has to send a request head (from connecting, or from the
+    /// first byte of a request on a kept-alive connection).
+    pub header_read_timeout: f64,
+    /// Seconds a kept-alive connection may wait for its next request (and a
+    /// request for its body) before it is closed.
+    pub idle_timeout: f64,
+    /// Connections served at once; further ones wait in the listen backlog.
+    pub max_connections: usize,
+    /// Largest request body in bytes; beyond it, 413 (oslo.middleware's
+    /// `max_request_body_size`, whose default this is).
+    pub max_body_bytes: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -206,6 +219,11 @@ impl Default for ApiSettings {
         Self {
             default_project: "demo".to_owned(),
             public_url: None,
+            header_read_timeout: 10.0,
+            idle_timeout: 60.0,
+            max_connections: 1024,
+            // Nova's API pipeline limits bodies with oslo.middleware's sizelimit: 112 KiB.
+            max_body_bytes: 114_688,
         }
     }
 }
@@ -313,6 +331,17 @@ impl Settings {
         {
             bail!("invalid configuration: operations.workers, max_queued and max_concurrent_builds must be positive");
         }
+        for (key, seconds) in [
+            ("api.header_read_timeout", self.api.header_read_timeout),
+            ("api.idle_timeout", self.api.idle_timeout),
+        ] {
+            if !(seconds > 0.0 && seconds.is_finite()) {
+                bail!("invalid configuration: {key} must be a positive number of seconds");
+            }
+        }
+        if self.api.max_connections == 0 || self.api.max_body_bytes == 0 {
+            bail!("invalid configuration: api.max_connections and api.max_body_bytes must be positive");
+        }
         if self.heal.batch_size == 0 || self.heal.batch_size > 500 {
             bail!("invalid configuration: heal.batch_size must be between 1 and 500");
         }
@@ -379,6 +408,15 @@ impl Settings {
             vif_plugging_is_fatal: c.vif_plugging_is_fatal,
             crash_at: self.crash_point().ok().flatten(),
             sabotage: self.sabotage().ok().flatten(),
+        }
+    }
+
+    pub fn http_limits(&self) -> HttpLimits {
+        HttpLimits {
+            header_read_timeout: Duration::try_from_secs_f64(self.api.header_read_timeout).unwrap_or(Duration::MAX),
+            idle_timeout: Duration::try_from_secs_f64(self.api.idle_timeout).unwrap_or(Duration::MAX),
+            max_connections: self.api.max_connections,
+            max_body_bytes: self.api.max_body_bytes,
         }
     }
 

@@ -121,7 +121,7 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
     assert_eq!(status, 200, "{by_port}");
     assert_eq!(by_port["interfaceAttachment"]["port_id"], user_id);
 
-    // The same fixed IP again is a conflict; a missing network a 400.
+    // The same fixed IP again is a conflict; a missing network a 404 (Nova's attach).
     let (status, body) = t
         .post(
             &path,
@@ -135,7 +135,7 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
             json!({"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}),
         )
         .await;
-    assert_nova_error(status, &body, 400);
+    assert_nova_error(status, &body, 404);
 
     assert_eq!(t.interface_port_ids(&id).await.len(), 4);
     let server = t.server(&id).await;
@@ -331,7 +331,7 @@ async fn bad_input_gets_nova_format_4xx_never_500() {
             reqwest::Method::POST,
             format!("/servers/{id}/os-interface"),
             Some(r#"{"interfaceAttachment": {"port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}"#),
-            400,
+            404,
         ),
         (
             "detach unknown port",

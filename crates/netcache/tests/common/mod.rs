@@ -67,6 +67,11 @@ pub async fn send_json(
     if let Some(body) = body {
         request = request.json(&body);
     }
+    send(request).await
+}
+
+/// Sends a built request; returns the status and the JSON body (`Null` if none).
+pub async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();

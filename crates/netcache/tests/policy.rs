@@ -1,0 +1,236 @@
+//! The policy matrix: every endpoint × {reader, member, admin, service, another
+//! project's member, no identity headers}, with the code Nova's default policy
+//! (secure RBAC) gives. Identity comes from the noauth headers (`X-Project-Id`,
+//! `X-Roles`); no headers at all is the local operator (admin).
+
+mod common;
+
+use common::{PROJECT, TestApp};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, Debug)]
+enum Who {
+    Reader,
+    Member,
+    Admin,
+    Service,
+    OtherMember,
+    Nobody,
+}
+
+const EVERYONE: [Who; 6] = [
+    Who::Reader,
+    Who::Member,
+    Who::Admin,
+    Who::Service,
+    Who::OtherMember,
+    Who::Nobody,
+];
+
+impl Who {
+    fn headers(self) -> Vec<(&'static str, &'static str)> {
+        match self {
+            Who::Reader => vec![("x-project-id", PROJECT), ("x-roles", "reader")],
+            Who::Member => vec![("x-project-id", PROJECT), ("x-roles", "member,reader")],
+            Who::Admin => vec![("x-project-id", PROJECT), ("x-roles", "admin,member,reader")],
+            Who::Service => vec![("x-project-id", "service"), ("x-roles", "service")],
+            Who::OtherMember => vec![("x-project-id", "other"), ("x-roles", "member,reader")],
+            Who::Nobody => vec![],
+        }
+    }
+}
+
+async fn call(t: &TestApp, who: Who, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    let url = if path == "/metrics" || path.starts_with("/netcache/") {
+        format!("{}{path}", t.app().api_url())
+    } else {
+        t.url(path)
+    };
+    let mut request = t.http.request(method, url);
+    for (name, value) in who.headers() {
+        request = request.header(name, value);
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    common::send(request).await
+}
+
+/// A server of the test project for `who` to act on.
+async fn server_of_project(t: &TestApp) -> String {
+    t.boot(json!("none")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
+    let t = TestApp::start().await;
+    let s = server_of_project(&t).await;
+    let event = json!({"events": [{"name": "network-changed", "server_uuid": s}]});
+    let no_port = "00000000-0000-0000-0000-000000000001";
+    //   reader, member, admin, service, other, nobody
+    let table: Vec<(Method, String, Option<Value>, [u16; 6])> = vec![
+        (Method::GET, "/servers".into(), None, [200, 200, 200, 403, 200, 200]),
+        (
+            Method::GET,
+            "/servers/detail".into(),
+            None,
+            [200, 200, 200, 403, 200, 200],
+        ),
+        (
+            Method::GET,
+            "/servers?all_tenants=1".into(),
+            None,
+            [403, 403, 200, 403, 403, 200],
+        ),
+        (
+            Method::GET,
+            "/servers/detail?all_tenants=True".into(),
+            None,
+            [403, 403, 200, 403, 403, 200],
+        ),
+        (
+            Method::GET,
+            format!("/servers/{s}"),
+            None,
+            [200, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::GET,
+            format!("/servers/{s}/ips"),
+            None,
+            [200, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::GET,
+            format!("/servers/{s}/os-interface"),
+            None,
+            [200, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::GET,
+            format!("/servers/{s}/os-instance-actions"),
+            None,
+            [200, 200, 200, 403, 404, 200],
+        ),
+        // Allowed callers reach the lookup of a port the server does not have.
+        (
+            Method::DELETE,
+            format!("/servers/{s}/os-interface/{no_port}"),
+            None,
+            [403, 404, 404, 403, 404, 404],
+        ),
+        (
+            Method::POST,
+            "/os-server-external-events".into(),
+            Some(event),
+            [403, 403, 200, 200, 403, 200],
+        ),
+        (Method::GET, "/os-availability-zone".into(), None, [200; 6]),
+        (
+            Method::GET,
+            "/os-availability-zone/detail".into(),
+            None,
+            [403, 403, 200, 403, 403, 200],
+        ),
+        (Method::GET, "/flavors".into(), None, [200; 6]),
+        (
+            Method::GET,
+            "/netcache/v1/audit".into(),
+            None,
+            [403, 403, 200, 403, 403, 200],
+        ),
+        (Method::GET, "/metrics".into(), None, [403, 403, 200, 403, 403, 200]),
+    ];
+    let mut wrong = Vec::new();
+    for (method, path, body, expected) in &table {
+        for (who, want) in EVERYONE.iter().zip(expected) {
+            let (got, answer) = call(&t, *who, method.clone(), path, body.clone()).await;
+            if got != *want {
+                wrong.push(format!("{method} {path} as {who:?}: {got}, want {want}: {answer}"));
+            }
+            if got == 403 {
+                let message = answer["forbidden"]["message"].as_str().unwrap_or_default();
+                assert!(message.starts_with("Policy doesn't allow"), "{method} {path}: {answer}");
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Writes: a reader and a service may not boot or delete; a member may, in its
+/// own project; another project's member cannot see the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_members_and_admins_boot_delete_and_attach() {
+    let t = TestApp::start().await;
+    let boot = json!({"server": {"name": "p", "flavorRef": "1", "networks": "none"}});
+    for (who, want) in EVERYONE.iter().zip([403, 202, 202, 403, 202, 202]) {
+        let (got, body) = call(&t, *who, Method::POST, "/servers", Some(boot.clone())).await;
+        assert_eq!(got, want, "boot as {who:?}: {body}");
+    }
+    let net = t.topology.private_network_id.clone();
+    let attach = json!({"interfaceAttachment": {"net_id": net}});
+    for (who, want) in EVERYONE.iter().zip([403, 200, 200, 403, 404, 200]) {
+        let s = server_of_project(&t).await;
+        let path = format!("/servers/{s}/os-interface");
+        let (got, body) = call(&t, *who, Method::POST, &path, Some(attach.clone())).await;
+        assert_eq!(got, want, "attach as {who:?}: {body}");
+    }
+    for (who, want) in EVERYONE.iter().zip([403, 204, 204, 403, 404, 204]) {
+        let s = server_of_project(&t).await;
+        let (got, body) = call(&t, *who, Method::DELETE, &format!("/servers/{s}"), None).await;
+        assert_eq!(got, want, "delete as {who:?}: {body}");
+        t.app().compute.settle().await;
+    }
+}
+
+/// An empty or unreadable identity header is refused, never read as admin.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_or_unreadable_identity_headers_are_refused() {
+    let t = TestApp::start().await;
+    for (name, value) in [
+        ("x-roles", b"".as_slice()),
+        ("x-roles", b" , ".as_slice()),
+        ("x-roles", b"adm\xffin".as_slice()),
+        ("x-project-id", b"".as_slice()),
+    ] {
+        let response = t
+            .http
+            .get(t.url("/servers"))
+            .header(name, reqwest::header::HeaderValue::from_bytes(value).unwrap())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        assert_eq!(status, 400, "{name}: {value:?}: {body}");
+        assert!(body["badRequest"]["message"].is_string(), "{body}");
+    }
+}
+
+/// An admin sees its own project's servers unless it asks for all tenants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_sees_other_projects_only_with_all_tenants() {
+    let t = TestApp::start().await;
+    let boot = json!({"server": {"name": "theirs", "flavorRef": "1", "networks": "none"}});
+    let (status, body) = call(&t, Who::OtherMember, Method::POST, "/servers", Some(boot)).await;
+    assert_eq!(status, 202, "{body}");
+    let theirs = body["server"]["id"].as_str().unwrap().to_owned();
+    let ids = |body: &Value| -> Vec<String> {
+        body["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, own) = call(&t, Who::Admin, Method::GET, "/servers", None).await;
+    assert!(!ids(&own).contains(&theirs), "{own}");
+    let (_, all) = call(&t, Who::Admin, Method::GET, "/servers?all_tenants=1", None).await;
+    assert!(ids(&all).contains(&theirs), "{all}");
+    let (_, one) = call(&t, Who::Admin, Method::GET, &format!("/servers/{theirs}"), None).await;
+    assert_eq!(
+        one["server"]["tenant_id"], "other",
+        "an admin may act on any project's server"
+    );
+}
