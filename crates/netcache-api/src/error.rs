@@ -20,6 +20,11 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     Forbidden(String),
+    /// No token, or one Keystone does not know (keystonemiddleware's wording).
+    #[error("The request you have made requires authentication.")]
+    Unauthorized,
+    #[error("The identity service cannot be reached to check the token; retry later.")]
+    IdentityUnavailable,
     /// A request body over the server's limit (oslo.middleware's sizelimit).
     #[error("Request is too large. Larger than max_request_body_size ({limit}).")]
     RequestTooLarge { limit: usize },
@@ -36,6 +41,8 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::IdentityUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::RequestTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Compute(e) => match e {
                 C::ServerNotFound(_) | C::InterfaceNotFound { .. } => StatusCode::NOT_FOUND,

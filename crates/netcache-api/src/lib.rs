@@ -15,6 +15,7 @@ use axum::routing::get;
 use netcache_compute::{Compute, RequestContext, new_request_id};
 use netcache_domain::ServerId;
 
+pub mod auth;
 mod error;
 mod events;
 mod flavors;
@@ -38,6 +39,8 @@ pub struct ApiConfig {
     pub default_project: String,
     /// Base URL used in `links` (e.g. `http://127.0.0.1:8774`).
     pub public_url: String,
+    /// `auth.strategy = keystone`: tokens validated here; `None` is noauth.
+    pub keystone: Option<Arc<auth::KeystoneAuth>>,
 }
 
 #[derive(Clone)]
@@ -61,6 +64,7 @@ pub fn router(state: AppState) -> Router {
         .merge(zones::routes())
         .merge(images::routes())
         .fallback(|| async { nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })
+        .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn(stamp_response))
         .with_state(state)
 }
@@ -88,8 +92,9 @@ async fn stamp_response(request: Request, next: Next) -> Response {
 #[derive(Clone)]
 struct RequestId(String);
 
-/// The caller: project, user and roles from the (Keystone-style) headers, or
-/// defaults. No `X-Roles` at all is the local operator (admin), as in Neutron's
+/// The caller: with Keystone, the validated token's project, user and roles;
+/// with noauth, the (Keystone-style) headers, or defaults. No `X-Roles` at all is
+/// the local operator (admin), as in Neutron's
 /// noauth mode, whose Nova notifier sends no identity; an empty or unreadable
 /// identity header is refused, never read as admin.
 pub struct Caller {
@@ -100,6 +105,22 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let request_id = parts
+            .extensions
+            .get::<RequestId>()
+            .map_or_else(new_request_id, |r| r.0.clone());
+        if state.config.keystone.is_some() {
+            // The token decides; identity headers the client added are ignored.
+            let identity = parts.extensions.get::<auth::Identity>().ok_or(ApiError::Unauthorized)?;
+            return Ok(Self {
+                ctx: RequestContext {
+                    request_id,
+                    project_id: identity.project_id.clone(),
+                    user_id: identity.user_id.clone(),
+                    roles: identity.roles.clone(),
+                },
+            });
+        }
         let header = |name: &str| -> ApiResult<Option<&str>> {
             let Some(value) = parts.headers.get(name) else {
                 return Ok(None);
@@ -126,10 +147,6 @@ impl FromRequestParts<AppState> for Caller {
         if roles.is_empty() {
             return Err(ApiError::BadRequest("The x-roles header names no role.".into()));
         }
-        let request_id = parts
-            .extensions
-            .get::<RequestId>()
-            .map_or_else(new_request_id, |r| r.0.clone());
         Ok(Self {
             ctx: RequestContext {
                 request_id,

@@ -41,6 +41,7 @@ impl Api {
             config: Arc::new(ApiConfig {
                 default_project: "demo".into(),
                 public_url: BASE.into(),
+                keystone: None,
             }),
         });
         Self { router, _sim: sim }

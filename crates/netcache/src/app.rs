@@ -106,6 +106,7 @@ impl App {
             config: Arc::new(ApiConfig {
                 default_project: settings.api.default_project.clone(),
                 public_url,
+                keystone: settings.keystone_auth(),
             }),
         });
         let (stop_server, stop) = tokio::sync::oneshot::channel::<()>();

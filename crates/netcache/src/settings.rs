@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::HttpLimits;
 
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
-const SECTIONS: [&str; 6] = ["neutron", "compute", "api", "heal", "gc", "operations"];
+const SECTIONS: [&str; 7] = ["neutron", "compute", "api", "auth", "heal", "gc", "operations"];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -27,11 +27,47 @@ pub struct Settings {
     /// `sqlite:PATH` (default, created on first run) or `postgres://…`.
     pub database: String,
     pub api: ApiSettings,
+    pub auth: AuthSettings,
     pub neutron: NeutronSettings,
     pub compute: ComputeSettings,
     pub heal: HealSettings,
     pub gc: GcSettings,
     pub operations: OperationsSettings,
+}
+
+/// Who callers are: `noauth` (identity headers; the zero-config quick start) or
+/// `keystone` (tokens validated against Keystone, as keystonemiddleware does).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthSettings {
+    pub strategy: String,
+    /// Keystone v3 URL, and netcache's service user (password auth, project-scoped).
+    pub auth_url: Option<String>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub project_name: Option<String>,
+    pub user_domain_name: String,
+    pub project_domain_name: String,
+    /// Seconds a token validation is reused.
+    pub cache_ttl: f64,
+    /// Serve noauth on an address other than loopback (anyone could claim admin).
+    pub allow_noauth_on_public: bool,
+}
+
+impl Default for AuthSettings {
+    fn default() -> Self {
+        Self {
+            strategy: "noauth".to_owned(),
+            auth_url: None,
+            username: None,
+            password: None,
+            project_name: None,
+            user_domain_name: "Default".to_owned(),
+            project_domain_name: "Default".to_owned(),
+            cache_ttl: 300.0,
+            allow_noauth_on_public: false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -205,6 +241,7 @@ impl Default for Settings {
             listen: "127.0.0.1:8774".parse().expect("valid default address"),
             database: "sqlite:netcache.db".to_owned(),
             api: ApiSettings::default(),
+            auth: AuthSettings::default(),
             neutron: NeutronSettings::default(),
             compute: ComputeSettings::default(),
             heal: HealSettings::default(),
@@ -298,6 +335,7 @@ impl Settings {
     }
 
     fn validate(&self) -> anyhow::Result<()> {
+        self.validate_auth()?;
         if !(self.neutron.timeout > 0.0 && self.neutron.timeout.is_finite()) {
             bail!("invalid configuration: neutron.timeout must be a positive number of seconds");
         }
@@ -428,6 +466,60 @@ impl Settings {
     }
 }
 
+impl Settings {
+    fn validate_auth(&self) -> anyhow::Result<()> {
+        let a = &self.auth;
+        match a.strategy.as_str() {
+            "noauth" if !self.listen.ip().is_loopback() && !a.allow_noauth_on_public => bail!(
+                "invalid configuration: auth.strategy = noauth on {} lets anyone claim any project and role; \
+                 use auth.strategy = keystone, listen on 127.0.0.1, or set auth.allow_noauth_on_public = true",
+                self.listen
+            ),
+            "noauth" => Ok(()),
+            "keystone" => {
+                for (key, value) in [
+                    ("auth_url", &a.auth_url),
+                    ("username", &a.username),
+                    ("password", &a.password),
+                    ("project_name", &a.project_name),
+                ] {
+                    if value.as_deref().is_none_or(str::is_empty) {
+                        bail!("invalid configuration: auth.strategy = keystone needs auth.{key}");
+                    }
+                }
+                if !(a.cache_ttl >= 0.0 && a.cache_ttl.is_finite()) {
+                    bail!("invalid configuration: auth.cache_ttl must be a number of seconds");
+                }
+                Ok(())
+            }
+            other => bail!("invalid configuration: auth.strategy {other:?}: use noauth or keystone"),
+        }
+    }
+
+    /// The Keystone validation of `auth.strategy = keystone`; `None` for noauth.
+    pub fn keystone_auth(&self) -> Option<std::sync::Arc<netcache_api::auth::KeystoneAuth>> {
+        let a = &self.auth;
+        if a.strategy != "keystone" {
+            return None;
+        }
+        let field = |v: &Option<String>| v.clone().unwrap_or_default();
+        let auth_url = field(&a.auth_url);
+        let keystone = netcache_api::auth::HttpKeystone::new(
+            &auth_url,
+            &field(&a.username),
+            &field(&a.password),
+            &field(&a.project_name),
+            &a.user_domain_name,
+            &a.project_domain_name,
+        );
+        Some(std::sync::Arc::new(netcache_api::auth::KeystoneAuth::new(
+            std::sync::Arc::new(keystone),
+            &auth_url,
+            Duration::from_secs_f64(a.cache_ttl),
+        )))
+    }
+}
+
 /// A test hook's value, parsed strictly: an unknown one is a configuration error.
 fn test_hook<T: std::str::FromStr<Err = String>>(key: &str, value: Option<&str>) -> anyhow::Result<Option<T>> {
     value
@@ -510,6 +602,32 @@ mod tests {
             jail.create_file("hook.toml", "[compute]\nsabotage = \"skip-release\"\n")?;
             let s = Settings::load(Some(Path::new("hook.toml")), &[]).unwrap();
             assert_eq!(s.compute_config().sabotage, Some(Sabotage::SkipRelease));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn noauth_stays_on_loopback_and_keystone_needs_its_credentials() {
+        figment::Jail::expect_with(|jail| {
+            let load = |name: &str| Settings::load(Some(Path::new(name)), &[]).map_err(|e| format!("{e:#}"));
+            jail.create_file("public.toml", "listen = \"0.0.0.0:8774\"\n")?;
+            let err = load("public.toml").unwrap_err();
+            assert!(err.contains("auth.allow_noauth_on_public"), "{err}");
+            jail.create_file(
+                "forced.toml",
+                "listen = \"0.0.0.0:8774\"\n[auth]\nallow_noauth_on_public = true\n",
+            )?;
+            assert!(load("forced.toml").is_ok());
+            jail.create_file(
+                "keystone.toml",
+                "[auth]\nstrategy = \"keystone\"\nauth_url = \"http://k/v3\"\n",
+            )?;
+            let err = load("keystone.toml").unwrap_err();
+            assert!(err.contains("auth.username"), "{err}");
+            jail.create_file("other.toml", "[auth]\nstrategy = \"basic\"\n")?;
+            assert!(load("other.toml").unwrap_err().contains("auth.strategy"));
+            let s = load("forced.toml").unwrap();
+            assert!(s.keystone_auth().is_none(), "noauth by default");
             Ok(())
         });
     }

@@ -1,0 +1,250 @@
+//! Who the caller is, with `auth.strategy = keystone`: the `X-Auth-Token` is
+//! validated against Keystone as keystonemiddleware's auth_token does it
+//! (`GET /v3/auth/tokens` with netcache's own service token), validations are
+//! cached for a short while, and the project, user and roles come from the token
+//! alone — identity headers a client adds are ignored. Keystone sits behind
+//! [`TokenValidator`] (HTTP here, a stub in tests).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tokio::time::Instant;
+
+use crate::{ApiError, AppState};
+
+/// The caller a valid token names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub project_id: String,
+    pub user_id: String,
+    /// Role names, lower case (Keystone lists implied roles too).
+    pub roles: Vec<String>,
+}
+
+/// Keystone's answer about a token: `Ok(None)` for an invalid or expired one;
+/// `Err` when Keystone could not be asked (the caller gets 503, not 401).
+#[async_trait]
+pub trait TokenValidator: Send + Sync + 'static {
+    async fn validate(&self, token: &str) -> Result<Option<Identity>, String>;
+}
+
+/// Validations, cached by the token's SHA-256 (tokens are never kept) for `ttl`.
+pub struct KeystoneAuth {
+    validator: Arc<dyn TokenValidator>,
+    ttl: Duration,
+    /// `Keystone uri="…"`, sent with every 401.
+    www_authenticate: String,
+    cache: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+}
+
+/// Cached validations beyond which expired ones are dropped on the next insert.
+const CACHE_PRUNE_AT: usize = 10_000;
+
+impl KeystoneAuth {
+    pub fn new(validator: Arc<dyn TokenValidator>, auth_url: &str, ttl: Duration) -> Self {
+        Self {
+            validator,
+            ttl,
+            www_authenticate: format!("Keystone uri=\"{auth_url}\""),
+            cache: Mutex::default(),
+        }
+    }
+
+    async fn identify(&self, token: &str) -> Result<Option<Identity>, String> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let now = Instant::now();
+        if let Some((identity, until)) = self.cache.lock().expect("token cache").get(&key)
+            && now < *until
+        {
+            return Ok(Some(identity.clone()));
+        }
+        let Some(identity) = self.validator.validate(token).await? else {
+            return Ok(None);
+        };
+        let mut cache = self.cache.lock().expect("token cache");
+        if cache.len() >= CACHE_PRUNE_AT {
+            cache.retain(|_, (_, until)| now < *until);
+        }
+        cache.insert(key, (identity.clone(), now + self.ttl));
+        Ok(Some(identity))
+    }
+
+    fn unauthorized(&self) -> Response {
+        let mut response = ApiError::Unauthorized.into_response();
+        if let Ok(value) = self.www_authenticate.parse() {
+            response
+                .headers_mut()
+                .insert(axum::http::header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// Paths Nova serves without a token: the version documents.
+fn is_public(path: &str) -> bool {
+    matches!(path, "/" | "/v2.1" | "/v2.1/" | "/image" | "/image/")
+}
+
+/// The authentication layer: with Keystone, every request but the version
+/// documents needs a valid token, and carries its [`Identity`] on.
+pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Some(keystone) = state.config.keystone.clone() else {
+        return next.run(request).await;
+    };
+    if is_public(request.uri().path()) {
+        return next.run(request).await;
+    }
+    let token = request
+        .headers()
+        .get("x-auth-token")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    let Some(token) = token else {
+        return keystone.unauthorized();
+    };
+    match keystone.identify(&token).await {
+        Ok(Some(identity)) => {
+            let mut request = request;
+            request.extensions_mut().insert(identity);
+            next.run(request).await
+        }
+        Ok(None) => keystone.unauthorized(),
+        Err(e) => {
+            tracing::warn!(error = %e, "Cannot validate a token with Keystone: {e}");
+            ApiError::IdentityUnavailable.into_response()
+        }
+    }
+}
+
+/// Keystone v3 over HTTP, as a service: netcache's own token (password auth,
+/// project-scoped) validates users' tokens.
+pub struct HttpKeystone {
+    http: reqwest::Client,
+    tokens_url: String,
+    credentials: serde_json::Value,
+    service_token: tokio::sync::Mutex<Option<String>>,
+}
+
+impl HttpKeystone {
+    pub fn new(
+        auth_url: &str,
+        username: &str,
+        password: &str,
+        project_name: &str,
+        user_domain_name: &str,
+        project_domain_name: &str,
+    ) -> Self {
+        let base = auth_url.trim_end_matches('/');
+        let base = base.strip_suffix("/v3").unwrap_or(base);
+        Self {
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .expect("an HTTP client"),
+            tokens_url: format!("{base}/v3/auth/tokens"),
+            credentials: json!({"auth": {
+                "identity": {"methods": ["password"], "password": {"user": {
+                    "name": username, "domain": {"name": user_domain_name}, "password": password}}},
+                "scope": {"project": {"name": project_name, "domain": {"name": project_domain_name}}}
+            }}),
+            service_token: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    async fn service_token(&self, fresh: bool) -> Result<String, String> {
+        let mut current = self.service_token.lock().await;
+        if let Some(token) = current.as_ref().filter(|_| !fresh) {
+            return Ok(token.clone());
+        }
+        let response = self
+            .http
+            .post(&self.tokens_url)
+            .json(&self.credentials)
+            .send()
+            .await
+            .map_err(|e| format!("Keystone: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "Keystone refused netcache's credentials: HTTP {}",
+                response.status()
+            ));
+        }
+        let token = response
+            .headers()
+            .get("x-subject-token")
+            .and_then(|v| v.to_str().ok())
+            .ok_or("Keystone issued no X-Subject-Token")?
+            .to_owned();
+        *current = Some(token.clone());
+        Ok(token)
+    }
+}
+
+#[derive(Deserialize)]
+struct Validated {
+    token: ValidatedToken,
+}
+
+#[derive(Deserialize)]
+struct ValidatedToken {
+    user: Named,
+    project: Option<Named>,
+    #[serde(default)]
+    roles: Vec<Role>,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct Role {
+    name: String,
+}
+
+#[async_trait]
+impl TokenValidator for HttpKeystone {
+    async fn validate(&self, token: &str) -> Result<Option<Identity>, String> {
+        // A service token Keystone no longer takes is renewed once.
+        for fresh in [false, true] {
+            let service = self.service_token(fresh).await?;
+            let response = self
+                .http
+                .get(&self.tokens_url)
+                .header("x-auth-token", service)
+                .header("x-subject-token", token)
+                .send()
+                .await
+                .map_err(|e| format!("Keystone: {e}"))?;
+            match response.status().as_u16() {
+                200 => {
+                    let body: Validated = response.json().await.map_err(|e| format!("Keystone: {e}"))?;
+                    // An unscoped token names no project: it cannot act on compute.
+                    let Some(project) = body.token.project else {
+                        return Ok(None);
+                    };
+                    return Ok(Some(Identity {
+                        project_id: project.id,
+                        user_id: body.token.user.id,
+                        roles: body.token.roles.into_iter().map(|r| r.name.to_lowercase()).collect(),
+                    }));
+                }
+                404 => return Ok(None),
+                401 if !fresh => continue,
+                status => return Err(format!("Keystone answered HTTP {status} to a validation")),
+            }
+        }
+        Err("Keystone refuses netcache's service token".into())
+    }
+}

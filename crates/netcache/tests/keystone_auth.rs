@@ -1,0 +1,172 @@
+//! `auth.strategy = keystone` against a stub Keystone (127.0.0.1) that issues
+//! netcache's service token and validates users' tokens as Keystone v3 does
+//! (`GET /v3/auth/tokens`, 200 with the token body or 404), counting validations.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use common::TestApp;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+const SERVICE_TOKEN: &str = "netcache-service-token";
+
+struct StubKeystone {
+    /// token → (project, user, roles)
+    tokens: HashMap<&'static str, (&'static str, &'static str, &'static [&'static str])>,
+    validations: AtomicUsize,
+}
+
+async fn issue(State(_): State<Arc<StubKeystone>>, body: axum::Json<Value>) -> impl IntoResponse {
+    let user = &body["auth"]["identity"]["password"]["user"];
+    if user["name"] != "nova" || user["password"] != "nova-secret" {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let mut headers = HeaderMap::new();
+    headers.insert("x-subject-token", SERVICE_TOKEN.parse().unwrap());
+    (StatusCode::CREATED, headers, axum::Json(json!({"token": {}}))).into_response()
+}
+
+async fn validate(State(stub): State<Arc<StubKeystone>>, headers: HeaderMap) -> impl IntoResponse {
+    let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if header("x-auth-token") != SERVICE_TOKEN {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    stub.validations.fetch_add(1, Ordering::SeqCst);
+    match stub.tokens.get(header("x-subject-token")) {
+        Some((project, user, roles)) => {
+            let roles: Vec<Value> = roles.iter().map(|r| json!({"id": r, "name": r})).collect();
+            axum::Json(json!({"token": {"user": {"id": user}, "project": {"id": project}, "roles": roles}}))
+                .into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// A netcache with `auth.strategy = keystone` against a fresh stub Keystone.
+async fn keystone_app() -> (TestApp, Arc<StubKeystone>) {
+    let stub = Arc::new(StubKeystone {
+        tokens: HashMap::from([
+            ("member-token", ("demo", "alice", &["member", "reader"][..])),
+            ("reader-token", ("demo", "rita", &["reader"][..])),
+            ("admin-token", ("admin", "root", &["admin", "member", "reader"][..])),
+            ("service-token", ("service", "neutron", &["service"][..])),
+        ]),
+        validations: AtomicUsize::new(0),
+    });
+    let router = axum::Router::new()
+        .route("/v3/auth/tokens", axum::routing::post(issue).get(validate))
+        .with_state(Arc::clone(&stub));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v3", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let mut t = TestApp::start().await;
+    let auth = &mut t.settings.auth;
+    auth.strategy = "keystone".into();
+    auth.auth_url = Some(url);
+    auth.username = Some("nova".into());
+    auth.password = Some("nova-secret".into());
+    auth.project_name = Some("service".into());
+    t.restart(|_| {}).await;
+    (t, stub)
+}
+
+async fn call(t: &TestApp, token: Option<&str>, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut request = t
+        .http
+        .request(method, t.url(path))
+        // Identity headers a client adds are ignored with Keystone.
+        .header("x-roles", "admin")
+        .header("x-project-id", "elsewhere");
+    if let Some(token) = token {
+        request = request.header("x-auth-token", token);
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    common::send(request).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_token_or_a_bad_one_is_401_with_the_keystone_uri() {
+    let (t, _) = keystone_app().await;
+    for token in [None, Some("forged"), Some("")] {
+        let mut request = t.http.get(t.url("/servers"));
+        if let Some(token) = token {
+            request = request.header("x-auth-token", token);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 401, "{token:?}");
+        let challenge = response.headers()["www-authenticate"].to_str().unwrap().to_owned();
+        assert!(challenge.starts_with("Keystone uri=\"http://127.0.0.1:"), "{challenge}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["unauthorized"]["code"], 401, "{body}");
+    }
+    // The version documents need no token, as in Nova.
+    assert_eq!(t.get("").await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tokens_project_and_roles_decide_whatever_headers_say() {
+    let (t, _) = keystone_app().await;
+    let boot = json!({"server": {"name": "k", "flavorRef": "1", "networks": "none"}});
+    let (status, body) = call(&t, Some("member-token"), Method::POST, "/servers", Some(boot.clone())).await;
+    assert_eq!(status, 202, "{body}");
+    let id = body["server"]["id"].as_str().unwrap().to_owned();
+    let (_, shown) = call(&t, Some("member-token"), Method::GET, &format!("/servers/{id}"), None).await;
+    assert_eq!(shown["server"]["tenant_id"], "demo", "{shown}");
+    assert_eq!(shown["server"]["user_id"], "alice", "{shown}");
+    // X-Roles: admin does not make a member an admin, nor a reader a member.
+    let (status, _) = call(&t, Some("member-token"), Method::GET, "/servers?all_tenants=1", None).await;
+    assert_eq!(status, 403);
+    let (status, _) = call(&t, Some("reader-token"), Method::POST, "/servers", Some(boot)).await;
+    assert_eq!(status, 403);
+    let (status, _) = call(&t, Some("admin-token"), Method::GET, "/servers?all_tenants=1", None).await;
+    assert_eq!(status, 200);
+    // Neutron's notifier (role service) may post events; a member may not.
+    let events = json!({"events": [{"name": "network-changed", "server_uuid": id}]});
+    let (status, _) = call(
+        &t,
+        Some("member-token"),
+        Method::POST,
+        "/os-server-external-events",
+        Some(events.clone()),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, body) = call(
+        &t,
+        Some("service-token"),
+        Method::POST,
+        "/os-server-external-events",
+        Some(events),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tokens_validation_is_cached() {
+    let (t, stub) = keystone_app().await;
+    for _ in 0..5 {
+        let (status, body) = call(&t, Some("member-token"), Method::GET, "/servers", None).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    assert_eq!(
+        stub.validations.load(Ordering::SeqCst),
+        1,
+        "one Keystone call for five requests"
+    );
+    call(&t, Some("reader-token"), Method::GET, "/servers", None).await;
+    assert_eq!(
+        stub.validations.load(Ordering::SeqCst),
+        2,
+        "another token, another validation"
+    );
+}
