@@ -15,14 +15,16 @@ pub enum Output {
 pub struct ApiClient {
     base: String,
     project: Option<String>,
+    token: Option<String>,
     http: reqwest::Client,
 }
 
 impl ApiClient {
-    pub fn new(base: &str, project: Option<String>) -> anyhow::Result<Self> {
+    pub fn new(base: &str, project: Option<String>, token: Option<String>) -> anyhow::Result<Self> {
         Ok(Self {
             base: base.trim_end_matches('/').to_owned(),
             project,
+            token,
             http: reqwest::Client::builder().timeout(Duration::from_secs(60)).build()?,
         })
     }
@@ -32,6 +34,9 @@ impl ApiClient {
         let mut request = self.http.request(method.clone(), &url);
         if let Some(project) = &self.project {
             request = request.header("X-Project-Id", project);
+        }
+        if let Some(token) = &self.token {
+            request = request.header("X-Auth-Token", token);
         }
         if let Some(body) = body {
             request = request.json(&body);

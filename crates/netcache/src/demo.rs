@@ -44,7 +44,7 @@ pub async fn run() -> anyhow::Result<()> {
         ..SimConfig::default()
     };
     let app = App::start_with_sim(&settings, sim).await?;
-    let api = ApiClient::new(&app.api_url(), None)?;
+    let api = ApiClient::new(&app.api_url(), None, None)?;
 
     println!("== The seed scenario (Nova bugs 1258620/1272195)");
     println!("Neutron will commit the first create-port request only after {LATE_COMMIT:?};");

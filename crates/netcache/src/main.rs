@@ -136,6 +136,9 @@ struct Target {
     /// Project to act as (X-Project-Id).
     #[arg(long, env = "NETCACHE_PROJECT", global = true)]
     project: Option<String>,
+    /// A Keystone token (X-Auth-Token), for a service with `auth.strategy = keystone`.
+    #[arg(long, env = "OS_TOKEN", hide_env_values = true, global = true)]
+    token: Option<String>,
     #[arg(long, short, value_enum, default_value = "table", global = true)]
     output: Output,
 }
@@ -266,7 +269,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 async fn server_command(target: Target, command: ServerCommand) -> anyhow::Result<()> {
-    let api = ApiClient::new(&target.url, target.project)?;
+    let api = ApiClient::new(&target.url, target.project, target.token)?;
     match command {
         ServerCommand::List => client::print_servers(target.output, &api.get("/servers/detail").await?),
         ServerCommand::Show { server } => {
@@ -302,7 +305,7 @@ async fn server_command(target: Target, command: ServerCommand) -> anyhow::Resul
 }
 
 async fn interface_command(target: Target, command: InterfaceCommand) -> anyhow::Result<()> {
-    let api = ApiClient::new(&target.url, target.project)?;
+    let api = ApiClient::new(&target.url, target.project, target.token)?;
     match command {
         InterfaceCommand::List { server } => {
             client::print_interfaces(

@@ -170,3 +170,29 @@ async fn a_tokens_validation_is_cached() {
         "another token, another validation"
     );
 }
+
+/// The client commands send the token of `OS_TOKEN` (or `--token`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_commands_send_os_token() {
+    let (t, _) = keystone_app().await;
+    let cli = |token: Option<&str>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_netcache"));
+        command
+            .args(["server", "list", "--output", "json"])
+            .env("NETCACHE_URL", t.app().api_url())
+            .env("NETCACHE_LOG", "warn")
+            .env_remove("OS_TOKEN");
+        if let Some(token) = token {
+            command.env("OS_TOKEN", token);
+        }
+        command.output().unwrap()
+    };
+    let refused = cli(None);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("HTTP 401"),
+        "{refused:?}"
+    );
+    let listed = cli(Some("member-token"));
+    assert!(listed.status.success(), "{listed:?}");
+}
