@@ -28,22 +28,36 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/servers/{id}/os-instance-actions/{request_id}", get(action))
 }
 
+/// The policy rules of a server list: listing, and listing every project's.
+#[derive(Clone, Copy)]
+struct ListRules {
+    list: &'static str,
+    all_tenants: &'static str,
+}
+
+const INDEX: ListRules = ListRules {
+    list: "os_compute_api:servers:index",
+    all_tenants: "os_compute_api:servers:index:get_all_tenants",
+};
+
+const DETAIL: ListRules = ListRules {
+    list: "os_compute_api:servers:detail",
+    all_tenants: "os_compute_api:servers:detail:get_all_tenants",
+};
+
 /// The caller's project's servers; every project's with `all_tenants` (admins
 /// only, as in Nova: an admin without it sees its own project's).
 async fn visible_servers(
     state: &AppState,
     caller: &Caller,
     pairs: &[(String, String)],
-    rule: &'static str,
+    rules: ListRules,
 ) -> ApiResult<Vec<netcache_domain::server::Server>> {
     let all_tenants = pairs
         .iter()
         .any(|(k, v)| k == "all_tenants" && !matches!(v.to_lowercase().as_str(), "0" | "false" | "off" | "no"));
     let project = if all_tenants {
-        caller.authorize(match rule {
-            "os_compute_api:servers:detail" => "os_compute_api:servers:detail:get_all_tenants",
-            _ => "os_compute_api:servers:index:get_all_tenants",
-        })?;
+        caller.authorize(rules.all_tenants)?;
         None
     } else {
         Some(caller.ctx.project_id.as_str())
@@ -57,12 +71,12 @@ async fn page_of_servers(
     state: &AppState,
     caller: &Caller,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    rule: &'static str,
+    rules: ListRules,
 ) -> ApiResult<(Vec<Server>, wire::Paging)> {
-    caller.authorize(rule)?;
+    caller.authorize(rules.list)?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let paging = wire::parse_paging(&pairs)?;
-    let mut servers = visible_servers(state, caller, &pairs, rule).await?;
+    let mut servers = visible_servers(state, caller, &pairs, rules).await?;
     filter_servers(state, &pairs, &mut servers).await?;
     if let Some(marker) = &paging.marker {
         let position = servers
@@ -122,7 +136,7 @@ async fn list(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
-    let (servers, paging) = page_of_servers(&state, &caller, query, "os_compute_api:servers:index").await?;
+    let (servers, paging) = page_of_servers(&state, &caller, query, INDEX).await?;
     let views = servers.iter().map(|s| wire::server_summary(base, s)).collect();
     Ok(Json(servers_page(base, "servers", views, &paging)))
 }
@@ -133,7 +147,7 @@ async fn list_detail(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
-    let (servers, paging) = page_of_servers(&state, &caller, query, "os_compute_api:servers:detail").await?;
+    let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL).await?;
     let mut views = Vec::new();
     for server in servers {
         let info = state.compute.network_info(server.id).await?;

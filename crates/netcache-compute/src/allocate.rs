@@ -306,7 +306,7 @@ impl Compute {
             // operation retries the bind (a late commit of this one then fails its
             // revision guard).
             Err(e) => match self.neutron.show_port(port_id).await {
-                Ok(port) if port.device_id == server.id.to_string() => port,
+                Ok(port) if port.carries_device_id(&server.id.to_string()) => port,
                 _ => return Err(e.into()),
             },
         };

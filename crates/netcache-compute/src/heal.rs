@@ -309,6 +309,15 @@ impl Compute {
             subnets: &observation.topology.subnets,
             options: &self.config.cache,
         });
+        let mut vif_changes = Vec::new();
+        if !outcome.lost.is_empty() {
+            vif_changes.extend(self.lost_changes(server, vifs, &outcome.lost, now));
+        }
+        vif_changes.extend(restored.iter().cloned().map(Change::UpdateVif));
+        vif_changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
+        if outcome.info == stored.info && vif_changes.is_empty() {
+            return Ok(());
+        }
         // A server this pass skipped as busy may have started an operation since.
         let mut changes = vec![
             Change::RequireIdle { server_id: server.id },
@@ -318,14 +327,7 @@ impl Compute {
                 expected_generation: stored.generation,
             },
         ];
-        if !outcome.lost.is_empty() {
-            changes.extend(self.lost_changes(server, vifs, &outcome.lost, now));
-        }
-        changes.extend(restored.iter().cloned().map(Change::UpdateVif));
-        changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
-        if outcome.info == stored.info && changes.len() == 2 {
-            return Ok(());
-        }
+        changes.extend(vif_changes);
         match self.store.commit(changes).await {
             Ok(()) => {
                 report.cache_writes += 1;

@@ -73,16 +73,6 @@ impl RequestContext {
         }
     }
 
-    /// A project member's request (tests, one-off commands acting for a user).
-    pub fn member(project_id: &str, user_id: &str) -> Self {
-        Self {
-            request_id: new_request_id(),
-            project_id: project_id.to_owned(),
-            user_id: user_id.to_owned(),
-            roles: vec!["member".to_owned(), "reader".to_owned()],
-        }
-    }
-
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.iter().any(|r| r == role)
     }
