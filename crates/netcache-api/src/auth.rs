@@ -4,6 +4,13 @@
 //! cached for a short while, and the project, user and roles come from the token
 //! alone — identity headers a client adds are ignored. Keystone sits behind
 //! [`TokenValidator`] (HTTP here, a stub in tests).
+//!
+//! The service-token convention is honoured as keystonemiddleware does with
+//! `service_token_roles_required`: a service calling on a user's behalf sends
+//! its own token as `X-Service-Token`; it must be valid and carry the `service`
+//! role (else 401), and then the user's token is accepted even if it expired
+//! within Keystone's `allow_expired` window, so a long operation a service
+//! continues for a user does not fail half-way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,12 +36,17 @@ pub struct Identity {
     pub roles: Vec<String>,
 }
 
-/// Keystone's answer about a token: `Ok(None)` for an invalid or expired one;
-/// `Err` when Keystone could not be asked (the caller gets 503, not 401).
+/// Keystone's answer about a token: `Ok(None)` for an invalid or expired one
+/// (with `allow_expired`, recently expired tokens are valid); `Err` when
+/// Keystone could not be asked (the caller gets 503, not 401).
 #[async_trait]
 pub trait TokenValidator: Send + Sync + 'static {
-    async fn validate(&self, token: &str) -> Result<Option<Identity>, String>;
+    async fn validate(&self, token: &str, allow_expired: bool) -> Result<Option<Identity>, String>;
 }
+
+/// The role a service token must carry (keystonemiddleware's default
+/// `service_token_roles`).
+const SERVICE_TOKEN_ROLE: &str = "service";
 
 /// Validations, cached by the token's SHA-256 (tokens are never kept) for `ttl`.
 pub struct KeystoneAuth {
@@ -58,15 +70,21 @@ impl KeystoneAuth {
         }
     }
 
-    async fn identify(&self, token: &str) -> Result<Option<Identity>, String> {
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    async fn identify(&self, token: &str, allow_expired: bool) -> Result<Option<Identity>, String> {
+        // The two kinds of validation are cached apart: an expired token is
+        // valid only beside a service token.
+        let key: [u8; 32] = Sha256::new()
+            .chain_update([u8::from(allow_expired)])
+            .chain_update(token.as_bytes())
+            .finalize()
+            .into();
         let now = Instant::now();
         if let Some((identity, until)) = self.cache.lock().expect("token cache").get(&key)
             && now < *until
         {
             return Ok(Some(identity.clone()));
         }
-        let Some(identity) = self.validator.validate(token).await? else {
+        let Some(identity) = self.validator.validate(token, allow_expired).await? else {
             return Ok(None);
         };
         let mut cache = self.cache.lock().expect("token cache");
@@ -102,28 +120,45 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     if is_public(request.uri().path()) {
         return next.run(request).await;
     }
-    let token = request
-        .headers()
-        .get("x-auth-token")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned);
-    let Some(token) = token else {
+    let (Some(token), service_token) = (
+        token_header(&request, "x-auth-token"),
+        token_header(&request, "x-service-token"),
+    ) else {
         return keystone.unauthorized();
     };
-    match keystone.identify(&token).await {
+    let allow_expired = match service_token {
+        None => false,
+        Some(service_token) => match keystone.identify(&service_token, false).await {
+            Ok(Some(service)) if service.roles.iter().any(|r| r == SERVICE_TOKEN_ROLE) => true,
+            Ok(_) => return keystone.unauthorized(),
+            Err(e) => return identity_unavailable(&e),
+        },
+    };
+    match keystone.identify(&token, allow_expired).await {
         Ok(Some(identity)) => {
             let mut request = request;
             request.extensions_mut().insert(identity);
             next.run(request).await
         }
         Ok(None) => keystone.unauthorized(),
-        Err(e) => {
-            tracing::warn!(error = %e, "Cannot validate a token with Keystone: {e}");
-            ApiError::IdentityUnavailable.into_response()
-        }
+        Err(e) => identity_unavailable(&e),
     }
+}
+
+/// A token header's value, if present and not blank.
+fn token_header(request: &Request, name: &str) -> Option<String> {
+    request
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+}
+
+fn identity_unavailable(error: &str) -> Response {
+    tracing::warn!(error, "Cannot validate a token with Keystone: {error}");
+    ApiError::IdentityUnavailable.into_response()
 }
 
 /// Keystone v3 over HTTP, as a service: netcache's own token (password auth,
@@ -215,13 +250,14 @@ struct Role {
 
 #[async_trait]
 impl TokenValidator for HttpKeystone {
-    async fn validate(&self, token: &str) -> Result<Option<Identity>, String> {
+    async fn validate(&self, token: &str, allow_expired: bool) -> Result<Option<Identity>, String> {
         // A service token Keystone no longer takes is renewed once.
         for fresh in [false, true] {
             let service = self.service_token(fresh).await?;
             let response = self
                 .http
                 .get(&self.tokens_url)
+                .query(&[("allow_expired", if allow_expired { "1" } else { "0" })])
                 .header("x-auth-token", service)
                 .header("x-subject-token", token)
                 .send()

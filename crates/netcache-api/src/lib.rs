@@ -35,7 +35,7 @@ pub const MICROVERSION: &str = "2.1";
 
 #[derive(Clone)]
 pub struct ApiConfig {
-    /// Project of callers that send no `X-Project-Id` (there is no Keystone yet).
+    /// Project of noauth callers that send no `X-Project-Id`.
     pub default_project: String,
     /// Base URL used in `links` (e.g. `http://127.0.0.1:8774`).
     pub public_url: String,
@@ -93,10 +93,9 @@ async fn stamp_response(request: Request, next: Next) -> Response {
 struct RequestId(String);
 
 /// The caller: with Keystone, the validated token's project, user and roles;
-/// with noauth, the (Keystone-style) headers, or defaults. No `X-Roles` at all is
-/// the local operator (admin), as in Neutron's
-/// noauth mode, whose Nova notifier sends no identity; an empty or unreadable
-/// identity header is refused, never read as admin.
+/// with noauth, the (Keystone-style) headers, or defaults. Noauth fails closed:
+/// no `X-Roles` is a `member` of the default project (admin and service must be
+/// asked for), and an empty or unreadable identity header is refused.
 pub struct Caller {
     pub ctx: RequestContext,
 }
@@ -142,7 +141,7 @@ impl FromRequestParts<AppState> for Caller {
                 .map(|r| r.trim().to_lowercase())
                 .filter(|r| !r.is_empty())
                 .collect(),
-            None => vec!["admin".to_owned()],
+            None => vec!["member".to_owned(), "reader".to_owned()],
         };
         if roles.is_empty() {
             return Err(ApiError::BadRequest("The x-roles header names no role.".into()));

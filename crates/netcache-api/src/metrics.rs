@@ -1,18 +1,23 @@
-//! Prometheus metrics: the process-wide recorder and `GET /metrics`.
+//! Prometheus metrics: the process-wide recorder and `GET /metrics` (admin-only
+//! on the compute API; open on the optional metrics listener).
 //!
 //! The recorder is installed once per process ([`handle`]); every crate records
 //! through the `metrics` macros. [`describe`] gives each netcache series its HELP
 //! text. The exporter prints a series (and its HELP/TYPE lines) only once it has been
 //! recorded at least once.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use axum::Router;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use metrics::Unit;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use netcache_compute::Compute;
 
 use crate::AppState;
 
@@ -136,7 +141,25 @@ pub(crate) async fn render(State(state): State<AppState>, caller: crate::Caller)
     if let Err(refused) = caller.authorize("netcache:metrics") {
         return refused.into_response();
     }
-    if let Err(e) = state.compute.refresh_gauges().await {
+    scrape(&state.compute).await
+}
+
+/// The metrics listener (`api.metrics_listen`): `GET /metrics` with no identity,
+/// for a Prometheus that cannot carry a token; it serves nothing else.
+pub fn router(compute: Arc<Compute>) -> Router {
+    handle();
+    describe();
+    Router::new()
+        .route(
+            "/metrics",
+            get(|State(compute): State<Arc<Compute>>| async move { scrape(&compute).await }),
+        )
+        .fallback(|| async { crate::nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })
+        .with_state(compute)
+}
+
+async fn scrape(compute: &Compute) -> Response {
+    if let Err(e) = compute.refresh_gauges().await {
         tracing::warn!(error = %e, "Could not refresh gauges from the store: {e}");
     }
     exposition()

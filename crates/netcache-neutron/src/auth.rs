@@ -256,6 +256,7 @@ pub(crate) struct Keystone {
     pub(crate) credentials: KeystoneCredentials,
     pub(crate) interface: Interface,
     pub(crate) region: Option<String>,
+    pub(crate) endpoint_override: Option<Url>,
 }
 
 #[derive(Deserialize)]
@@ -385,7 +386,10 @@ impl Keystone {
         let value = subject.ok_or_else(|| Error::Auth("Keystone's answer has no X-Subject-Token header".to_owned()))?;
         let parsed: TokenResponse = serde_json::from_slice(&body)
             .map_err(|e| Error::Auth(format!("Keystone's token body is not understood: {e}")))?;
-        let endpoint = self.pick_endpoint(&parsed.token.catalog)?;
+        let endpoint = match &self.endpoint_override {
+            Some(url) => url.clone(),
+            None => self.pick_endpoint(&parsed.token.catalog)?,
+        };
         let lifetime = parsed.token.expires_at.map(|expires| {
             let issued = parsed.token.issued_at.unwrap_or_else(Utc::now);
             (expires - issued).to_std().unwrap_or(Duration::ZERO)

@@ -38,6 +38,9 @@ pub struct ClientConfig {
     pub interface: Interface,
     /// Catalog region of the `network` endpoint; `None` = the first one listed.
     pub region: Option<String>,
+    /// With Keystone auth, Neutron's URL instead of the catalog's (keystoneauth's
+    /// `endpoint_override`).
+    pub endpoint_override: Option<Url>,
     /// Whole-call timeout of one HTTP request (Keystone's included).
     pub timeout: Duration,
     /// TCP connect timeout.
@@ -67,6 +70,7 @@ impl ClientConfig {
             auth,
             interface: Interface::Public,
             region: None,
+            endpoint_override: None,
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             retries: 3,
@@ -292,6 +296,7 @@ impl HttpNeutron {
                 credentials,
                 interface: config.interface,
                 region: config.region.clone(),
+                endpoint_override: config.endpoint_override.clone(),
             })
         };
         let margin = config.token_refresh_margin;

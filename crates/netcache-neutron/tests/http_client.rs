@@ -296,6 +296,22 @@ async fn password_auth_sends_v3_body_and_uses_catalog_endpoint() {
     assert_eq!(call.header("x-auth-token"), Some("tok-1"));
 }
 
+/// keystoneauth's `endpoint_override`: the token from Keystone, Neutron's URL
+/// from the configuration, whatever the catalog says.
+#[tokio::test]
+async fn an_endpoint_override_wins_over_the_catalog() {
+    let catalogued = neutron_refusing(&[]).await;
+    let overriding = neutron_refusing(&[]).await;
+    let ks = keystone(network_catalog(&catalogued.url), 3600).await;
+    let mut config = ClientConfig::new(password_auth(&ks.url));
+    config.endpoint_override = Some(overriding.url.parse().unwrap());
+    client(config).list_extensions().await.unwrap();
+    assert!(catalogued.seen().is_empty(), "the catalog's Neutron is not called");
+    let call = &overriding.seen()[0];
+    assert_eq!(call.path, "/v2.0/extensions");
+    assert_eq!(call.header("x-auth-token"), Some("tok-1"));
+}
+
 #[tokio::test]
 async fn application_credential_auth_sends_v3_body() {
     let neutron = neutron_refusing(&[]).await;

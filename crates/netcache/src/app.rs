@@ -31,6 +31,12 @@ pub struct App {
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     /// Stops the API server (dropping it does too).
     stop_server: tokio::sync::oneshot::Sender<()>,
+    /// Where `api.metrics_listen` serves `/metrics`, if set.
+    pub metrics_addr: Option<SocketAddr>,
+    metrics_server: Option<(
+        tokio::task::JoinHandle<std::io::Result<()>>,
+        tokio::sync::oneshot::Sender<()>,
+    )>,
     loops: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -53,9 +59,10 @@ impl App {
     /// As [`App::start`], with the embedded Neutron configured as given.
     pub async fn start_with_sim(settings: &Settings, sim_config: SimConfig) -> anyhow::Result<Self> {
         let store = open_store(&settings.database).await?;
-        let (neutron_url, embedded_neutron) = match &settings.neutron.url {
-            Some(url) => (url.clone(), None),
-            None => {
+        let (neutron_url, embedded_neutron) = match (&settings.neutron.url, &settings.neutron.auth_url) {
+            (Some(url), _) => (url.clone(), None),
+            (None, Some(_)) => ("the Keystone catalog's network endpoint".to_owned(), None),
+            (None, None) => {
                 let sim = NeutronSim::start(sim_config, settings.neutron.embedded_listen)
                     .await
                     .with_context(|| {
@@ -114,9 +121,31 @@ impl App {
         let server = tokio::spawn(serve_http::serve(listener, router, limits, async {
             let _ = stop.await;
         }));
+        let (metrics_addr, metrics_server) = match settings.api.metrics_listen {
+            None => (None, None),
+            Some(addr) => {
+                let listener = TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr} (api.metrics_listen)"))?;
+                let addr = listener.local_addr()?;
+                let (stop_metrics, stop) = tokio::sync::oneshot::channel::<()>();
+                let router = netcache_api::metrics::router(Arc::clone(&compute));
+                let server = tokio::spawn(serve_http::serve(listener, router, limits, async {
+                    let _ = stop.await;
+                }));
+                info!(%addr, "Prometheus metrics on http://{addr}/metrics");
+                (Some(addr), Some((server, stop_metrics)))
+            }
+        };
         if let Some(sim) = &embedded_neutron {
             // Neutron's Nova notifier, pointed at our events endpoint.
             sim.handle().set_nova_url(Some(format!("http://{api_addr}/v2.1")));
+            if settings.auth.strategy == "keystone" {
+                tracing::warn!(
+                    "the embedded Neutron's Nova notifier has no Keystone token: netcache refuses its events (401) \
+                     and heal finds what they would have said"
+                );
+            }
         }
         let loops = compute.spawn_loops();
         info!(addr = %api_addr, neutron = %neutron_url, database = %settings.database, "netcache compute API listening on http://{api_addr}");
@@ -127,6 +156,8 @@ impl App {
             embedded_neutron,
             server,
             stop_server,
+            metrics_addr,
+            metrics_server,
             loops,
         })
     }
@@ -144,6 +175,10 @@ impl App {
         self.compute.settle().await;
         let _ = self.stop_server.send(());
         let _ = self.server.await;
+        if let Some((server, stop)) = self.metrics_server {
+            let _ = stop.send(());
+            let _ = server.await;
+        }
         if let Some(sim) = self.embedded_neutron {
             sim.shutdown().await;
         }
@@ -225,6 +260,9 @@ pub fn neutron_client(settings: &Settings, url: &str) -> anyhow::Result<HttpNeut
         }
     };
     let mut config = ClientConfig::new(auth);
+    if n.auth_url.is_some() {
+        config.endpoint_override = n.url.as_deref().map(|u| parse_url(u, "neutron.url")).transpose()?;
+    }
     config.timeout = Duration::from_secs_f64(n.timeout);
     config.retries = n.retries as usize;
     config.region = n.region.clone();

@@ -183,12 +183,17 @@ pub struct ApiSettings {
     /// Largest request body in bytes; beyond it, 413 (oslo.middleware's
     /// `max_request_body_size`, whose default this is).
     pub max_body_bytes: usize,
+    /// A second address serving only `GET /metrics`, with no identity (for
+    /// Prometheus); unset, `/metrics` is on the API, for admins.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NeutronSettings {
-    /// Neutron endpoint; unset runs the embedded Neutron.
+    /// Neutron endpoint; unset runs the embedded Neutron, or with `auth_url`
+    /// takes the catalog's (set, it overrides the catalog, as keystoneauth's
+    /// `endpoint_override` does).
     pub url: Option<String>,
     /// Per-call timeout in seconds.
     pub timeout: f64,
@@ -261,6 +266,7 @@ impl Default for ApiSettings {
             max_connections: 1024,
             // Nova's API pipeline limits bodies with oslo.middleware's sizelimit: 112 KiB.
             max_body_bytes: 114_688,
+            metrics_listen: None,
         }
     }
 }

@@ -4,6 +4,12 @@
 //! and without `tag-ports-during-bulk-creation`). For the notifier scenario on a
 //! real Neutron, `NETCACHE_E2E_NOVA_LISTEN` is the address its Nova notifier posts
 //! to (CI starts Neutron with `NOVA_URL=http://<that>/v2.1`).
+//!
+//! With `NETCACHE_E2E_KEYSTONE_URL` too (CI's Keystone tier: a real Keystone, and
+//! the real Neutron with Keystone auth, whose notifier authenticates as `nova`),
+//! netcache runs with `auth.strategy = keystone` and reaches Neutron with its own
+//! Keystone credentials; each test acts as a member of a fresh project with a real
+//! token, and plays Neutron's admin with the admin's token.
 
 mod common;
 
@@ -11,6 +17,7 @@ use std::time::Duration;
 
 use axum::http::Method;
 use chrono::TimeDelta;
+use common::keystone::Keystone;
 use common::neutron::{Backdoor, Networks};
 use common::proxy::{FaultProxy, ProxyFault};
 use netcache::app::App;
@@ -20,9 +27,14 @@ use netcache_domain::intent::IntentState;
 use neutron_sim::{NeutronSim, RunningSim, SimConfig};
 use serde_json::{Value, json};
 
+/// The project of the tests' servers without Keystone (netcache's default).
 const PROJECT: &str = "demo";
 
 struct E2e {
+    /// The project the test's servers and networks are in.
+    project: String,
+    /// The member's token, with Keystone.
+    token: Option<String>,
     app: App,
     proxy: FaultProxy,
     neutron: Backdoor,
@@ -45,8 +57,19 @@ impl E2e {
                 (sim.url(), Some(sim), false)
             }
         };
-        let neutron = Backdoor::new(&upstream);
-        let nets = neutron.networks(PROJECT, subnet).await;
+        let keystone = match std::env::var("NETCACHE_E2E_KEYSTONE_URL") {
+            Ok(url) => Some(Keystone::connect(&url).await),
+            Err(_) => None,
+        };
+        let (project, token) = match &keystone {
+            Some(keystone) => {
+                let (project, token) = keystone.member("e2e", "member").await;
+                (project, Some(token))
+            }
+            None => (PROJECT.to_owned(), None),
+        };
+        let neutron = Backdoor::new(&upstream, keystone.as_ref().map(|k| k.admin_token.clone()));
+        let nets = neutron.networks(&project, subnet).await;
         let proxy = FaultProxy::start(&neutron.url).await;
         let dir = tempfile::tempdir().unwrap();
         let mut settings = Settings {
@@ -60,12 +83,29 @@ impl E2e {
         settings.neutron.timeout = if real { 10.0 } else { 2.0 };
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
+        if let Some(keystone) = &keystone {
+            // netcache is the `nova` service user towards Keystone and Neutron;
+            // neutron.url (the proxy) overrides the catalog's network endpoint.
+            let auth = &mut settings.auth;
+            auth.strategy = "keystone".into();
+            auth.auth_url = Some(keystone.url.clone());
+            auth.username = Some("nova".into());
+            auth.password = Some("nova-secret".into());
+            auth.project_name = Some("service".into());
+            let n = &mut settings.neutron;
+            n.auth_url = Some(keystone.url.clone());
+            n.username = Some("nova".into());
+            n.password = Some("nova-secret".into());
+            n.project_name = Some("service".into());
+        }
         let app = App::start(&settings).await.unwrap();
         if let Some(sim) = &sim {
             sim.handle().set_nova_url(Some(format!("{}/v2.1", app.api_url())));
         }
         proxy.reset_calls();
         Self {
+            project,
+            token,
             app,
             proxy,
             neutron,
@@ -81,7 +121,14 @@ impl E2e {
     /// answers before the delete or detach is done).
     async fn api(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
         let settle = method == Method::DELETE;
-        let response = common::send_json(&self.http, method, &format!("{}/v2.1{path}", self.app.api_url()), body).await;
+        let mut request = self.http.request(method, format!("{}/v2.1{path}", self.app.api_url()));
+        if let Some(token) = &self.token {
+            request = request.header("x-auth-token", token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = common::send(request).await;
         if settle {
             self.app.compute.settle().await;
         }
@@ -224,7 +271,7 @@ async fn user_ports_and_attach_detach() {
     let e = E2e::start(13, None).await;
     let user = e
         .neutron
-        .create_port(json!({"network_id": e.nets.private, "project_id": PROJECT}))
+        .create_port(json!({"network_id": e.nets.private, "project_id": e.project}))
         .await;
     let user_id = user["id"].as_str().unwrap().to_owned();
     let id = e.boot(json!([{"port": user_id}])).await;
@@ -253,7 +300,7 @@ async fn user_ports_and_attach_detach() {
     assert_eq!(by_ip["interfaceAttachment"]["fixed_ips"][0]["ip_address"], "10.13.0.77");
     let other = e
         .neutron
-        .create_port(json!({"network_id": e.nets.private, "project_id": PROJECT}))
+        .create_port(json!({"network_id": e.nets.private, "project_id": e.project}))
         .await;
     let other_id = other["id"].as_str().unwrap().to_owned();
     let (status, _) = e
@@ -302,10 +349,10 @@ async fn heal_refreshes_and_reports_a_foreign_ghost_without_adding_it() {
             json!({"fixed_ips": [{"subnet_id": e.nets.subnet, "ip_address": "10.14.0.99"}]}),
         )
         .await;
-    let fip = e.neutron.associate_floating_ip(&e.nets.public, &port, PROJECT).await;
+    let fip = e.neutron.associate_floating_ip(&e.nets.public, &port, &e.project).await;
     let stranger = e
         .neutron
-        .create_port(json!({"network_id": e.nets.private, "project_id": PROJECT, "device_id": id, "device_owner": "compute:nova"}))
+        .create_port(json!({"network_id": e.nets.private, "project_id": e.project, "device_id": id, "device_owner": "compute:nova"}))
         .await;
 
     let report = e.app.compute.heal().await.unwrap();
@@ -333,7 +380,7 @@ async fn neutron_notifier_brings_a_floating_ip_into_addresses() {
     let e = E2e::start(15, listen.as_deref()).await;
     let id = e.boot_on_private().await;
     let port = e.interfaces(&id).await.remove(0);
-    let fip = e.neutron.associate_floating_ip(&e.nets.public, &port, PROJECT).await;
+    let fip = e.neutron.associate_floating_ip(&e.nets.public, &port, &e.project).await;
     // Neutron batches events (every second on the real one); wait for it, bounded.
     let mut shown = false;
     for _ in 0..150 {

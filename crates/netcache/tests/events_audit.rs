@@ -13,7 +13,7 @@ use neutron_sim::{FaultAction, FaultRule, SimConfig};
 use serde_json::{Value, json};
 
 async fn events(t: &TestApp, events: Value) -> (u16, Value) {
-    t.post("/os-server-external-events", json!({ "events": events })).await
+    t.post_events(json!({ "events": events })).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -327,9 +327,7 @@ async fn audit_reports_each_drift_and_is_clean_after_heal_and_gc() {
     assert_eq!(server(&deleted)["deleted"], true);
 
     // The same report over HTTP.
-    let response = t
-        .http
-        .get(format!("{}/netcache/v1/audit", t.app().api_url()))
+    let response = common::as_admin(t.http.get(format!("{}/netcache/v1/audit", t.app().api_url())))
         .send()
         .await
         .unwrap();
@@ -366,9 +364,7 @@ async fn metrics_expose_the_series() {
     t.neutron().request("DELETE", &format!("/v2.0/ports/{port}"), None);
     t.app().compute.heal().await.unwrap();
     t.app().compute.gc().await.unwrap();
-    let body = t
-        .http
-        .get(format!("{}/metrics", t.app().api_url()))
+    let body = common::as_admin(t.http.get(format!("{}/metrics", t.app().api_url())))
         .send()
         .await
         .unwrap()

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use common::TestApp;
@@ -33,13 +33,25 @@ async fn issue(State(_): State<Arc<StubKeystone>>, body: axum::Json<Value>) -> i
     (StatusCode::CREATED, headers, axum::Json(json!({"token": {}}))).into_response()
 }
 
-async fn validate(State(stub): State<Arc<StubKeystone>>, headers: HeaderMap) -> impl IntoResponse {
+/// A token that expired a minute ago: Keystone validates it only with `allow_expired=1`.
+const EXPIRED_TOKEN: &str = "expired-member-token";
+
+async fn validate(
+    State(stub): State<Arc<StubKeystone>>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> impl IntoResponse {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
     if header("x-auth-token") != SERVICE_TOKEN {
         return StatusCode::UNAUTHORIZED.into_response();
     }
     stub.validations.fetch_add(1, Ordering::SeqCst);
-    match stub.tokens.get(header("x-subject-token")) {
+    let allow_expired = query.get("allow_expired").is_some_and(|v| v == "1");
+    let subject = match header("x-subject-token") {
+        EXPIRED_TOKEN if allow_expired => "member-token",
+        subject => subject,
+    };
+    match stub.tokens.get(subject) {
         Some((project, user, roles)) => {
             let roles: Vec<Value> = roles.iter().map(|r| json!({"id": r, "name": r})).collect();
             axum::Json(json!({"token": {"user": {"id": user}, "project": {"id": project}, "roles": roles}}))
@@ -195,4 +207,44 @@ async fn the_client_commands_send_os_token() {
     );
     let listed = cli(Some("member-token"));
     assert!(listed.status.success(), "{listed:?}");
+}
+
+/// The service-token convention: a valid `X-Service-Token` with the service
+/// role lets a recently expired user token through; anything less is a 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_token_lets_an_expired_user_token_through() {
+    let (t, _) = keystone_app().await;
+    let list = |service: Option<&'static str>| {
+        let mut request = t.http.get(t.url("/servers")).header("x-auth-token", EXPIRED_TOKEN);
+        if let Some(service) = service {
+            request = request.header("x-service-token", service);
+        }
+        common::send(request)
+    };
+    assert_eq!(list(None).await.0, 401, "an expired token alone");
+    assert_eq!(list(Some("forged")).await.0, 401, "beside an invalid service token");
+    assert_eq!(
+        list(Some("member-token")).await.0,
+        401,
+        "beside a token without the service role"
+    );
+    let (status, body) = list(Some("service-token")).await;
+    assert_eq!(status, 200, "beside a service token: {body}");
+    // The user's token still decides who acts: alice in demo, a member.
+    let boot = json!({"server": {"name": "late", "flavorRef": "1", "networks": "none"}});
+    let (status, body) = common::send(
+        t.http
+            .post(t.url("/servers"))
+            .header("x-auth-token", EXPIRED_TOKEN)
+            .header("x-service-token", "service-token")
+            .json(&boot),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    let id = body["server"]["id"].as_str().unwrap();
+    let (_, shown) = call(&t, Some("member-token"), Method::GET, &format!("/servers/{id}"), None).await;
+    assert_eq!(shown["server"]["user_id"], "alice", "{shown}");
+    // A service token alone is no user token.
+    let (status, _) = common::send(t.http.get(t.url("/servers")).header("x-service-token", "service-token")).await;
+    assert_eq!(status, 401);
 }

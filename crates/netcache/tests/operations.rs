@@ -155,7 +155,7 @@ async fn a_bogus_network_vif_deleted_changes_nothing() {
     let id = t.boot_on_private().await;
     let port = t.interface_port_ids(&id).await.remove(0);
     let event = json!({"events": [{"name": "network-vif-deleted", "server_uuid": id, "tag": port}]});
-    let (status, body) = t.post("/os-server-external-events", event).await;
+    let (status, body) = t.post_events(event).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(t.interface_port_ids(&id).await, std::slice::from_ref(&port));
     let vifs = t.app().compute.store().vifs(id.parse().unwrap()).await.unwrap();

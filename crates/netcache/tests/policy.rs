@@ -1,7 +1,8 @@
 //! The policy matrix: every endpoint × {reader, member, admin, service, another
 //! project's member, no identity headers}, with the code Nova's default policy
 //! (secure RBAC) gives. Identity comes from the noauth headers (`X-Project-Id`,
-//! `X-Roles`); no headers at all is the local operator (admin).
+//! `X-Roles`); noauth fails closed, so no headers at all is a member of the
+//! default project, never an admin.
 
 mod common;
 
@@ -81,13 +82,13 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             Method::GET,
             "/servers?all_tenants=1".into(),
             None,
-            [403, 403, 200, 403, 403, 200],
+            [403, 403, 200, 403, 403, 403],
         ),
         (
             Method::GET,
             "/servers/detail?all_tenants=True".into(),
             None,
-            [403, 403, 200, 403, 403, 200],
+            [403, 403, 200, 403, 403, 403],
         ),
         (
             Method::GET,
@@ -124,23 +125,23 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             Method::POST,
             "/os-server-external-events".into(),
             Some(event),
-            [403, 403, 200, 200, 403, 200],
+            [403, 403, 200, 200, 403, 403],
         ),
         (Method::GET, "/os-availability-zone".into(), None, [200; 6]),
         (
             Method::GET,
             "/os-availability-zone/detail".into(),
             None,
-            [403, 403, 200, 403, 403, 200],
+            [403, 403, 200, 403, 403, 403],
         ),
         (Method::GET, "/flavors".into(), None, [200; 6]),
         (
             Method::GET,
             "/netcache/v1/audit".into(),
             None,
-            [403, 403, 200, 403, 403, 200],
+            [403, 403, 200, 403, 403, 403],
         ),
-        (Method::GET, "/metrics".into(), None, [403, 403, 200, 403, 403, 200]),
+        (Method::GET, "/metrics".into(), None, [403, 403, 200, 403, 403, 403]),
     ];
     let mut wrong = Vec::new();
     for (method, path, body, expected) in &table {
@@ -233,4 +234,22 @@ async fn an_admin_sees_other_projects_only_with_all_tenants() {
         one["server"]["tenant_id"], "other",
         "an admin may act on any project's server"
     );
+}
+
+/// `api.metrics_listen`: Prometheus scrapes a second address with no identity;
+/// it serves `/metrics` only, and the API's `/metrics` stays the admin's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_listener_serves_metrics_alone_without_identity() {
+    let mut t = TestApp::start().await;
+    t.settings.api.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+    t.restart(|_| {}).await;
+    server_of_project(&t).await;
+    let addr = t.app().metrics_addr.expect("a metrics listener");
+    let scrape = t.http.get(format!("http://{addr}/metrics")).send().await.unwrap();
+    assert_eq!(scrape.status().as_u16(), 200);
+    let text = scrape.text().await.unwrap();
+    assert!(text.contains("netcache_operations_started_total"), "{text}");
+    let (status, _) = common::send(t.http.get(format!("http://{addr}/v2.1/servers"))).await;
+    assert_eq!(status, 404, "only /metrics there");
+    assert_eq!(call(&t, Who::Member, Method::GET, "/metrics", None).await.0, 403);
 }

@@ -170,7 +170,7 @@ async fn a_build_waiting_for_plug_events_takes_them_in_one_batch() {
         .iter()
         .map(|p| json!({"name": "network-vif-plugged", "server_uuid": id, "tag": p, "status": "completed"}))
         .collect();
-    let (status, body) = t.post("/os-server-external-events", json!({ "events": events })).await;
+    let (status, body) = t.post_events(json!({ "events": events })).await;
     assert_eq!(status, 200, "{body}");
     t.app().compute.settle().await;
     let server = t.server(&id).await;

@@ -179,7 +179,7 @@ async fn a_build_sees_plug_events_the_other_process_took() {
     let event =
         json!({"events": [{"name": "network-vif-plugged", "server_uuid": id, "tag": port, "status": "completed"}]});
     let url = format!("{}/v2.1/os-server-external-events", pair.b().api_url());
-    let (status, body) = common::send_json(&t.http, Method::POST, &url, Some(event)).await;
+    let (status, body) = common::send(common::as_service(t.http.post(&url)).json(&event)).await;
     assert_eq!(status, 200, "{body}");
     pair.settle().await;
     let server = t.server(&id).await;

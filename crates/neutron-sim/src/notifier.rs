@@ -44,6 +44,10 @@ pub(crate) async fn run(sh: Arc<Shared>, mut rx: UnboundedReceiver<NovaEvent>) {
             let res = client
                 .post(&url)
                 .header("X-Auth-Token", "notused")
+                // Who the notifier is in a noauth deployment: Neutron's service user.
+                .header("X-Project-Id", "service")
+                .header("X-User-Id", "neutron")
+                .header("X-Roles", "service")
                 .header("X-OpenStack-Nova-API-Version", "2.1")
                 .json(&body)
                 .send()

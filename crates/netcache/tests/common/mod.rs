@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod keystone;
 pub mod neutron;
 pub mod proxy;
 
@@ -68,6 +69,16 @@ pub async fn send_json(
         request = request.json(&body);
     }
     send(request).await
+}
+
+/// A noauth request as Neutron's service user.
+pub fn as_service(request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    request.header("x-project-id", "service").header("x-roles", "service")
+}
+
+/// A noauth request as an admin of the default project.
+pub fn as_admin(request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    request.header("x-roles", "admin,member,reader")
 }
 
 /// Sends a built request; returns the status and the JSON body (`Null` if none).
@@ -198,6 +209,12 @@ impl TestApp {
 
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// `POST /os-server-external-events` as Neutron's notifier: the service role
+    /// (noauth fails closed, so it is asked for).
+    pub async fn post_events(&self, body: Value) -> (u16, Value) {
+        send(as_service(self.http.post(self.url("/os-server-external-events"))).json(&body)).await
     }
 
     /// A DELETE, then waits for the operation it started (Nova answers before

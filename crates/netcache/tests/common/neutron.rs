@@ -1,6 +1,7 @@
 //! Talking to a Neutron (real or embedded) behind netcache's back, over HTTP as
-//! Neutron's admin (noauth, no project headers), and giving each test its own
-//! networks so tests can share one real Neutron.
+//! Neutron's admin (noauth without project headers, or an admin's Keystone
+//! token), and giving each test its own networks so tests can share one real
+//! Neutron.
 
 #![allow(dead_code)]
 
@@ -9,6 +10,8 @@ use serde_json::{Value, json};
 pub struct Backdoor {
     pub url: String,
     http: reqwest::Client,
+    /// An admin's token, when Neutron runs with Keystone auth.
+    token: Option<String>,
 }
 
 /// One test's networks: a project network with an IPv4 subnet, and an external
@@ -22,15 +25,23 @@ pub struct Networks {
 }
 
 impl Backdoor {
-    pub fn new(url: &str) -> Self {
+    pub fn new(url: &str, token: Option<String>) -> Self {
         Self {
             url: url.trim_end_matches('/').trim_end_matches("/v2.0").to_owned(),
             http: reqwest::Client::new(),
+            token,
         }
     }
 
     pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        super::send_json(&self.http, method, &format!("{}/v2.0{path}", self.url), body).await
+        let mut request = self.http.request(method, format!("{}/v2.0{path}", self.url));
+        if let Some(token) = &self.token {
+            request = request.header("x-auth-token", token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        super::send(request).await
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Value {
