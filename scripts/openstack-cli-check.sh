@@ -8,17 +8,44 @@
 #
 #   scripts/openstack-cli-check.sh [NEUTRON_URL] [NETCACHE_URL]
 #       (defaults http://127.0.0.1:9696 and http://127.0.0.1:8774)
+#   CHECK_KEYSTONE_URL=http://127.0.0.1:15000/v3 scripts/openstack-cli-check.sh ...
+#       the same with real Keystone tokens, plus the authorization checks below
 #
 # Needs: a running real Neutron (scripts/real-neutron.sh start, with
 # NOVA_URL=<NETCACHE_URL>/v2.1 so floating IP changes reach netcache), a running
 # netcache serving that Neutron (`netcache serve --neutron-url NEUTRON_URL`),
 # `openstack` on PATH (PATH="$(scripts/real-neutron.sh env):$PATH"), curl, python3.
-# Creates, as Neutron admin, the network `private` (project demo, 10.0.0.0/24)
-# if missing, and `public` (external, 172.24.4.0/24) + router `router1` if
-# missing. Env: CHECK_PROJECT (demo), CHECK_FLOATING_IP=0 skips the FIP step,
+#
+# noauth (default): clouds.yaml with `auth_type: none` and endpoints pinned to
+# netcache and Neutron. Creates, as Neutron admin (curl, no headers), the
+# network CHECK_NETWORK (`private`; project CHECK_PROJECT, 10.0.0.0/24) if missing, and
+# `public` (external, 172.24.4.0/24) + router `router1` if missing. curl calls
+# to netcache that need a role say so with X-Roles (the external event:
+# `X-Roles: service`).
+#
+# keystone (CHECK_KEYSTONE_URL set): Keystone as scripts/keystone.sh makes it
+# (admin/admin project, user nova in project service with the service role,
+# catalog: compute NETCACHE_URL/v2.1, image NETCACHE_URL/image, network
+# NEUTRON_URL, region RegionOne; checked, never overridden). Neutron must run
+# with NEUTRON_AUTH_URL, netcache with auth.strategy = keystone. Through
+# Keystone's API as admin it makes, idempotently, projects cli-a and cli-b and
+# users cli-a-member (member on cli-a), cli-a-reader (reader on cli-a),
+# cli-b-member (member on cli-b), password CHECK_USER_PASSWORD; clouds.yaml has
+# one `auth_type: password` cloud per user (interface public, endpoints from
+# the catalog). The checks above run as cli-a-member in project cli-a (private,
+# router1 and the ports are cli-a's; Neutron calls with an admin token; the
+# external event with a token of user nova). Then: cli-a-reader may list and
+# show but not create or delete (403); cli-b-member neither sees nor shows
+# cli-a's server (404) nor boots on cli-a's network; --all-projects as a member
+# is a 403; no or a bad token is a 401 with WWW-Authenticate.
+#
+# Env: CHECK_PROJECT (demo; noauth only), CHECK_FLOATING_IP=0 skips the FIP step,
 # CHECK_TIMEOUT seconds for each wait (30), CHECK_NOTIFIER_WAIT seconds for
 # Neutron's network-changed to reach netcache before the check sends it itself
 # (10; printed as a WARNING: the notifier path is then not what was checked).
+# Keystone mode: CHECK_KEYSTONE_URL, CHECK_KEYSTONE_ADMIN_PASSWORD (secret, as
+# scripts/keystone.sh's ADMIN_PASSWORD), CHECK_NOVA_PASSWORD (nova-secret),
+# CHECK_USER_PASSWORD (cli-check-secret; reset on existing users).
 set -euo pipefail
 
 NEUTRON_URL=${1:-${NEUTRON_URL:-http://127.0.0.1:9696}}
@@ -28,13 +55,25 @@ NEUTRON_URL=${NEUTRON_URL%/v2.0}
 NETCACHE_URL=${NETCACHE_URL%/}
 NETCACHE_URL=${NETCACHE_URL%/v2.1}
 PROJECT=${CHECK_PROJECT:-demo}
+NET=${CHECK_NETWORK:-private}
 TIMEOUT=${CHECK_TIMEOUT:-30}
 FLAVOR=m1.tiny
 IMAGE=cirros-0.6.3-x86_64-disk
 RUN=$(date +%s)-$$
 NAME=cli-check-$RUN
+KS_URL=${CHECK_KEYSTONE_URL:-}
+KS_URL=${KS_URL%/}
+if [ -n "$KS_URL" ]; then
+    MODE=keystone
+    KS_URL=${KS_URL%/v3}/v3
+else
+    MODE=noauth
+fi
+KS_ADMIN_PASSWORD=${CHECK_KEYSTONE_ADMIN_PASSWORD:-secret}
+NOVA_PASSWORD=${CHECK_NOVA_PASSWORD:-nova-secret}
+USER_PASSWORD=${CHECK_USER_PASSWORD:-cli-check-secret}
 
-for url in "$NEUTRON_URL" "$NETCACHE_URL"; do
+for url in "$NEUTRON_URL" "$NETCACHE_URL" ${KS_URL:+"${KS_URL%/v3}"}; do
     [[ $url =~ ^http://(127\.[0-9.]+|localhost|\[::1\])(:[0-9]+)?$ ]] || {
         echo "refusing non-loopback URL $url" >&2
         exit 2
@@ -51,6 +90,11 @@ SERVER_ID=
 USER_PORT=
 GHOST_PORT=
 FIP_ID=
+STRAY_SERVERS=() # "cloud server-id": created although they should not have been
+# Credentials per caller (curl arguments); filled in per mode below.
+NEUTRON_AUTH=()    # Neutron as admin
+NETCACHE_SERVICE=() # netcache as a service (external events)
+NETCACHE_USER=()   # netcache as the user the CLI runs as (cli-a-member)
 
 # ---------------------------------------------------------------- helpers
 # Messages go to stderr too, so a failure inside $(...) is not swallowed.
@@ -76,6 +120,46 @@ run() {
     [ "$rc" -eq 0 ] || fail "exit status $rc from: $*"
 }
 
+# `refused PATTERN CMD...`: CMD must fail (non-zero exit); its output (stdout and
+# stderr, kept in $OUT) must match the extended regexp PATTERN unless it is empty.
+refused() {
+    local pattern=$1
+    shift
+    echo "\$ ! $*"
+    local rc=0
+    OUT=$("$@" 2>&1) || rc=$?
+    if [ -n "$OUT" ]; then printf '%s\n' "$OUT"; fi
+    [ "$rc" -ne 0 ] || fail "expected a failure from: $*"
+    [ -z "$pattern" ] || grep -Eq -- "$pattern" <<< "$OUT" || fail "the failure of '$*' does not match /$pattern/"
+    echo "(failed as expected, exit status $rc)"
+}
+
+# A regexp for the CLI's report of a 403 by RULE: "ForbiddenException: 403: Client
+# Error for url: …, Policy doesn't allow RULE to be performed." (openstacksdk), or
+# "Policy doesn't allow RULE to be performed. (HTTP 403)" (novaclient style).
+forbidden() { echo "403[^0-9].*Policy doesn't allow $1 to be performed|Policy doesn't allow $1 to be performed.*HTTP 403"; }
+
+# `http METHOD URL [CURL-ARGS...]`: prints the request, the status and the
+# body; sets CODE, the body in $TMP/http-body and the headers in $TMP/http-headers.
+http() {
+    local method=$1 url=$2
+    shift 2
+    local shown=() a
+    for a in "$@"; do
+        case $a in
+            X-Auth-Token:*) shown+=("'X-Auth-Token: <token>'") ;;
+            *[[:space:]\"{}]*) shown+=("'$a'") ;;
+            *) shown+=("$a") ;;
+        esac
+    done
+    echo "\$ curl -X $method ${shown[*]} $url"
+    CODE=$(curl -sS -m 60 -X "$method" -D "$TMP/http-headers" -o "$TMP/http-body" -w '%{http_code}' "$@" "$url") \
+        || fail "curl -X $method $url failed"
+    echo "HTTP $CODE"
+    cat "$TMP/http-body"
+    echo
+}
+
 # python3 over JSON on stdin: `jq_py EXPR < json` prints EXPR's value (d = the document).
 jq_py() {
     python3 -c '
@@ -85,15 +169,78 @@ v = eval(sys.argv[1])
 print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$1"
 }
 
-# Neutron as admin (no X-Project-Id); prints the body, fails on HTTP >= 400.
+# Neutron as admin (noauth: no X-Project-Id; keystone: an admin token); prints
+# the body, fails on HTTP >= 400.
 neutron() {
     local method=$1 path=$2 body=${3:-}
-    local args=(-sS -X "$method" -H 'Content-Type: application/json' -o "$TMP/body" -w '%{http_code}')
+    local args=(-sS -X "$method" -H 'Content-Type: application/json' "${NEUTRON_AUTH[@]}" -o "$TMP/body" -w '%{http_code}')
     [ -n "$body" ] && args+=(-d "$body")
     local code
     code=$(curl "${args[@]}" "$NEUTRON_URL/v2.0$path")
     [ "$code" -lt 400 ] || fail "Neutron $method $path: HTTP $code $(cat "$TMP/body")"
     cat "$TMP/body"
+}
+
+# ---- Keystone (keystone mode)
+# `ks_token USER PASSWORD PROJECT`: a project-scoped token (Default domain) on
+# stdout; the token body (with the catalog) is left in $TMP/ks-token.json.
+ks_token() {
+    local body code
+    body=$(python3 -c '
+import json, sys
+user, password, project = sys.argv[1:]
+print(json.dumps({"auth": {
+    "identity": {"methods": ["password"], "password": {"user": {
+        "name": user, "password": password, "domain": {"id": "default"}}}},
+    "scope": {"project": {"name": project, "domain": {"id": "default"}}}}}))' "$1" "$2" "$3")
+    code=$(curl -sS -m 60 -X POST -H 'Content-Type: application/json' -d "$body" \
+        -D "$TMP/ks-token-headers" -o "$TMP/ks-token.json" -w '%{http_code}' "$KS_URL/auth/tokens")
+    [ "$code" = 201 ] || fail "Keystone: no token for user $1 in project $3: HTTP $code $(cat "$TMP/ks-token.json")"
+    sed -n 's/^[Xx]-[Ss]ubject-[Tt]oken: *\([^[:space:]]*\).*/\1/p' "$TMP/ks-token-headers"
+}
+
+# Keystone's API as admin (ADMIN_TOKEN); prints the body, fails on HTTP >= 400.
+keystone() {
+    local method=$1 path=$2 body=${3:-}
+    local args=(-sS -m 60 -X "$method" -H 'Content-Type: application/json' -H "X-Auth-Token: $ADMIN_TOKEN"
+        -o "$TMP/ks-body" -w '%{http_code}')
+    [ -n "$body" ] && args+=(-d "$body")
+    local code
+    code=$(curl "${args[@]}" "$KS_URL$path")
+    [ "$code" -lt 400 ] || fail "Keystone $method $path: HTTP $code $(cat "$TMP/ks-body")"
+    cat "$TMP/ks-body"
+}
+
+# `ks_project NAME`: the project's id, created (Default domain) if missing.
+ks_project() {
+    local id
+    id=$(keystone GET "/projects?name=$1&domain_id=default" | jq_py '(d["projects"] or [{"id": ""}])[0]["id"]')
+    if [ -z "$id" ]; then
+        id=$(keystone POST /projects "{\"project\":{\"name\":\"$1\",\"domain_id\":\"default\",\"description\":\"scripts/openstack-cli-check.sh\"}}" \
+            | jq_py 'd["project"]["id"]')
+        echo "created project $1 $id" >&2
+    else
+        echo "project $1 exists: $id" >&2
+    fi
+    echo "$id"
+}
+
+# `ks_user NAME PROJECT_ID ROLE_ID`: the user's id; created if missing, else its
+# password is reset to USER_PASSWORD; ROLE_ID granted on the project (idempotent).
+ks_user() {
+    local name=$1 project=$2 role=$3 id body
+    body=$(python3 -c 'import json, sys; print(json.dumps({"user": {"password": sys.argv[1]}}))' "$USER_PASSWORD")
+    id=$(keystone GET "/users?name=$name&domain_id=default" | jq_py '(d["users"] or [{"id": ""}])[0]["id"]')
+    if [ -z "$id" ]; then
+        body=$(jq_py "dict(d['user'], name='$name', domain_id='default', default_project_id='$project')" <<< "$body")
+        id=$(keystone POST /users "{\"user\":$body}" | jq_py 'd["user"]["id"]')
+        echo "created user $name $id" >&2
+    else
+        keystone PATCH "/users/$id" "$body" > /dev/null
+        echo "user $name exists: $id (password reset)" >&2
+    fi
+    keystone PUT "/projects/$project/users/$id/roles/$role" > /dev/null
+    echo "$id"
 }
 
 # Waits until `cmd` (a shell function) succeeds, up to TIMEOUT seconds.
@@ -114,10 +261,14 @@ contains() { python3 -c 'import json,sys; sys.exit(0 if sys.argv[2] in json.load
 cleanup() {
     local rc=$?
     set +e
+    local s
+    for s in "${STRAY_SERVERS[@]}"; do
+        openstack --os-cloud "${s%% *}" server delete --wait "${s#* }" > /dev/null 2>&1 # "cloud id"
+    done
     if [ -n "$SERVER_ID" ]; then openstack server delete --wait "$SERVER_ID" > /dev/null 2>&1; fi
-    if [ -n "$FIP_ID" ]; then curl -s -X DELETE "$NEUTRON_URL/v2.0/floatingips/$FIP_ID" > /dev/null; fi
+    if [ -n "$FIP_ID" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/floatingips/$FIP_ID" > /dev/null; fi
     for p in "$USER_PORT" "$GHOST_PORT"; do
-        if [ -n "$p" ]; then curl -s -X DELETE "$NEUTRON_URL/v2.0/ports/$p" > /dev/null; fi
+        if [ -n "$p" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/ports/$p" > /dev/null; fi
     done
     rm -rf "$TMP"
     exit "$rc"
@@ -125,8 +276,72 @@ cleanup() {
 trap cleanup EXIT
 
 # ---------------------------------------------------------------- set-up
-step "client configuration (auth_type none; endpoints pinned to netcache and Neutron)"
-cat > "$TMP/clouds.yaml" <<EOF
+if [ "$MODE" = keystone ]; then
+    step "Keystone at $KS_URL: catalog, projects cli-a/cli-b and their users (curl, as admin)"
+    answers_ks() { curl -s -f -o /dev/null "$KS_URL"; }
+    wait_for "Keystone at $KS_URL" answers_ks
+    ADMIN_TOKEN=$(ks_token admin "$KS_ADMIN_PASSWORD" admin)
+    echo "admin token (user admin, project admin): roles $(jq_py 'sorted(r["name"] for r in d["token"]["roles"])' < "$TMP/ks-token.json")"
+    # The CLI takes every endpoint from this catalog: it must name the services under test.
+    CATALOG=$(jq_py '{s["type"]: e["url"].rstrip("/") for s in d["token"]["catalog"] for e in s["endpoints"] if e["interface"] == "public" and e.get("region_id") == "RegionOne"}' < "$TMP/ks-token.json")
+    echo "catalog (public, RegionOne): $CATALOG"
+    for want in "compute $NETCACHE_URL/v2.1" "image $NETCACHE_URL/image" "network $NEUTRON_URL"; do
+        got=$(jq_py "d.get('${want%% *}', '')" <<< "$CATALOG")
+        [ "$got" = "${want#* }" ] || fail "Keystone's catalog has ${want%% *} endpoint '$got', not ${want#* } (scripts/keystone.sh: COMPUTE_URL, IMAGE_URL, NETWORK_URL)"
+    done
+    ROLES=$(keystone GET /roles | jq_py '{r["name"]: r["id"] for r in d["roles"]}')
+    ROLE_MEMBER=$(jq_py 'd["member"]' <<< "$ROLES")
+    ROLE_READER=$(jq_py 'd["reader"]' <<< "$ROLES")
+    PROJECT_A=$(ks_project cli-a)
+    PROJECT_B=$(ks_project cli-b)
+    USER_A_MEMBER=$(ks_user cli-a-member "$PROJECT_A" "$ROLE_MEMBER")
+    USER_A_READER=$(ks_user cli-a-reader "$PROJECT_A" "$ROLE_READER")
+    USER_B_MEMBER=$(ks_user cli-b-member "$PROJECT_B" "$ROLE_MEMBER")
+    PROJECT=$PROJECT_A
+    # Tokens for curl: nova (the external event), the users (their own calls).
+    token_roles() { jq_py '"user %s, project %s, roles %s" % (d["token"]["user"]["name"], d["token"]["project"]["name"], ",".join(sorted(r["name"] for r in d["token"]["roles"])))' < "$TMP/ks-token.json"; }
+    NOVA_TOKEN=$(ks_token nova "$NOVA_PASSWORD" service)
+    echo "token: $(token_roles)"
+    A_MEMBER_TOKEN=$(ks_token cli-a-member "$USER_PASSWORD" cli-a)
+    echo "token: $(token_roles)"
+    A_READER_TOKEN=$(ks_token cli-a-reader "$USER_PASSWORD" cli-a)
+    echo "token: $(token_roles)"
+    B_MEMBER_TOKEN=$(ks_token cli-b-member "$USER_PASSWORD" cli-b)
+    echo "token: $(token_roles)"
+    NEUTRON_AUTH=(-H "X-Auth-Token: $ADMIN_TOKEN")
+    NETCACHE_SERVICE=(-H "X-Auth-Token: $NOVA_TOKEN")
+    NETCACHE_USER=(-H "X-Auth-Token: $A_MEMBER_TOKEN")
+    ok "projects cli-a $PROJECT_A, cli-b $PROJECT_B; users cli-a-member $USER_A_MEMBER, cli-a-reader $USER_A_READER, cli-b-member $USER_B_MEMBER"
+
+    step "client configuration (auth_type password, one cloud per user; endpoints from Keystone's catalog)"
+    password_yaml=$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$USER_PASSWORD")
+    {
+        echo "clouds:"
+        for cloud in "cli-a-member cli-a" "cli-a-reader cli-a" "cli-b-member cli-b"; do
+            cat <<EOF
+  ${cloud% *}:
+    auth_type: password
+    auth:
+      auth_url: $KS_URL
+      username: ${cloud% *}
+      password: $password_yaml
+      project_name: ${cloud#* }
+      user_domain_name: Default
+      project_domain_name: Default
+    identity_api_version: '3'
+    region_name: RegionOne
+    interface: public
+EOF
+        done
+    } > "$TMP/clouds.yaml"
+    DEFAULT_CLOUD=cli-a-member
+    PROJECT_LABEL="cli-a $PROJECT"
+else
+    # noauth: netcache reads the caller from headers; external events need the
+    # service (or admin) role.
+    NETCACHE_SERVICE=(-H 'X-Roles: service')
+    step "client configuration (auth_type none; endpoints pinned to netcache and Neutron)"
+    cat > "$TMP/clouds.yaml" <<EOF
 clouds:
   netcache:
     auth_type: none
@@ -140,29 +355,33 @@ clouds:
     # netcache's read-only Glance v2 subset (fixed image catalog)
     image_endpoint_override: $NETCACHE_URL/image
 EOF
+    DEFAULT_CLOUD=netcache
+    PROJECT_LABEL=$PROJECT
+fi
 cat "$TMP/clouds.yaml"
-# only this cloud, whatever the environment says
+# only these clouds, whatever the environment says
 while IFS= read -r var; do unset "$var"; done < <(env | sed -n 's/^\(OS_[A-Z_]*\)=.*/\1/p')
-export OS_CLIENT_CONFIG_FILE=$TMP/clouds.yaml OS_CLOUD=netcache
+export OS_CLIENT_CONFIG_FILE=$TMP/clouds.yaml OS_CLOUD=$DEFAULT_CLOUD
+echo "OS_CLOUD=$OS_CLOUD"
 run openstack --version
 
 step "services answer"
-answers() { curl -s -f -o /dev/null "$1"; }
+answers() { curl -s -f -o /dev/null "$@"; }
 wait_for "netcache at $NETCACHE_URL" answers "$NETCACHE_URL/v2.1/"
-wait_for "Neutron at $NEUTRON_URL" answers "$NEUTRON_URL/v2.0/networks?limit=1"
+wait_for "Neutron at $NEUTRON_URL" answers "$NEUTRON_URL/v2.0/networks?limit=1" "${NEUTRON_AUTH[@]}"
 run curl -sS -f "$NETCACHE_URL/v2.1/"
 run curl -sS -f "$NEUTRON_URL/"
 TAG_EXT=$(neutron GET /extensions | jq_py '"tag-ports-during-bulk-creation" in [e["alias"] for e in d["extensions"]]')
 echo "Neutron lists tag-ports-during-bulk-creation: $TAG_EXT"
 
-step "network private (project $PROJECT) and public + router1 on Neutron, as admin (curl)"
-PRIVATE=$(neutron GET "/networks?name=private&project_id=$PROJECT" | jq_py '(d["networks"] or [{"id": ""}])[0]["id"]')
+step "network $NET (project $PROJECT_LABEL) and public + router1 on Neutron, as admin (curl)"
+PRIVATE=$(neutron GET "/networks?name=$NET&project_id=$PROJECT" | jq_py '(d["networks"] or [{"id": ""}])[0]["id"]')
 if [ -z "$PRIVATE" ]; then
-    PRIVATE=$(neutron POST /networks "{\"network\":{\"name\":\"private\",\"project_id\":\"$PROJECT\"}}" | jq_py 'd["network"]["id"]')
-    neutron POST /subnets "{\"subnet\":{\"name\":\"private-subnet\",\"network_id\":\"$PRIVATE\",\"project_id\":\"$PROJECT\",\"ip_version\":4,\"cidr\":\"10.0.0.0/24\"}}" > /dev/null
-    echo "created network private $PRIVATE with subnet 10.0.0.0/24"
+    PRIVATE=$(neutron POST /networks "{\"network\":{\"name\":\"$NET\",\"project_id\":\"$PROJECT\"}}" | jq_py 'd["network"]["id"]')
+    neutron POST /subnets "{\"subnet\":{\"name\":\"$NET-subnet\",\"network_id\":\"$PRIVATE\",\"project_id\":\"$PROJECT\",\"ip_version\":4,\"cidr\":\"10.0.0.0/24\"}}" > /dev/null
+    echo "created network $NET $PRIVATE with subnet 10.0.0.0/24"
 else
-    echo "network private exists: $PRIVATE"
+    echo "network $NET exists: $PRIVATE"
 fi
 if [ "${CHECK_FLOATING_IP:-1}" = 1 ]; then
     PUBLIC=$(neutron GET '/networks?name=public&router:external=true' | jq_py '(d["networks"] or [{"id": ""}])[0]["id"]')
@@ -176,11 +395,15 @@ if [ "${CHECK_FLOATING_IP:-1}" = 1 ]; then
     ROUTER=$(neutron GET "/routers?name=router1&project_id=$PROJECT" | jq_py '(d["routers"] or [{"id": ""}])[0]["id"]')
     if [ -z "$ROUTER" ]; then
         ROUTER=$(neutron POST /routers "{\"router\":{\"name\":\"router1\",\"project_id\":\"$PROJECT\",\"external_gateway_info\":{\"network_id\":\"$PUBLIC\"}}}" | jq_py 'd["router"]["id"]')
-        SUBNET=$(neutron GET "/subnets?network_id=$PRIVATE" | jq_py 'd["subnets"][0]["id"]')
-        neutron PUT "/routers/$ROUTER/add_router_interface" "{\"subnet_id\":\"$SUBNET\"}" > /dev/null
-        echo "created router1 $ROUTER (gateway public, interface on private)"
+        echo "created router1 $ROUTER (gateway public)"
     else
         echo "router1 exists: $ROUTER"
+    fi
+    # router1 may predate $NET (the embedded Neutron's own router1 serves its private)
+    if [ "$(neutron GET "/ports?device_id=$ROUTER&network_id=$PRIVATE" | jq_py 'len(d["ports"])')" = 0 ]; then
+        SUBNET=$(neutron GET "/subnets?network_id=$PRIVATE" | jq_py 'd["subnets"][0]["id"]')
+        neutron PUT "/routers/$ROUTER/add_router_interface" "{\"subnet_id\":\"$SUBNET\"}" > /dev/null
+        echo "router1 $ROUTER: interface added on $NET"
     fi
 fi
 
@@ -191,18 +414,21 @@ run openstack image list
 run openstack availability zone list --compute
 
 step "server create --wait"
-run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network private --wait -f json "$NAME"
+run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --wait -f json "$NAME"
 SERVER_ID=$(jq_py 'd["id"]' <<< "$OUT")
 [ "$(jq_py 'd["status"]' <<< "$OUT")" = ACTIVE ] || fail "server $NAME is not ACTIVE"
 [ "$(jq_py 'd["flavor"]' <<< "$OUT")" = "$FLAVOR (1)" ] || fail "flavor is not shown as '$FLAVOR (1)'"
 case $(jq_py 'd["image"]' <<< "$OUT") in "$IMAGE ("*) ;; *) fail "image is not shown by name" ;; esac
-BOOT_IP=$(jq_py 'd["addresses"]["private"][0]' <<< "$OUT")
+IMAGE_ID=$(jq_py 'd["image"].rsplit(" (", 1)[1].rstrip(")")' <<< "$OUT")
+FLAVOR_ID=1
+BOOT_IP=$(jq_py "d['addresses']['$NET'][0]" <<< "$OUT")
 ok "server $SERVER_ID ACTIVE with $BOOT_IP on private"
 
 step "server list"
 run openstack server list -f json
 [ "$(jq_py "[s['Status'] for s in d if s['ID'] == '$SERVER_ID']" <<< "$OUT")" = '["ACTIVE"]' ] || fail "server $SERVER_ID not listed as ACTIVE"
-[ "$(jq_py "[s['Networks'] for s in d if s['ID'] == '$SERVER_ID'][0]" <<< "$OUT")" = "{\"private\": [\"$BOOT_IP\"]}" ] || fail "server list does not show private=$BOOT_IP"
+# (the embedded Neutron's private network has an IPv6 subnet too)
+[ "$(jq_py "'$BOOT_IP' in [s['Networks'] for s in d if s['ID'] == '$SERVER_ID'][0]['$NET']" <<< "$OUT")" = True ] || fail "server list does not show private=$BOOT_IP"
 [ "$(jq_py "[[s['Image'], s['Flavor']] for s in d if s['ID'] == '$SERVER_ID'][0]" <<< "$OUT")" = "[\"$IMAGE\", \"$FLAVOR\"]" ] || fail "server list does not show image and flavor names"
 run openstack server list --limit 1 -f json
 [ "$(jq_py 'len(d)' <<< "$OUT")" = 1 ] || fail "server list --limit 1 did not return one server"
@@ -210,11 +436,75 @@ ok "listed ACTIVE with private=$BOOT_IP, $IMAGE, $FLAVOR; --limit honoured"
 
 step "server show"
 run openstack server show "$SERVER_ID" -f json
-[ "$(jq_py 'd["addresses"]' <<< "$OUT")" = "{\"private\": [\"$BOOT_IP\"]}" ] || fail "server show addresses differ"
+[ "$(jq_py 'd["addresses"]' <<< "$OUT")" = "{\"$NET\": [\"$BOOT_IP\"]}" ] || fail "server show addresses differ"
 [ "$(jq_py 'd["name"]' <<< "$OUT")" = "$NAME" ] || fail "server show name differs"
 run openstack server show "$NAME" -f value -c id
 [ "$OUT" = "$SERVER_ID" ] || fail "server show by name found another server"
 ok "addresses private=$BOOT_IP; name lookup works"
+
+if [ "$MODE" = keystone ]; then
+    step "tokens: none or a bad one is a 401 naming Keystone; cli-a-member's is accepted (curl)"
+    http GET "$NETCACHE_URL/v2.1/servers"
+    [ "$CODE" = 401 ] || fail "a request without a token got HTTP $CODE, not 401"
+    grep -i '^www-authenticate:' "$TMP/http-headers" || fail "no WWW-Authenticate header with the 401"
+    grep -iqF "www-authenticate: Keystone uri=\"$KS_URL" "$TMP/http-headers" \
+        || fail "WWW-Authenticate does not name Keystone uri=\"$KS_URL\""
+    http GET "$NETCACHE_URL/v2.1/servers" -H 'X-Auth-Token: not-a-token'
+    [ "$CODE" = 401 ] || fail "a request with a bad token got HTTP $CODE, not 401"
+    # identity headers are ignored when a token is checked
+    http GET "$NETCACHE_URL/v2.1/servers" "${NETCACHE_USER[@]}" -H 'X-Roles: admin' -H "X-Project-Id: $PROJECT_B"
+    [ "$CODE" = 200 ] || fail "cli-a-member's token got HTTP $CODE"
+    contains "$(jq_py '[s["id"] for s in d["servers"]]' < "$TMP/http-body")" "$SERVER_ID" || fail "cli-a-member's list lacks $SERVER_ID"
+    ok "401 + WWW-Authenticate without a valid token; a member's token lists its project's server"
+
+    step "cli-a-reader: server list and show, but server create and delete are 403"
+    run openstack --os-cloud cli-a-reader server list -f json
+    contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" || fail "the reader does not list $SERVER_ID"
+    run openstack --os-cloud cli-a-reader server show "$SERVER_ID" -f json -c id -c status
+    [ "$(jq_py 'd["status"]' <<< "$OUT")" = ACTIVE ] || fail "the reader does not see $SERVER_ID ACTIVE"
+    refused "$(forbidden os_compute_api:servers:create)" \
+        openstack --os-cloud cli-a-reader server create --flavor "$FLAVOR" --image "$IMAGE" --network "$PRIVATE" "$NAME-reader"
+    refused "$(forbidden os_compute_api:servers:delete)" openstack --os-cloud cli-a-reader server delete "$SERVER_ID"
+    run openstack server list -f json
+    STRAY=$(jq_py "' '.join(s['ID'] for s in d if s['Name'] == '$NAME-reader')" <<< "$OUT")
+    if [ -n "$STRAY" ]; then
+        STRAY_SERVERS+=("cli-a-member $STRAY")
+        fail "the reader's server create made $STRAY"
+    fi
+    run openstack server show "$SERVER_ID" -f value -c status
+    [ "$OUT" = ACTIVE ] || fail "$SERVER_ID is $OUT after the reader's delete"
+    ok "reader lists and shows $SERVER_ID; its create and delete are refused (403), nothing changed"
+
+    step "cli-b-member: cli-a's server is not listed, not shown (404), its network not bootable"
+    run openstack --os-cloud cli-b-member server list -f json
+    contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" && fail "cli-b-member lists cli-a's $SERVER_ID"
+    refused "$SERVER_ID" openstack --os-cloud cli-b-member server show "$SERVER_ID"
+    http GET "$NETCACHE_URL/v2.1/servers/$SERVER_ID" -H "X-Auth-Token: $B_MEMBER_TOKEN"
+    [ "$CODE" = 404 ] || fail "cli-b-member's GET of cli-a's server: HTTP $CODE, not 404"
+    # the CLI resolves --network in Neutron first (as cli-b: not found) ...
+    refused '' openstack --os-cloud cli-b-member server create --flavor "$FLAVOR" --image "$IMAGE" \
+        --network "$PRIVATE" --wait "$NAME-b"
+    # ... so ask netcache directly, as Nova's API would be asked
+    http POST "$NETCACHE_URL/v2.1/servers" -H "X-Auth-Token: $B_MEMBER_TOKEN" -H 'Content-Type: application/json' \
+        -d "{\"server\":{\"name\":\"$NAME-b\",\"flavorRef\":\"$FLAVOR_ID\",\"imageRef\":\"$IMAGE_ID\",\"networks\":[{\"uuid\":\"$PRIVATE\"}]}}"
+    if [ "$CODE" -lt 400 ]; then
+        STRAY=$(jq_py 'd["server"]["id"]' < "$TMP/http-body")
+        STRAY_SERVERS+=("cli-b-member $STRAY")
+        fail "netcache accepted cli-b-member's server on cli-a's network $PRIVATE (HTTP $CODE, server $STRAY)"
+    fi
+    [ "$CODE" -lt 500 ] || fail "netcache answered HTTP $CODE"
+    run openstack --os-cloud cli-b-member server list -f json
+    STRAY=$(jq_py "' '.join(s['ID'] for s in d if s['Name'] == '$NAME-b')" <<< "$OUT")
+    if [ -n "$STRAY" ]; then
+        STRAY_SERVERS+=("cli-b-member $STRAY")
+        fail "cli-b-member has a server $NAME-b: $STRAY"
+    fi
+    ok "cli-a's server is invisible to cli-b (404); booting on cli-a's network is refused (HTTP $CODE)"
+
+    step "server list --all-projects as cli-a-member"
+    refused "$(forbidden os_compute_api:servers:detail:get_all_tenants)" openstack server list --all-projects
+    ok "--all-projects needs admin (403, as in Nova)"
+fi
 
 step "port list --server (Neutron's view) agrees"
 run openstack port list --server "$SERVER_ID" -f json
@@ -231,7 +521,7 @@ run openstack server add port "$SERVER_ID" "$USER_PORT"
 run openstack port list --server "$SERVER_ID" -f json
 contains "$(jq_py '[p["ID"] for p in d]' <<< "$OUT")" "$USER_PORT" || fail "port list --server lacks $USER_PORT after add port"
 run openstack server show "$SERVER_ID" -f json -c addresses
-contains "$(jq_py 'd["addresses"].get("private", [])' <<< "$OUT")" "$USER_IP" || fail "server show lacks $USER_IP after add port"
+contains "$(jq_py "d['addresses'].get('$NET', [])" <<< "$OUT")" "$USER_IP" || fail "server show lacks $USER_IP after add port"
 run openstack port show "$USER_PORT" -f json -c device_id -c device_owner -c binding_host_id -c status
 [ "$(jq_py 'd["device_id"]' <<< "$OUT")" = "$SERVER_ID" ] || fail "the port's device_id is not the server"
 ok "$USER_PORT attached: in port list --server and in server show ($USER_IP)"
@@ -242,18 +532,18 @@ user_port_gone() { ! contains "$(server_port_ids)" "$USER_PORT"; }
 wait_for "$USER_PORT to leave port list --server" user_port_gone
 run openstack port list --server "$SERVER_ID" -f json
 run openstack server show "$SERVER_ID" -f json -c addresses
-contains "$(jq_py 'd["addresses"].get("private", [])' <<< "$OUT")" "$USER_IP" && fail "server show still has $USER_IP after remove port"
+contains "$(jq_py "d['addresses'].get('$NET', [])" <<< "$OUT")" "$USER_IP" && fail "server show still has $USER_IP after remove port"
 run openstack port show "$USER_PORT" -f json -c device_id -c device_owner -c status
 [ "$(jq_py 'd["device_id"]' <<< "$OUT")" = "" ] || fail "the user's port still names a device"
 ok "$USER_PORT detached and kept (a user's port is unbound, never deleted)"
 
 step "server add network"
-run openstack server add network "$SERVER_ID" private
+run openstack server add network "$SERVER_ID" "$NET"
 run openstack port list --server "$SERVER_ID" -f json
 [ "$(jq_py 'len(d)' <<< "$OUT")" = 2 ] || fail "expected two ports after add network"
 NEW_IP=$(jq_py "[p['Fixed IP Addresses'][0]['ip_address'] for p in d if p['ID'] != '$BOOT_PORT'][0]" <<< "$OUT")
 run openstack server show "$SERVER_ID" -f json -c addresses
-[ "$(jq_py 'sorted(d["addresses"]["private"])' <<< "$OUT")" = "$(python3 -c 'import json,sys; print(json.dumps(sorted(sys.argv[1:])))' "$BOOT_IP" "$NEW_IP")" ] \
+[ "$(jq_py "sorted(d['addresses']['$NET'])" <<< "$OUT")" = "$(python3 -c 'import json,sys; print(json.dumps(sorted(sys.argv[1:])))' "$BOOT_IP" "$NEW_IP")" ] \
     || fail "server show addresses are not $BOOT_IP and $NEW_IP"
 ok "new interface with $NEW_IP; port list --server and server show agree"
 
@@ -279,8 +569,10 @@ if [ "${CHECK_FLOATING_IP:-1}" = 1 ]; then
         TIMEOUT=$saved
         echo "WARNING: no network-changed from Neutron reached netcache within ${CHECK_NOTIFIER_WAIT:-10}s" \
             "(start Neutron with NOVA_URL=$NETCACHE_URL/v2.1); sending it to netcache as Neutron would"
-        run curl -sS -f -X POST -H 'Content-Type: application/json' "$NETCACHE_URL/v2.1/os-server-external-events" \
-            -d "{\"events\":[{\"name\":\"network-changed\",\"server_uuid\":\"$SERVER_ID\"}]}"
+        # as a service: noauth X-Roles: service, keystone a token of user nova
+        http POST "$NETCACHE_URL/v2.1/os-server-external-events" -H 'Content-Type: application/json' \
+            "${NETCACHE_SERVICE[@]}" -d "{\"events\":[{\"name\":\"network-changed\",\"server_uuid\":\"$SERVER_ID\"}]}"
+        [ "$CODE" = 200 ] || fail "netcache refused the external event: HTTP $CODE"
         wait_for "$what" "$check"
     }
     via_neutron "$FIP in server show" fip_shown
@@ -298,8 +590,10 @@ echo "ghost port $GHOST_PORT ($GHOST_IP)"
 run openstack port list --server "$SERVER_ID" -f json -c ID -c Name
 contains "$(jq_py '[p["ID"] for p in d]' <<< "$OUT")" "$GHOST_PORT" || fail "Neutron does not list the ghost by device_id"
 run openstack server show "$SERVER_ID" -f json -c addresses
-contains "$(jq_py 'd["addresses"].get("private", [])' <<< "$OUT")" "$GHOST_IP" && fail "netcache shows the ghost's $GHOST_IP"
-run curl -sS -f "$NETCACHE_URL/v2.1/servers/$SERVER_ID/os-interface"
+contains "$(jq_py "d['addresses'].get('$NET', [])" <<< "$OUT")" "$GHOST_IP" && fail "netcache shows the ghost's $GHOST_IP"
+http GET "$NETCACHE_URL/v2.1/servers/$SERVER_ID/os-interface" "${NETCACHE_USER[@]}"
+[ "$CODE" = 200 ] || fail "os-interface: HTTP $CODE"
+OUT=$(cat "$TMP/http-body")
 contains "$(jq_py '[i["port_id"] for i in d["interfaceAttachments"]]' <<< "$OUT")" "$GHOST_PORT" && fail "os-interface lists the ghost"
 neutron DELETE "/ports/$GHOST_PORT" > /dev/null
 GHOST_PORT=

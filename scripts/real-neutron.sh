@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real OpenStack Neutron API server (neutron 29.0.0) on 127.0.0.1, for
-# netcache's integration runs: no Keystone (noauth), no agents, no broker
+# netcache's integration runs: noauth (or Keystone with NEUTRON_AUTH_URL), no agents, no broker
 # (oslo.messaging fake:/), ML2 with the "fakebind" mechanism driver, SQLite in
 # WORKDIR, served by gunicorn.  Files: scripts/real-neutron/ (README.md there).
 #
@@ -22,6 +22,21 @@
 #   NEUTRON_SERVICE_PLUGINS    service plugins                                  (router)
 #   NOVA_URL                   e.g. http://127.0.0.1:8774/v2.1: enable Neutron's Nova
 #                              notifier (loopback URLs only)                     (off)
+#                              Without Keystone it posts there with X-Roles: service
+#                              (keystoneauth1 plugin pylib/netcache_nova_noauth.py).
+#                              With NEUTRON_AUTH_URL it only switches the notifier on:
+#                              the notifier takes compute's URL from Keystone's catalog
+#                              (public, RegionOne), which must be where netcache listens
+#                              (start warns when it differs from NOVA_URL).
+#   NEUTRON_AUTH_URL           e.g. http://127.0.0.1:15000/v3 (loopback): auth_strategy =
+#                              keystone instead of noauth. Tokens are validated as service
+#                              user "neutron", the notifier authenticates as "nova" (both in
+#                              project "service", Default domain, as scripts/keystone.sh
+#                              makes them). start logs them in first (nova only with
+#                              NOVA_URL) and fails if Keystone refuses, takes 401 as
+#                              "up", then makes one request with neutron's token. (off)
+#   NEUTRON_SERVICE_PASSWORD   password of Keystone user neutron          (neutron-secret)
+#   NOVA_SERVICE_PASSWORD      password of Keystone user nova                (nova-secret)
 #   NEUTRON_WORKERS, NEUTRON_THREADS   gunicorn workers / threads per worker   (1, 4)
 #   NEUTRON_START_TIMEOUT      seconds to wait for the API                        (120)
 #   NEUTRON_STOP_TIMEOUT       seconds to wait after TERM before KILL              (15)
@@ -87,10 +102,64 @@ render() {
     local src=$1 dst=$2 text
     text=$(<"$src")
     local key
-    for key in WORK PORT DB_URL SERVICE_PLUGINS MECH_DRIVERS EXTENSION_DRIVERS NOTIFY_NOVA NOVA_URL DEBUG; do
+    for key in WORK PORT DB_URL SERVICE_PLUGINS MECH_DRIVERS EXTENSION_DRIVERS NOTIFY_NOVA NOVA_URL DEBUG \
+        AUTH_STRATEGY AUTH_URL NEUTRON_SERVICE_PASSWORD NOVA_SERVICE_PASSWORD; do
         text=${text//"@$key@"/"${!key}"}
     done
     printf '%s\n' "$text" > "$dst"
+}
+
+# Keystone mode, before the server starts: logs in as the service users the
+# configuration names (a wrong password would otherwise show only as 401s
+# later, or as a notifier that never reaches netcache) and compares the
+# catalog's public compute URL with NOVA_URL.  Sets NEUTRON_TOKEN.
+check_keystone() {
+    local out
+    out=$(AUTH_URL=$AUTH_URL NEUTRON_PW=$NEUTRON_SERVICE_PASSWORD NOVA_PW=$NOVA_SERVICE_PASSWORD \
+          CHECK_NOVA=$NOTIFY_NOVA "$VENV/bin/python" -c '
+import json, os, sys, urllib.error, urllib.request
+
+url = os.environ["AUTH_URL"] + "/auth/tokens"
+
+
+def login(user, password):
+    body = {"auth": {
+        "identity": {"methods": ["password"], "password": {"user": {
+            "name": user, "password": password, "domain": {"name": "Default"}}}},
+        "scope": {"project": {"name": "service", "domain": {"name": "Default"}}}}}
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.headers["X-Subject-Token"], json.load(r)["token"]
+    except urllib.error.HTTPError as e:
+        sys.exit(f"Keystone refused user {user} (project service): HTTP {e.code} {e.read()[:200]!r}")
+    except OSError as e:
+        sys.exit(f"cannot reach Keystone at {url}: {e}")
+
+
+token, _ = login("neutron", os.environ["NEUTRON_PW"])
+compute = "-"
+if os.environ["CHECK_NOVA"] == "True":
+    _, body = login("nova", os.environ["NOVA_PW"])
+    for svc in body.get("catalog", []):
+        if svc["type"] == "compute":
+            compute = next((e["url"] for e in svc["endpoints"]
+                            if e["interface"] == "public" and e.get("region_id") == "RegionOne"), "-")
+print(token)
+print(compute)
+') || die "Keystone check failed (NEUTRON_AUTH_URL=$AUTH_URL)"
+    NEUTRON_TOKEN=$(sed -n 1p <<< "$out")
+    local compute
+    compute=$(sed -n 2p <<< "$out")
+    if [ "$NOTIFY_NOVA" = True ]; then
+        if [ "$compute" = - ]; then
+            log "WARNING: Keystone's catalog has no public compute endpoint in RegionOne; the Nova notifier will fail"
+        elif [ "${compute%/}" != "${NOVA_URL%/}" ]; then
+            log "WARNING: the Nova notifier posts to the catalog's compute URL $compute, not NOVA_URL=$NOVA_URL"
+        else
+            log "Nova notifier: catalog compute URL $compute (as NOVA_URL)"
+        fi
+    fi
 }
 
 # True if PID is a gunicorn serving this script's WSGI module.
@@ -148,13 +217,27 @@ start_server() {
     EXTENSION_DRIVERS=${NEUTRON_EXTENSION_DRIVERS-port_security,tag_ports_during_bulk_creation}
     DEBUG=False
     if [ "${NEUTRON_DEBUG:-0}" = 1 ]; then DEBUG=True; fi
+    local loopback='^https?://(127\.[0-9.]+|localhost|\[::1\])(:[0-9]+)?(/.*)?$'
     if [ -n "${NOVA_URL:-}" ]; then
-        [[ $NOVA_URL =~ ^https?://(127\.[0-9.]+|localhost|\[::1\])(:[0-9]+)?(/.*)?$ ]] \
-            || die "NOVA_URL must be a loopback URL (got $NOVA_URL)"
+        [[ $NOVA_URL =~ $loopback ]] || die "NOVA_URL must be a loopback URL (got $NOVA_URL)"
         NOTIFY_NOVA=True
     else
         NOTIFY_NOVA=False
         NOVA_URL=http://127.0.0.1:9/v2.1 # unused while the notifier is off
+    fi
+    AUTH_URL=${NEUTRON_AUTH_URL:-}
+    NEUTRON_SERVICE_PASSWORD=${NEUTRON_SERVICE_PASSWORD:-neutron-secret}
+    NOVA_SERVICE_PASSWORD=${NOVA_SERVICE_PASSWORD:-nova-secret}
+    NEUTRON_TOKEN=
+    local auth_fragment
+    if [ -n "$AUTH_URL" ]; then
+        [[ $AUTH_URL =~ $loopback ]] || die "NEUTRON_AUTH_URL must be a loopback URL (got $AUTH_URL)"
+        AUTH_URL=${AUTH_URL%/}
+        AUTH_STRATEGY=keystone
+        auth_fragment=$SRC/conf/keystone.conf.tmpl
+    else
+        AUTH_STRATEGY=noauth
+        auth_fragment=$SRC/conf/nova-noauth.conf.tmpl
     fi
 
     local pidfile=$WORK/gunicorn.pid
@@ -165,6 +248,7 @@ start_server() {
 
     ensure_venv
     local t0=$SECONDS
+    if [ "$AUTH_STRATEGY" = keystone ]; then check_keystone; fi
     mkdir -p "$WORK/etc" "$WORK/log" "$WORK/state/lock" "$WORK/pylib"
     local db=$WORK/state/neutron.sqlite
     DB_URL=sqlite:///$db
@@ -174,6 +258,10 @@ start_server() {
         if [ -e "$f" ]; then mv -f "$f" "$f.1"; fi
     done
     render "$SRC/conf/neutron.conf.tmpl" "$WORK/etc/neutron.conf"
+    # [nova] (and, with Keystone, [keystone_authtoken]) for the auth strategy
+    render "$auth_fragment" "$WORK/etc/auth.conf.part"
+    cat "$WORK/etc/auth.conf.part" >> "$WORK/etc/neutron.conf"
+    rm -f "$WORK/etc/auth.conf.part"
     render "$SRC/conf/ml2_conf.ini.tmpl" "$WORK/etc/ml2_conf.ini"
     render "$SRC/conf/api-paste.ini.tmpl" "$WORK/etc/api-paste.ini"
     rm -rf "$WORK/pylib"
@@ -223,16 +311,29 @@ start_server() {
             die "Neutron failed to start (CRITICAL in $WORK/log/neutron-server.log)"
         fi
         code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url/v2.0/networks?limit=1" || true)
-        [ "$code" = 200 ] && break
+        # keystone: authtoken refuses a token-less request once the API is up
+        if [ "$code" = 200 ] || { [ "$AUTH_STRATEGY" = keystone ] && [ "$code" = 401 ]; }; then
+            break
+        fi
         sleep 0.25
     done
-    if [ "$code" != 200 ]; then
+    if [ "$code" != 200 ] && { [ "$AUTH_STRATEGY" != keystone ] || [ "$code" != 401 ]; }; then
         log_tail
         stop_server || true
         kill -KILL "$launcher" 2>/dev/null || true
         die "Neutron API not ready after ${NEUTRON_START_TIMEOUT:-120}s (last HTTP status $code)"
     fi
-    log "ready in $((SECONDS - t0))s: pid $(cat "$pidfile" 2>/dev/null || echo "$launcher"), workdir $WORK, extension drivers '$EXTENSION_DRIVERS', nova notifier $NOTIFY_NOVA"
+    if [ "$AUTH_STRATEGY" = keystone ]; then
+        # one request through authtoken + keystonecontext: Neutron validates a token
+        code=$(curl -s -o /dev/null -m 60 -w '%{http_code}' -H "X-Auth-Token: $NEUTRON_TOKEN" \
+            "$url/v2.0/networks?limit=1" || true)
+        if [ "$code" != 200 ]; then
+            log_tail
+            stop_server || true
+            die "Neutron did not accept the neutron service user's token (HTTP $code); see [keystone_authtoken] in $WORK/etc/neutron.conf"
+        fi
+    fi
+    log "ready in $((SECONDS - t0))s: pid $(cat "$pidfile" 2>/dev/null || echo "$launcher"), workdir $WORK, auth $AUTH_STRATEGY${AUTH_URL:+ ($AUTH_URL)}, extension drivers '$EXTENSION_DRIVERS', nova notifier $NOTIFY_NOVA"
     echo "$url"
 }
 
