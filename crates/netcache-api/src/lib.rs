@@ -41,6 +41,8 @@ pub struct ApiConfig {
     pub public_url: String,
     /// `auth.strategy = keystone`: tokens validated here; `None` is noauth.
     pub keystone: Option<Arc<auth::KeystoneAuth>>,
+    /// The rules in force (Nova's defaults and the deployment's overrides).
+    pub policy: Arc<policy::Policy>,
 }
 
 #[derive(Clone)]
@@ -98,6 +100,7 @@ struct RequestId(String);
 /// asked for), and an empty or unreadable identity header is refused.
 pub struct Caller {
     pub ctx: RequestContext,
+    policy: Arc<policy::Policy>,
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -118,6 +121,7 @@ impl FromRequestParts<AppState> for Caller {
                     user_id: identity.user_id.clone(),
                     roles: identity.roles.clone(),
                 },
+                policy: Arc::clone(&state.config.policy),
             });
         }
         let header = |name: &str| -> ApiResult<Option<&str>> {
@@ -153,6 +157,7 @@ impl FromRequestParts<AppState> for Caller {
                 user_id: user,
                 roles,
             },
+            policy: Arc::clone(&state.config.policy),
         })
     }
 }

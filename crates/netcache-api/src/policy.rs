@@ -1,69 +1,250 @@
 //! Who may do what: Nova's default policy (secure RBAC, 2023+), one table by
-//! oslo.policy rule name. Roles imply one another as Keystone's default
+//! oslo.policy rule name, each with its check string in oslo.policy's syntax.
+//! The deployment may override any rule by name (`[policy]` in the settings, as
+//! an oslo.policy file does). Roles imply one another as Keystone's default
 //! inference rules make them (`admin` ⊃ `member` ⊃ `reader`); a project rule
 //! applies within the caller's project, and other projects' servers are an
 //! admin's (a non-admin gets 404 for them, see [`crate::Caller::server`]).
 
+use std::collections::{BTreeMap, HashMap};
+
 use crate::{ApiError, ApiResult, Caller};
 
-/// The check a rule makes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Check {
-    /// Anyone who got past authentication.
-    Anyone,
-    /// `reader`, `member` or `admin` (Nova's `PROJECT_READER_OR_ADMIN`).
-    ProjectReader,
-    /// `member` or `admin` (Nova's `PROJECT_MEMBER_OR_ADMIN`).
-    ProjectMember,
-    /// `admin` only.
-    Admin,
-    /// `service` or `admin` (Nova's external events).
-    Service,
-}
-
-/// Every rule the API checks, by its Nova (or netcache) name.
-pub const RULES: &[(&str, Check)] = &[
-    ("os_compute_api:servers:index", Check::ProjectReader),
-    ("os_compute_api:servers:detail", Check::ProjectReader),
-    ("os_compute_api:servers:index:get_all_tenants", Check::Admin),
-    ("os_compute_api:servers:detail:get_all_tenants", Check::Admin),
-    ("os_compute_api:servers:show", Check::ProjectReader),
-    ("os_compute_api:servers:create", Check::ProjectMember),
-    ("os_compute_api:servers:delete", Check::ProjectMember),
-    ("os_compute_api:ips:index", Check::ProjectReader),
-    ("os_compute_api:ips:show", Check::ProjectReader),
-    ("os_compute_api:os-attach-interfaces:list", Check::ProjectReader),
-    ("os_compute_api:os-attach-interfaces:show", Check::ProjectReader),
-    ("os_compute_api:os-attach-interfaces:create", Check::ProjectMember),
-    ("os_compute_api:os-attach-interfaces:delete", Check::ProjectMember),
-    ("os_compute_api:os-instance-actions:list", Check::ProjectReader),
-    ("os_compute_api:os-instance-actions:show", Check::ProjectReader),
-    ("os_compute_api:os-server-external-events:create", Check::Service),
-    ("os_compute_api:os-availability-zone:list", Check::Anyone),
-    ("os_compute_api:os-availability-zone:detail", Check::Admin),
-    ("netcache:audit", Check::Admin),
-    ("netcache:metrics", Check::Admin),
+/// Every rule: the base rules others refer to (`rule:NAME`), then each rule the
+/// API checks, by its Nova (or netcache) name, with its default check string.
+pub const RULES: &[(&str, &str)] = &[
+    ("context_is_admin", "role:admin"),
+    ("project_reader_or_admin", "role:reader or role:member or role:admin"),
+    ("project_member_or_admin", "role:member or role:admin"),
+    ("service_or_admin", "role:service or role:admin"),
+    ("os_compute_api:servers:index", "rule:project_reader_or_admin"),
+    ("os_compute_api:servers:detail", "rule:project_reader_or_admin"),
+    ("os_compute_api:servers:index:get_all_tenants", "rule:context_is_admin"),
+    ("os_compute_api:servers:detail:get_all_tenants", "rule:context_is_admin"),
+    ("os_compute_api:servers:show", "rule:project_reader_or_admin"),
+    ("os_compute_api:servers:create", "rule:project_member_or_admin"),
+    ("os_compute_api:servers:delete", "rule:project_member_or_admin"),
+    ("os_compute_api:ips:index", "rule:project_reader_or_admin"),
+    ("os_compute_api:ips:show", "rule:project_reader_or_admin"),
+    (
+        "os_compute_api:os-attach-interfaces:list",
+        "rule:project_reader_or_admin",
+    ),
+    (
+        "os_compute_api:os-attach-interfaces:show",
+        "rule:project_reader_or_admin",
+    ),
+    (
+        "os_compute_api:os-attach-interfaces:create",
+        "rule:project_member_or_admin",
+    ),
+    (
+        "os_compute_api:os-attach-interfaces:delete",
+        "rule:project_member_or_admin",
+    ),
+    (
+        "os_compute_api:os-instance-actions:list",
+        "rule:project_reader_or_admin",
+    ),
+    (
+        "os_compute_api:os-instance-actions:show",
+        "rule:project_reader_or_admin",
+    ),
+    (
+        "os_compute_api:os-server-external-events:create",
+        "rule:service_or_admin",
+    ),
+    ("os_compute_api:os-availability-zone:list", "@"),
+    ("os_compute_api:os-availability-zone:detail", "rule:context_is_admin"),
+    ("netcache:audit", "rule:context_is_admin"),
+    ("netcache:metrics", "rule:context_is_admin"),
 ];
 
-/// The check of a rule; an unknown name is a programming error, caught by the
-/// unit test that walks every handler's rule.
-pub fn check(rule: &str) -> Check {
-    RULES
-        .iter()
-        .find(|(name, _)| *name == rule)
-        .map(|(_, check)| *check)
-        .unwrap_or_else(|| panic!("no policy rule {rule}"))
+/// A parsed check string: the part of oslo.policy's language a compute API
+/// with netcache's scoping needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Check {
+    /// `@` (or an empty string): anyone who got past authentication.
+    Always,
+    /// `!`: nobody.
+    Never,
+    Role(String),
+    Rule(String),
+    /// `project_id:%(project_id)s`: the target is the caller's project. The
+    /// handlers scope every server to its project already, so this holds.
+    OwnProject,
+    Not(Box<Check>),
+    And(Vec<Check>),
+    Or(Vec<Check>),
+}
+
+/// The rules in force: the defaults with the deployment's overrides.
+#[derive(Debug)]
+pub struct Policy {
+    rules: HashMap<String, Check>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self::with_overrides(&BTreeMap::new()).expect("the default rules parse")
+    }
+}
+
+impl Policy {
+    /// The defaults, with `overrides` (rule name → check string) in place of
+    /// theirs. An unknown rule name, a check string that does not parse, or a
+    /// `rule:` that names no rule (or loops) is refused, naming the rule.
+    pub fn with_overrides(overrides: &BTreeMap<String, String>) -> Result<Self, String> {
+        let mut rules = HashMap::new();
+        for (name, text) in RULES {
+            rules.insert((*name).to_owned(), parse(text).map_err(|e| format!("{name}: {e}"))?);
+        }
+        for (name, text) in overrides {
+            if !rules.contains_key(name) {
+                return Err(format!("{name}: no such rule"));
+            }
+            rules.insert(name.clone(), parse(text).map_err(|e| format!("{name}: {e}"))?);
+        }
+        let policy = Self { rules };
+        for name in policy.rules.keys() {
+            policy.resolves(name, &mut Vec::new())?;
+        }
+        Ok(policy)
+    }
+
+    /// Every `rule:` reachable from `name` exists, without a cycle.
+    fn resolves(&self, name: &str, path: &mut Vec<String>) -> Result<(), String> {
+        if path.iter().any(|p| p == name) {
+            return Err(format!("{}: refers to itself ({} → {name})", path[0], path.join(" → ")));
+        }
+        let Some(check) = self.rules.get(name) else {
+            return Err(format!(
+                "{}: rule:{name} names no rule",
+                path.last().map_or(name, String::as_str)
+            ));
+        };
+        path.push(name.to_owned());
+        let mut referred = Vec::new();
+        check.referred_rules(&mut referred);
+        for next in referred {
+            self.resolves(next, path)?;
+        }
+        path.pop();
+        Ok(())
+    }
+
+    /// Whether a caller with `roles` passes `rule`; an unknown name is a
+    /// programming error, caught by the test that walks every handler's rule.
+    pub fn allows(&self, rule: &str, roles: &[String]) -> bool {
+        let check = self.rules.get(rule).unwrap_or_else(|| panic!("no policy rule {rule}"));
+        self.eval(check, roles)
+    }
+
+    fn eval(&self, check: &Check, roles: &[String]) -> bool {
+        match check {
+            Check::Always | Check::OwnProject => true,
+            Check::Never => false,
+            Check::Role(role) => roles.iter().any(|r| r == role),
+            Check::Rule(name) => self.allows(name, roles),
+            Check::Not(inner) => !self.eval(inner, roles),
+            Check::And(all) => all.iter().all(|c| self.eval(c, roles)),
+            Check::Or(any) => any.iter().any(|c| self.eval(c, roles)),
+        }
+    }
 }
 
 impl Check {
-    pub fn allows(self, roles: &[String]) -> bool {
-        let has = |role: &str| roles.iter().any(|r| r == role);
+    fn referred_rules<'a>(&'a self, into: &mut Vec<&'a str>) {
         match self {
-            Self::Anyone => true,
-            Self::ProjectReader => has("reader") || has("member") || has("admin"),
-            Self::ProjectMember => has("member") || has("admin"),
-            Self::Admin => has("admin"),
-            Self::Service => has("service") || has("admin"),
+            Self::Rule(name) => into.push(name),
+            Self::Not(inner) => inner.referred_rules(into),
+            Self::And(all) | Self::Or(all) => all.iter().for_each(|c| c.referred_rules(into)),
+            Self::Always | Self::Never | Self::Role(_) | Self::OwnProject => {}
+        }
+    }
+}
+
+/// Parses a check string: atoms `@`, `!`, `role:NAME`, `rule:NAME`,
+/// `project_id:%(project_id)s`, joined by `or`, `and`, `not` and parentheses
+/// (that precedence, as oslo.policy's).
+fn parse(text: &str) -> Result<Check, String> {
+    let spaced = text.replace('(', " ( ").replace(')', " ) ");
+    // `%(project_id)s` holds parentheses of its own: put it back together.
+    let spaced = spaced.replace("% ( project_id ) s", "%(project_id)s");
+    let tokens: Vec<&str> = spaced.split_whitespace().collect();
+    if tokens.is_empty() {
+        return Ok(Check::Always);
+    }
+    let mut parser = Parser { tokens, at: 0 };
+    let check = parser.or()?;
+    match parser.tokens.get(parser.at) {
+        None => Ok(check),
+        Some(extra) => Err(format!("unexpected {extra:?} in {text:?}")),
+    }
+}
+
+struct Parser<'a> {
+    tokens: Vec<&'a str>,
+    at: usize,
+}
+
+impl Parser<'_> {
+    fn next(&mut self) -> Option<&str> {
+        let token = self.tokens.get(self.at).copied();
+        self.at += 1;
+        token
+    }
+
+    fn peek_is(&self, word: &str) -> bool {
+        self.tokens.get(self.at).is_some_and(|t| t.eq_ignore_ascii_case(word))
+    }
+
+    fn or(&mut self) -> Result<Check, String> {
+        let mut any = vec![self.and()?];
+        while self.peek_is("or") {
+            self.at += 1;
+            any.push(self.and()?);
+        }
+        Ok(if any.len() == 1 { any.remove(0) } else { Check::Or(any) })
+    }
+
+    fn and(&mut self) -> Result<Check, String> {
+        let mut all = vec![self.not()?];
+        while self.peek_is("and") {
+            self.at += 1;
+            all.push(self.not()?);
+        }
+        Ok(if all.len() == 1 { all.remove(0) } else { Check::And(all) })
+    }
+
+    fn not(&mut self) -> Result<Check, String> {
+        if self.peek_is("not") {
+            self.at += 1;
+            return Ok(Check::Not(Box::new(self.not()?)));
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Result<Check, String> {
+        match self.next() {
+            None => Err("a check is missing at the end".into()),
+            Some("(") => {
+                let inner = self.or()?;
+                match self.next() {
+                    Some(")") => Ok(inner),
+                    _ => Err("a ')' is missing".into()),
+                }
+            }
+            Some("@") => Ok(Check::Always),
+            Some("!") => Ok(Check::Never),
+            Some("project_id:%(project_id)s") => Ok(Check::OwnProject),
+            Some(atom) => match atom.split_once(':') {
+                Some(("role", role)) if !role.is_empty() => Ok(Check::Role(role.to_lowercase())),
+                Some(("rule", rule)) if !rule.is_empty() => Ok(Check::Rule(rule.to_owned())),
+                _ => Err(format!(
+                    "unsupported check {atom:?} (netcache knows @, !, role:NAME, rule:NAME, project_id:%(project_id)s)"
+                )),
+            },
         }
     }
 }
@@ -71,7 +252,7 @@ impl Check {
 impl Caller {
     /// 403 unless the caller's roles pass `rule`, with Nova's message.
     pub fn authorize(&self, rule: &'static str) -> ApiResult<()> {
-        if check(rule).allows(&self.ctx.roles) {
+        if self.policy.allows(rule, &self.ctx.roles) {
             Ok(())
         } else {
             Err(ApiError::Forbidden(format!(
@@ -91,21 +272,17 @@ mod tests {
 
     #[test]
     fn roles_imply_each_other_as_keystone_infers_them() {
+        let policy = Policy::default();
         let table = [
-            (Check::ProjectReader, [true, true, true, false]),
-            (Check::ProjectMember, [false, true, true, false]),
-            (Check::Admin, [false, false, true, false]),
-            (Check::Service, [false, false, true, true]),
-            (Check::Anyone, [true, true, true, true]),
+            ("project_reader_or_admin", [true, true, true, false]),
+            ("project_member_or_admin", [false, true, true, false]),
+            ("context_is_admin", [false, false, true, false]),
+            ("service_or_admin", [false, false, true, true]),
+            ("os_compute_api:os-availability-zone:list", [true, true, true, true]),
         ];
-        for (check, expected) in table {
-            let got = [
-                check.allows(&roles(&["reader"])),
-                check.allows(&roles(&["member"])),
-                check.allows(&roles(&["admin"])),
-                check.allows(&roles(&["service"])),
-            ];
-            assert_eq!(got, expected, "{check:?} for reader, member, admin, service");
+        for (rule, expected) in table {
+            let got = ["reader", "member", "admin", "service"].map(|r| policy.allows(rule, &roles(&[r])));
+            assert_eq!(got, expected, "{rule} for reader, member, admin, service");
         }
     }
 
@@ -115,5 +292,64 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), RULES.len());
+    }
+
+    #[test]
+    fn check_strings_parse_as_oslo_policy_reads_them() {
+        let role = |r: &str| Check::Role(r.into());
+        let cases = [
+            ("", Check::Always),
+            ("@", Check::Always),
+            ("!", Check::Never),
+            ("role:Admin", role("admin")),
+            (
+                "role:a or role:b and not role:c",
+                Check::Or(vec![
+                    role("a"),
+                    Check::And(vec![role("b"), Check::Not(Box::new(role("c")))]),
+                ]),
+            ),
+            (
+                "(role:a or role:b) and project_id:%(project_id)s",
+                Check::And(vec![Check::Or(vec![role("a"), role("b")]), Check::OwnProject]),
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse(text), Ok(want), "{text:?}");
+        }
+        for bad in [
+            "role:",
+            "user_id:%(user_id)s",
+            "role:a or",
+            "(role:a",
+            "role:a role:b",
+            "is_admin:True",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} parsed");
+        }
+    }
+
+    #[test]
+    fn overrides_replace_rules_by_name_and_are_checked() {
+        let overrides = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        let policy = Policy::with_overrides(&overrides(&[("os_compute_api:servers:create", "role:admin")])).unwrap();
+        assert!(!policy.allows("os_compute_api:servers:create", &roles(&["member"])));
+        assert!(policy.allows("os_compute_api:servers:create", &roles(&["admin"])));
+        assert!(
+            policy.allows("os_compute_api:servers:delete", &roles(&["member"])),
+            "others keep their defaults"
+        );
+
+        for (bad, says) in [
+            (("os_compute_api:servers:explode", "@"), "no such rule"),
+            (("os_compute_api:servers:create", "role:"), "unsupported check"),
+            (("os_compute_api:servers:create", "rule:nowhere"), "names no rule"),
+            (("context_is_admin", "rule:context_is_admin"), "refers to itself"),
+        ] {
+            let err = Policy::with_overrides(&overrides(&[bad])).unwrap_err();
+            assert!(err.contains(says) && err.contains(bad.0), "{bad:?}: {err}");
+        }
     }
 }

@@ -42,6 +42,7 @@ impl Api {
                 default_project: "demo".into(),
                 public_url: BASE.into(),
                 keystone: None,
+                policy: Arc::default(),
             }),
         });
         Self { router, _sim: sim }

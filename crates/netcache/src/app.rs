@@ -114,6 +114,7 @@ impl App {
                 default_project: settings.api.default_project.clone(),
                 public_url,
                 keystone: settings.keystone_auth(),
+                policy: Arc::new(settings.policy()?),
             }),
         });
         let (stop_server, stop) = tokio::sync::oneshot::channel::<()>();

@@ -1,6 +1,7 @@
 //! Configuration: defaults, then a TOML file, then `NETCACHE_*` environment
 //! variables, then flags. A bad value stops start-up with an error naming the key.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -33,6 +34,9 @@ pub struct Settings {
     pub heal: HealSettings,
     pub gc: GcSettings,
     pub operations: OperationsSettings,
+    /// Policy rules overridden by name (oslo.policy check strings), e.g.
+    /// `"os_compute_api:servers:create" = "role:admin"`.
+    pub policy: BTreeMap<String, String>,
 }
 
 /// Who callers are: `noauth` (identity headers; the zero-config quick start) or
@@ -252,6 +256,7 @@ impl Default for Settings {
             heal: HealSettings::default(),
             gc: GcSettings::default(),
             operations: OperationsSettings::default(),
+            policy: BTreeMap::new(),
         }
     }
 }
@@ -342,6 +347,7 @@ impl Settings {
 
     fn validate(&self) -> anyhow::Result<()> {
         self.validate_auth()?;
+        self.policy()?;
         if !(self.neutron.timeout > 0.0 && self.neutron.timeout.is_finite()) {
             bail!("invalid configuration: neutron.timeout must be a positive number of seconds");
         }
@@ -503,6 +509,12 @@ impl Settings {
     }
 
     /// The Keystone validation of `auth.strategy = keystone`; `None` for noauth.
+    /// Nova's default rules with the `[policy]` overrides.
+    pub fn policy(&self) -> anyhow::Result<netcache_api::policy::Policy> {
+        netcache_api::policy::Policy::with_overrides(&self.policy)
+            .map_err(|e| anyhow::anyhow!("invalid configuration: policy: {e}"))
+    }
+
     pub fn keystone_auth(&self) -> Option<std::sync::Arc<netcache_api::auth::KeystoneAuth>> {
         let a = &self.auth;
         if a.strategy != "keystone" {
@@ -634,6 +646,26 @@ mod tests {
             assert!(load("other.toml").unwrap_err().contains("auth.strategy"));
             let s = load("forced.toml").unwrap();
             assert!(s.keystone_auth().is_none(), "noauth by default");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn policy_overrides_are_read_by_rule_name_and_checked_at_start() {
+        figment::Jail::expect_with(|jail| {
+            let load = |name: &str| Settings::load(Some(Path::new(name)), &[]).map_err(|e| format!("{e:#}"));
+            jail.create_file(
+                "policy.toml",
+                "[policy]\n\"os_compute_api:servers:create\" = \"role:admin\"\n",
+            )?;
+            let policy = load("policy.toml").unwrap().policy().unwrap();
+            assert!(!policy.allows("os_compute_api:servers:create", &["member".to_owned()]));
+            jail.create_file("typo.toml", "[policy]\n\"os_compute_api:server:create\" = \"@\"\n")?;
+            let err = load("typo.toml").unwrap_err();
+            assert!(
+                err.contains("policy: os_compute_api:server:create: no such rule"),
+                "{err}"
+            );
             Ok(())
         });
     }

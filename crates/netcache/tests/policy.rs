@@ -253,3 +253,35 @@ async fn the_metrics_listener_serves_metrics_alone_without_identity() {
     assert_eq!(status, 404, "only /metrics there");
     assert_eq!(call(&t, Who::Member, Method::GET, "/metrics", None).await.0, 403);
 }
+
+/// A deployment's `[policy]` overrides a rule by name: here only admins boot,
+/// while a member still reads and deletes as Nova's defaults say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_override_changes_one_rule_by_name() {
+    let mut t = TestApp::start().await;
+    let s = server_of_project(&t).await;
+    t.settings
+        .policy
+        .insert("os_compute_api:servers:create".into(), "role:admin".into());
+    t.restart(|_| {}).await;
+    let boot = json!({"server": {"name": "p", "flavorRef": "1", "networks": "none"}});
+    let (status, body) = call(&t, Who::Member, Method::POST, "/servers", Some(boot.clone())).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        body["forbidden"]["message"],
+        "Policy doesn't allow os_compute_api:servers:create to be performed."
+    );
+    assert_eq!(call(&t, Who::Admin, Method::POST, "/servers", Some(boot)).await.0, 202);
+    assert_eq!(
+        call(&t, Who::Member, Method::GET, &format!("/servers/{s}"), None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        call(&t, Who::Member, Method::DELETE, &format!("/servers/{s}"), None)
+            .await
+            .0,
+        204
+    );
+}
