@@ -131,6 +131,8 @@ async fn the_tokens_project_and_roles_decide_whatever_headers_say() {
     let (status, body) = call(&t, Some("member-token"), Method::POST, "/servers", Some(boot.clone())).await;
     assert_eq!(status, 202, "{body}");
     let id = body["server"]["id"].as_str().unwrap().to_owned();
+    // The build (a host for the server) is done before events name it.
+    t.app().compute.settle().await;
     let (_, shown) = call(&t, Some("member-token"), Method::GET, &format!("/servers/{id}"), None).await;
     assert_eq!(shown["server"]["tenant_id"], "demo", "{shown}");
     assert_eq!(shown["server"]["user_id"], "alice", "{shown}");

@@ -46,6 +46,8 @@ async fn real_keystone_tokens_decide_who_does_what() {
     let (status, body) = call(&t, &alice, Method::POST, "/servers", Some(boot.clone())).await;
     assert_eq!(status, 202, "{body}");
     let id = body["server"]["id"].as_str().unwrap().to_owned();
+    // The build (a host for the server) is done before events name it.
+    t.app().compute.settle().await;
     let (_, shown) = call(&t, &alice, Method::GET, &format!("/servers/{id}"), None).await;
     assert_eq!(shown["server"]["tenant_id"], project_a.as_str(), "{shown}");
 
