@@ -22,7 +22,7 @@ use netcache_domain::{HostName, IntentId, NetworkId, PortId, ServerId};
 use netcache_neutron::{FixedIpRequest, PortCreate, PortFilter, PortUpdate};
 use tracing::{info, warn};
 
-use crate::config::{CrashPoint, Sabotage};
+use crate::config::CrashPoint;
 use crate::{Compute, Error, Interface, Result};
 
 /// A VIF slot to fill with a new port.
@@ -422,12 +422,7 @@ impl Compute {
             .await?;
         }
         self.crash_point(CrashPoint::AfterReleaseRecorded)?;
-        let result = if self.config.sabotage == Some(Sabotage::SkipRelease) {
-            // Test hook: a deliberately broken build whose releases leak the port.
-            warn!(
-                server.id = %vif.server_id, port.id = %vif.port_id,
-                "Sabotage skip-release: not releasing port {} in Neutron", vif.port_id
-            );
+        let result = if self.sabotages_release(vif) {
             Ok(())
         } else {
             match vif.origin {

@@ -28,10 +28,12 @@ pub struct ComputeConfig {
     /// Whether that timeout fails the build (Nova's `vif_plugging_is_fatal`).
     pub vif_plugging_is_fatal: bool,
     pub operations: OperationsConfig,
-    /// Simulates a process death at a point of the allocation protocol (tests, drills).
+    /// Test hook: simulates a process death at a point of the protocol.
+    #[cfg(feature = "testing")]
     pub crash_at: Option<CrashPoint>,
-    /// A deliberate defect, so that a test can prove the chaos checker catches it
-    /// (tests only; never set in production).
+    /// Test hook: a deliberate defect, so that a test can prove the chaos
+    /// checker catches it.
+    #[cfg(feature = "testing")]
     pub sabotage: Option<Sabotage>,
 }
 
@@ -88,7 +90,9 @@ impl Default for ComputeConfig {
             vif_plugging_timeout: Duration::ZERO,
             vif_plugging_is_fatal: true,
             operations: OperationsConfig::default(),
+            #[cfg(feature = "testing")]
             crash_at: None,
+            #[cfg(feature = "testing")]
             sabotage: None,
         }
     }
@@ -149,7 +153,8 @@ pub struct VirtConfig {
     pub seed: u64,
 }
 
-/// Where a simulated crash stops an operation.
+/// The points of the protocol where a process may die; a build with the
+/// `testing` feature can simulate a death at one of them (`crash_at`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrashPoint {
     /// An operation is committed and claimed; none of its steps ran.
@@ -166,6 +171,7 @@ pub enum CrashPoint {
     AfterCreateSent,
 }
 
+#[cfg(feature = "testing")]
 impl std::str::FromStr for CrashPoint {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -185,6 +191,7 @@ impl std::str::FromStr for CrashPoint {
 }
 
 /// A deliberate defect (test hook): a broken build the chaos checker must catch.
+#[cfg(feature = "testing")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sabotage {
     /// Releasing a VIF (server delete, interface detach, a failed build's ports)
@@ -193,6 +200,7 @@ pub enum Sabotage {
     SkipRelease,
 }
 
+#[cfg(feature = "testing")]
 impl std::str::FromStr for Sabotage {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -1,7 +1,7 @@
 //! Nova's os-server-external-events, with netcache's semantics: a
 //! `network-changed` for a port in the server's VIF records refreshes it; for any
 //! other port that carries the server's id it records a ghost sighting — it never
-//! appends (Nova does, §6 of the reference). `network-vif-deleted` marks the VIF
+//! appends (Nova does: its ghost-port bug). `network-vif-deleted` marks the VIF
 //! lost and drops it from the cache; `network-vif-plugged` marks its cache entry
 //! active and wakes a build waiting for it.
 

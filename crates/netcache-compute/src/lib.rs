@@ -30,6 +30,7 @@ mod error;
 mod events;
 mod gc;
 mod heal;
+mod hooks;
 mod interfaces;
 mod loops;
 mod operations;
@@ -39,7 +40,9 @@ pub mod virt;
 
 pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
 pub use build::CreateServer;
-pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, Sabotage, VirtConfig};
+#[cfg(feature = "testing")]
+pub use config::Sabotage;
+pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;
@@ -48,7 +51,6 @@ pub use interfaces::{AttachRequest, Interface};
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;
-use crate::config::CrashPoint as Crash;
 use crate::virt::VirtDriver;
 
 /// Who asks, for the action log and ownership checks.
@@ -271,20 +273,6 @@ impl Compute {
         let mut builds = self.builds.lock().expect("builds lock");
         builds.retain(|h| !h.is_finished());
         builds.push(handle);
-    }
-
-    /// Stops dead at the configured crash point: this process is dead from here
-    /// on, and its node is free for a restart.
-    fn crash_point(&self, point: Crash) -> Result<()> {
-        if self.config.crash_at == Some(point) && !self.crashed.swap(true, Ordering::SeqCst) {
-            tracing::error!(?point, "Simulated crash");
-            self.node_lock.lock().expect("node lock").take();
-            return Err(Error::Crashed(point));
-        }
-        if self.has_crashed() {
-            return Err(Error::Crashed(point));
-        }
-        Ok(())
     }
 
     /// Applies `changes` together with a rebuilt cache (`source` labels the write

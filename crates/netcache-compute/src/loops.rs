@@ -1,6 +1,7 @@
 //! The periodic heal and GC loops. Each wait is the interval plus a jitter drawn
-//! from an RNG seeded by the deployment id, so hosts of one deployment do not
-//! sweep in lockstep and a run is reproducible.
+//! from an RNG seeded by the deployment id and this process's node (named by its
+//! hosts), so the processes of one deployment do not sweep in lockstep and a
+//! node's run is reproducible.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -17,9 +18,7 @@ impl Compute {
     /// Starts the operation lease/takeover loop, and the heal and GC loops (each
     /// only if its interval is non-zero).
     pub fn spawn_loops(self: &Arc<Self>) -> Vec<JoinHandle<()>> {
-        let mut hasher = DefaultHasher::new();
-        self.deployment.hash(&mut hasher);
-        let seed = hasher.finish();
+        let seed = jitter_seed(self.deployment.as_str(), &self.owner.node);
         let mut loops = vec![self.spawn_operation_loops()];
         let heal = &self.config.heal;
         if !heal.interval.is_zero() {
@@ -54,6 +53,29 @@ impl Compute {
     }
 }
 
+fn jitter_seed(deployment: &str, node: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (deployment, node).hash(&mut hasher);
+    hasher.finish()
+}
+
 fn jittered(rng: &mut ChaCha8Rng, max: Duration) -> Duration {
     max.mul_f64(rng.random::<f64>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first heal waits of two nodes of one deployment differ; one node's
+    /// are the same from run to run.
+    #[test]
+    fn nodes_of_one_deployment_jitter_apart() {
+        let first_wait = |node: &str| {
+            let mut rng = ChaCha8Rng::seed_from_u64(jitter_seed("nc-1", node));
+            jittered(&mut rng, Duration::from_secs(60))
+        };
+        assert_ne!(first_wait("host1,host2,host3"), first_wait("host4,host5,host6"));
+        assert_eq!(first_wait("host1,host2,host3"), first_wait("host1,host2,host3"));
+    }
 }

@@ -19,8 +19,8 @@ pub enum Resolution {
 /// Decides an ambiguous create from a marker lookup. Only ports that really carry
 /// the intent are considered, so an over-broad lookup can never adopt a stranger.
 /// One intent is sent at most once, so more than one match cannot come from
-/// netcache; if it happens anyway the oldest revision (lowest id as tie-break) wins
-/// and the others stay ghosts.
+/// netcache; if it happens anyway the port with the lowest id wins (any fixed
+/// choice will do: every process picks the same one) and the others stay ghosts.
 pub fn resolve_ambiguous_create(marker: &OwnershipMarker, found: &[Port]) -> Resolution {
     found
         .iter()

@@ -1,6 +1,7 @@
 //! SQL text shared by both backends. `$N` placeholders work on SQLite and
-//! PostgreSQL alike; each parameter's meaning is fixed by the `bind_*` helper named
-//! next to the statement, so inserts and updates of a row share one bind order.
+//! PostgreSQL alike. Where a row is both inserted and updated, one `bind_*` helper
+//! in `engine.rs` (named next to the statement) fixes the parameters' meaning, so
+//! both share one bind order; the other statements bind in column order.
 //!
 //! Every precondition is part of a statement's `WHERE` clause (or a key), never
 //! checked by reading first: several processes may share one database.
@@ -90,7 +91,7 @@ pub(crate) const UPDATE_INTENT: &str = "UPDATE port_intents SET server_id = $2, 
 pub(crate) const WRITE_CACHE: &str = "UPDATE info_caches SET network_info = $3, generation = generation + 1 \
      WHERE server_id = $1 AND generation = $2";
 
-// ---- actions (bind_event: $1 server_id, $2 request_id, $3.. the event) ----
+// ---- actions ($1 server_id, $2 request_id, then the action's or event's columns in order) ----
 
 pub(crate) const INSERT_ACTION: &str = "INSERT INTO actions (server_id, request_id, action, project_id, \
      user_id, start_time, message) VALUES ($1, $2, $3, $4, $5, $6, $7)";
@@ -101,7 +102,7 @@ pub(crate) const INSERT_ACTION_EVENT: &str = "INSERT INTO action_events (server_
      SELECT server_id, request_id, $3, $4, $5, $6, $7, $8 FROM actions \
      WHERE server_id = $1 AND request_id = $2";
 
-// ---- ghost sightings (bind_ghost) ----
+// ---- ghost sightings ($1.. the columns in order) ----
 
 /// Not for a port in some server's VIF records, nor while the server the port
 /// names has an operation in flight (its port may be between create and record).

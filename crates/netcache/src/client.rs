@@ -1,9 +1,11 @@
 //! Client commands (`netcache server …`, `netcache interface …`): a small HTTP
-//! client of the compute API with table or JSON output.
+//! client of the compute API (and of its image subset) with table or JSON output.
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use indicatif::ProgressBar;
 use serde_json::{Value, json};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -11,6 +13,29 @@ pub enum Output {
     Table,
     Json,
 }
+
+/// Whether a command draws progress on stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    Shown,
+    Hidden,
+}
+
+impl Progress {
+    /// Shown only to a person at a terminal, and only while logs are off: a
+    /// redrawn progress line and log lines would run into each other.
+    pub fn on_stderr(logging: bool) -> Self {
+        if !logging && std::io::stderr().is_terminal() {
+            Self::Shown
+        } else {
+            Self::Hidden
+        }
+    }
+}
+
+/// Where the compute API and the image subset live under the service's URL.
+const COMPUTE: &str = "/v2.1";
+const IMAGES: &str = "/image/v2/images";
 
 pub struct ApiClient {
     base: String,
@@ -29,8 +54,9 @@ impl ApiClient {
         })
     }
 
+    /// `path` is under the service's URL (`/v2.1/servers`, `/image/v2/images`).
     async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
-        let url = format!("{}/v2.1{path}", self.base);
+        let url = format!("{}{path}", self.base);
         let mut request = self.http.request(method.clone(), &url);
         if let Some(project) = &self.project {
             request = request.header("X-Project-Id", project);
@@ -64,33 +90,101 @@ impl ApiClient {
         Ok(value)
     }
 
+    /// `GET` of a compute API path (`/servers`, not `/v2.1/servers`).
     pub async fn get(&self, path: &str) -> anyhow::Result<Value> {
-        self.call(reqwest::Method::GET, path, None).await
+        self.call(reqwest::Method::GET, &format!("{COMPUTE}{path}"), None).await
     }
 
     pub async fn post(&self, path: &str, body: Value) -> anyhow::Result<Value> {
-        self.call(reqwest::Method::POST, path, Some(body)).await
+        self.call(reqwest::Method::POST, &format!("{COMPUTE}{path}"), Some(body))
+            .await
     }
 
     pub async fn delete(&self, path: &str) -> anyhow::Result<()> {
-        self.call(reqwest::Method::DELETE, path, None).await.map(|_| ())
+        self.call(reqwest::Method::DELETE, &format!("{COMPUTE}{path}"), None)
+            .await
+            .map(|_| ())
     }
 
-    /// Polls a server until it leaves BUILD, printing progress on stderr.
-    pub async fn wait_until_built(&self, id: &str) -> anyhow::Result<Value> {
-        for tick in 0.. {
+    /// A server's id from its id or its name, as the `openstack` CLI finds one:
+    /// a UUID is taken as the id; anything else must be the exact name of one
+    /// server. Nova's `name` filter is a regular-expression search (netcache's a
+    /// substring match), so the list it returns is narrowed to the exact name here.
+    pub async fn server_id(&self, name_or_id: &str) -> anyhow::Result<String> {
+        if uuid::Uuid::try_parse(name_or_id).is_ok() {
+            return Ok(name_or_id.to_owned());
+        }
+        let listed = self.get(&format!("/servers?{}", query("name", name_or_id))).await?;
+        let ids: Vec<&str> = listed["servers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["name"] == name_or_id)
+            .filter_map(|s| s["id"].as_str())
+            .collect();
+        match ids.as_slice() {
+            [] => bail!("No server with a name or ID of '{name_or_id}' exists."),
+            [id] => Ok((*id).to_owned()),
+            _ => bail!(
+                "More than one server exists with the name '{name_or_id}': {}",
+                ids.join(", ")
+            ),
+        }
+    }
+
+    /// The `imageRef` for a new server: the service's first image when none is
+    /// given, a UUID as is, else the id of the image with that exact name (Glance's
+    /// `name` filter is exact), as the `openstack` CLI resolves `--image`. The id
+    /// is what lets `openstack server list` name the image.
+    pub async fn image_ref(&self, image: Option<&str>) -> anyhow::Result<String> {
+        let listed = match image {
+            Some(id) if uuid::Uuid::try_parse(id).is_ok() => return Ok(id.to_owned()),
+            Some(name) => {
+                self.call(reqwest::Method::GET, &format!("{IMAGES}?{}", query("name", name)), None)
+                    .await?
+            }
+            None => self.call(reqwest::Method::GET, IMAGES, None).await?,
+        };
+        let first = listed["images"].as_array().and_then(|images| images.first());
+        match (first.and_then(|i| i["id"].as_str()), image) {
+            (Some(id), _) => Ok(id.to_owned()),
+            (None, Some(name)) => bail!("No Image found for {name}"),
+            (None, None) => bail!(
+                "the image service at {}{IMAGES} lists no image; pass --image",
+                self.base
+            ),
+        }
+    }
+
+    /// Polls a server until it leaves BUILD, with a spinner on stderr if shown.
+    pub async fn wait_until_built(&self, id: &str, progress: Progress) -> anyhow::Result<Value> {
+        let spinner = (progress == Progress::Shown).then(|| {
+            let spinner = ProgressBar::new_spinner();
+            spinner.set_message(format!("waiting for server {id} to build"));
+            spinner
+        });
+        let server = loop {
             let server = self.get(&format!("/servers/{id}")).await?["server"].take();
             if server["status"] != "BUILD" {
-                if tick > 0 {
-                    eprintln!();
-                }
-                return Ok(server);
+                break server;
             }
-            eprint!("\rwaiting for server {id} to build{}", ".".repeat(tick % 4 + 1));
+            if let Some(spinner) = &spinner {
+                spinner.tick();
+            }
             tokio::time::sleep(Duration::from_millis(250)).await;
+        };
+        if let Some(spinner) = spinner {
+            spinner.finish_and_clear();
         }
-        unreachable!("the loop only ends by returning")
+        Ok(server)
     }
+}
+
+/// `key=value`, URL-encoded.
+fn query(key: &str, value: &str) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .append_pair(key, value)
+        .finish()
 }
 
 /// `addresses` as `net=ip, ip; net2=ip` (the openstack CLI's style).

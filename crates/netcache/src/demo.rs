@@ -15,7 +15,7 @@ use netcache_neutron::{NeutronApi, PortFilter};
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 
 use crate::app::App;
-use crate::client::{ApiClient, format_addresses, print_table};
+use crate::client::{ApiClient, Progress, format_addresses, print_table};
 use crate::settings::Settings;
 
 /// How long Neutron holds the first create before committing it.
@@ -58,14 +58,17 @@ pub async fn run() -> anyhow::Result<()> {
         .iter()
         .find(|n| n.name == "private")
         .context("no private network")?;
+    let image = api.image_ref(None).await?;
     let created = api
         .post(
             "/servers",
-            serde_json::json!({"server": {"name": "demo", "flavorRef": "1", "imageRef": "cirros", "networks": [{"uuid": private.id.to_string()}]}}),
+            serde_json::json!({"server": {"name": "demo", "flavorRef": "1", "imageRef": image, "networks": [{"uuid": private.id.to_string()}]}}),
         )
         .await?;
     let id = created["server"]["id"].as_str().context("no server id")?.to_owned();
-    let server = api.wait_until_built(&id).await?;
+    // A line of its own on stdout, beside the others: no spinner to clear.
+    println!("Waiting for server {id} to build…");
+    let server = api.wait_until_built(&id, Progress::Hidden).await?;
     println!(
         "Server {id} is {} on {}.",
         server["status"].as_str().unwrap_or("?"),

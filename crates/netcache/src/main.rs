@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use netcache::app::App;
-use netcache::client::{self, ApiClient, Output};
+use netcache::client::{self, ApiClient, Output, Progress};
 use netcache::settings::Settings;
 use serde_json::json;
 use tracing_subscriber::EnvFilter;
@@ -19,8 +19,33 @@ use tracing_subscriber::EnvFilter;
     about = "Keeps which Neutron ports are attached to which servers — netcache is the source of truth."
 )]
 struct Cli {
+    /// Log to stderr (-v info, -vv debug, -vvv trace). One-off commands log
+    /// nothing without it unless NETCACHE_LOG or RUST_LOG is set; `serve`,
+    /// `neutron-sim` and `chaos` log at info.
+    #[arg(long, short, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
+}
+
+impl Cli {
+    /// The log filter: NETCACHE_LOG, else RUST_LOG, else `-v`, else the
+    /// command's default. `None` is no logging at all.
+    fn log_filter(&self) -> Option<EnvFilter> {
+        for var in ["NETCACHE_LOG", "RUST_LOG"] {
+            if let Ok(filter) = EnvFilter::try_from_env(var) {
+                return Some(filter);
+            }
+        }
+        let level = match self.verbose {
+            0 if self.command.runs_until_stopped() => "info",
+            0 => return None,
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        };
+        Some(EnvFilter::new(level))
+    }
 }
 
 #[derive(Subcommand)]
@@ -64,6 +89,13 @@ enum Command {
     },
     /// Seeded workload with faults and kills against real processes, then an invariant check.
     Chaos(Box<netcache::chaos::ChaosArgs>),
+}
+
+impl Command {
+    /// Services and long runs whose logs are their account of what happens.
+    fn runs_until_stopped(&self) -> bool {
+        matches!(self, Self::Serve(_) | Self::NeutronSim(_) | Self::Chaos(_))
+    }
 }
 
 #[derive(Args)]
@@ -162,8 +194,9 @@ enum ServerCommand {
         ports: Vec<String>,
         #[arg(long, default_value = "1")]
         flavor: String,
-        #[arg(long, default_value = "cirros")]
-        image: String,
+        /// Image id or name (default: the first image the service lists).
+        #[arg(long)]
+        image: Option<String>,
         /// Return at once instead of waiting for the build.
         #[arg(long)]
         no_wait: bool,
@@ -196,12 +229,16 @@ enum InterfaceCommand {
 #[tokio::main]
 async fn main() {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env("NETCACHE_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
-    match run(cli).await {
+    let filter = cli.log_filter();
+    let progress = Progress::on_stderr(filter.is_some());
+    if let Some(filter) = filter {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .init();
+    }
+    match run(cli, progress).await {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -211,10 +248,10 @@ async fn main() {
 }
 
 /// Runs a command; returns the process exit code.
-async fn run(cli: Cli) -> anyhow::Result<i32> {
+async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
     let done = |result: anyhow::Result<()>| result.map(|()| 0);
     match cli.command {
-        Command::Audit { ops, json } => netcache::ops::audit(&ops.settings()?, json).await,
+        Command::Audit { ops, json } => netcache::ops::audit(&ops.settings()?, json, progress).await,
         Command::Heal(ops) => done(netcache::ops::heal(&ops.settings()?).await),
         Command::Gc { ops, dry_run } => {
             let mut settings = ops.settings()?;
@@ -223,19 +260,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Serve(args) => done(serve(args).await),
         Command::NeutronSim(args) => {
-            let (config, listen) = neutron_sim::Cli {
-                listen: args.listen,
-                config: args.config,
-                seed: args.seed,
-                without_extensions: args.without_extensions,
-                nova_url: args.nova_url,
-                default_topology_project: args.default_topology,
-            }
-            .into_config()?;
-            done(neutron_sim::serve_forever(config, listen).await)
+            let listen = args.listen;
+            done(serve_sim(sim_config(args)?, listen).await)
         }
         Command::Demo => done(netcache::demo::run().await),
-        Command::Server { target, command } => done(server_command(target, command).await),
+        Command::Server { target, command } => done(server_command(target, command, progress).await),
         Command::Interface { target, command } => done(interface_command(target, command).await),
         Command::Chaos(args) => netcache::chaos::run(*args).await,
     }
@@ -268,12 +297,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
 }
 
-async fn server_command(target: Target, command: ServerCommand) -> anyhow::Result<()> {
+async fn server_command(target: Target, command: ServerCommand, progress: Progress) -> anyhow::Result<()> {
     let api = ApiClient::new(&target.url, target.project, target.token)?;
     match command {
         ServerCommand::List => client::print_servers(target.output, &api.get("/servers/detail").await?),
         ServerCommand::Show { server } => {
-            client::print_server(target.output, &api.get(&format!("/servers/{server}")).await?["server"]);
+            let id = api.server_id(&server).await?;
+            client::print_server(target.output, &api.get(&format!("/servers/{id}")).await?["server"]);
         }
         ServerCommand::Create {
             name,
@@ -284,6 +314,7 @@ async fn server_command(target: Target, command: ServerCommand) -> anyhow::Resul
             image,
             no_wait,
         } => {
+            let image = api.image_ref(image.as_deref()).await?;
             let body = client::create_body(&name, &flavor, &image, &networks, &ports, fixed_ip.as_deref());
             let created = api.post("/servers", body).await?;
             let id = created["server"]["id"]
@@ -292,12 +323,13 @@ async fn server_command(target: Target, command: ServerCommand) -> anyhow::Resul
             let server = if no_wait {
                 api.get(&format!("/servers/{id}")).await?["server"].take()
             } else {
-                api.wait_until_built(id).await?
+                api.wait_until_built(id, progress).await?
             };
             client::print_server(target.output, &server);
         }
         ServerCommand::Delete { server } => {
-            api.delete(&format!("/servers/{server}")).await?;
+            let id = api.server_id(&server).await?;
+            api.delete(&format!("/servers/{id}")).await?;
             println!("Deleted server {server}");
         }
     }
@@ -308,10 +340,8 @@ async fn interface_command(target: Target, command: InterfaceCommand) -> anyhow:
     let api = ApiClient::new(&target.url, target.project, target.token)?;
     match command {
         InterfaceCommand::List { server } => {
-            client::print_interfaces(
-                target.output,
-                &api.get(&format!("/servers/{server}/os-interface")).await?,
-            );
+            let id = api.server_id(&server).await?;
+            client::print_interfaces(target.output, &api.get(&format!("/servers/{id}/os-interface")).await?);
         }
         InterfaceCommand::Attach {
             server,
@@ -329,9 +359,10 @@ async fn interface_command(target: Target, command: InterfaceCommand) -> anyhow:
             if let Some(port) = port {
                 attachment["port_id"] = json!(port);
             }
+            let id = api.server_id(&server).await?;
             let attached = api
                 .post(
-                    &format!("/servers/{server}/os-interface"),
+                    &format!("/servers/{id}/os-interface"),
                     json!({"interfaceAttachment": attachment}),
                 )
                 .await?;
@@ -339,9 +370,48 @@ async fn interface_command(target: Target, command: InterfaceCommand) -> anyhow:
             client::print_interfaces(target.output, &list);
         }
         InterfaceCommand::Detach { server, port } => {
-            api.delete(&format!("/servers/{server}/os-interface/{port}")).await?;
+            let id = api.server_id(&server).await?;
+            api.delete(&format!("/servers/{id}/os-interface/{port}")).await?;
             println!("Detached port {port} from server {server}");
         }
     }
+    Ok(())
+}
+
+/// The simulator's configuration: the file (JSON or TOML) first, then the flags.
+fn sim_config(args: SimArgs) -> anyhow::Result<neutron_sim::SimConfig> {
+    let mut config = match &args.config {
+        Some(path) => neutron_sim::SimConfig::from_text(
+            &std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?,
+        )?,
+        None => neutron_sim::SimConfig::default(),
+    };
+    if let Some(seed) = args.seed {
+        config.seed = seed;
+    }
+    for alias in &args.without_extensions {
+        config = config.without_extension(alias);
+    }
+    if args.nova_url.is_some() {
+        config.nova_url = args.nova_url;
+    }
+    if args.default_topology.is_some() {
+        config.default_topology_project = args.default_topology;
+    }
+    Ok(config)
+}
+
+/// Runs the embedded Neutron on its own until Ctrl-C, with the default topology
+/// first when the configuration names a project for it.
+async fn serve_sim(config: neutron_sim::SimConfig, listen: SocketAddr) -> anyhow::Result<()> {
+    let project = config.default_topology_project.clone();
+    let sim = neutron_sim::NeutronSim::start(config, listen).await?;
+    if let Some(project) = project {
+        let topology = sim.handle().create_default_topology(&project);
+        tracing::info!(?topology, "Default topology ready");
+    }
+    println!("{}/v2.0", sim.url());
+    tokio::signal::ctrl_c().await?;
+    sim.shutdown().await;
     Ok(())
 }

@@ -1,14 +1,13 @@
 //! One-off operator commands: `netcache heal`, `netcache gc`, `netcache audit`.
 //! They run in this process against the configured database and Neutron, beside
-//! (or without) a running service.
-
-use std::io::IsTerminal;
+//! (or without) a running service. They print their result on stdout and
+//! nothing else: progress only as a bar for a person at a terminal.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use netcache_compute::AuditReport;
 
 use crate::app::offline_compute;
-use crate::client::print_table;
+use crate::client::{Progress, print_table};
 use crate::settings::Settings;
 
 /// Exit codes of `netcache audit` (Terraform's `-detailed-exitcode` convention).
@@ -57,21 +56,19 @@ pub async fn gc(settings: &Settings) -> anyhow::Result<()> {
 }
 
 /// Runs the audit and prints it; returns the exit code.
-pub async fn audit(settings: &Settings, json: bool) -> anyhow::Result<i32> {
+pub async fn audit(settings: &Settings, json: bool, progress: Progress) -> anyhow::Result<i32> {
     let compute = offline_compute(settings).await?;
-    let bar = std::io::stderr().is_terminal().then(|| {
+    let bar = (progress == Progress::Shown).then(|| {
         let bar = ProgressBar::new(0);
         bar.set_style(ProgressStyle::with_template("auditing {bar:30} {pos}/{len} servers").expect("valid template"));
         bar
     });
     let report = compute
-        .audit(&|done, total| match &bar {
-            Some(bar) => {
+        .audit(&|done, total| {
+            if let Some(bar) = &bar {
                 bar.set_length(total as u64);
                 bar.set_position(done as u64);
             }
-            None if total > 0 => eprintln!("audited {done}/{total} servers"),
-            None => {}
         })
         .await?;
     if let Some(bar) = bar {

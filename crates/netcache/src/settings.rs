@@ -9,7 +9,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
-use netcache_compute::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, Sabotage, VirtConfig};
+#[cfg(test)]
+use netcache_compute::Sabotage;
+use netcache_compute::{ComputeConfig, GcConfig, HealConfig, OperationsConfig, VirtConfig};
 use netcache_domain::HostName;
 use netcache_domain::cache::{CacheOptions, OnLost};
 use netcache_domain::gc::{ForeignPolicy, GcPolicy};
@@ -395,16 +397,40 @@ impl Settings {
         if self.heal.batch_size == 0 || self.heal.batch_size > 500 {
             bail!("invalid configuration: heal.batch_size must be between 1 and 500");
         }
+        self.test_hooks()
+    }
+
+    /// The test hooks are parsed strictly where they exist (the `testing`
+    /// feature), and refused where they do not.
+    #[cfg(feature = "testing")]
+    fn test_hooks(&self) -> anyhow::Result<()> {
         self.crash_point()?;
         self.sabotage()?;
         Ok(())
     }
 
-    fn crash_point(&self) -> anyhow::Result<Option<CrashPoint>> {
+    #[cfg(not(feature = "testing"))]
+    fn test_hooks(&self) -> anyhow::Result<()> {
+        for (key, value) in [
+            ("crash_at", &self.compute.crash_at),
+            ("sabotage", &self.compute.sabotage),
+        ] {
+            if value.is_some() {
+                bail!(
+                    "invalid configuration: compute.{key} is a test hook, and this build has none (it is built with --features testing)"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "testing")]
+    fn crash_point(&self) -> anyhow::Result<Option<netcache_compute::CrashPoint>> {
         test_hook("compute.crash_at", self.compute.crash_at.as_deref())
     }
 
-    fn sabotage(&self) -> anyhow::Result<Option<Sabotage>> {
+    #[cfg(feature = "testing")]
+    fn sabotage(&self) -> anyhow::Result<Option<netcache_compute::Sabotage>> {
         test_hook("compute.sabotage", self.compute.sabotage.as_deref())
     }
 
@@ -456,7 +482,9 @@ impl Settings {
             },
             vif_plugging_timeout: Duration::from_secs_f64(c.vif_plugging_timeout),
             vif_plugging_is_fatal: c.vif_plugging_is_fatal,
+            #[cfg(feature = "testing")]
             crash_at: self.crash_point().ok().flatten(),
+            #[cfg(feature = "testing")]
             sabotage: self.sabotage().ok().flatten(),
         }
     }
@@ -539,6 +567,7 @@ impl Settings {
 }
 
 /// A test hook's value, parsed strictly: an unknown one is a configuration error.
+#[cfg(feature = "testing")]
 fn test_hook<T: std::str::FromStr<Err = String>>(key: &str, value: Option<&str>) -> anyhow::Result<Option<T>> {
     value
         .map(str::parse)

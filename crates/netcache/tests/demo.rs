@@ -5,11 +5,24 @@
 fn demo_shows_the_ghost_then_collects_it() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_netcache"))
         .arg("demo")
-        .env("NETCACHE_LOG", "warn")
+        .env_remove("NETCACHE_LOG")
+        .env_remove("RUST_LOG")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    // No logs by default, and the wait is a line of the story of its own.
+    assert_eq!(stderr, "", "the demo wrote to stderr");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let waiting = lines
+        .iter()
+        .position(|l| l.starts_with("Waiting for server ") && l.ends_with(" to build…"))
+        .unwrap_or_else(|| panic!("no waiting line: {stdout}"));
+    assert!(
+        lines[waiting + 1].starts_with("Server ") && lines[waiting + 1].contains(" is ACTIVE on "),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("Neutron holds 2 ports for the server; netcache shows 1."),
         "{stdout}"

@@ -1,12 +1,12 @@
-//! Neutron v2.0 routes: path → operation name, and synchronous execution against the store.
+//! Neutron v2.0 operations: a routed call ([`ApiRequest`]) executed synchronously against the store.
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::config::SimConfig;
-use crate::core::{Caller, Kind, Obj, Store, check_tag, parse_tags};
 use crate::error::{Error, Result};
 use crate::query::{collection, fields_of, project};
+use crate::store::{Caller, Kind, Obj, Store, check_tag, parse_tags};
 
 /// (alias, name, description, updated) as real Neutron 29.0.0 lists them.
 const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
@@ -151,17 +151,6 @@ pub(crate) struct ApiRequest {
     pub base: String,
 }
 
-fn kind_of(seg: &str) -> Option<Kind> {
-    Some(match seg {
-        "networks" => Kind::Network,
-        "subnets" => Kind::Subnet,
-        "ports" => Kind::Port,
-        "routers" => Kind::Router,
-        "floatingips" => Kind::FloatingIp,
-        _ => return None,
-    })
-}
-
 fn singular(kind: Kind) -> &'static str {
     match kind {
         Kind::Network => "network",
@@ -170,76 +159,6 @@ fn singular(kind: Kind) -> &'static str {
         Kind::Router => "router",
         Kind::FloatingIp => "floatingip",
     }
-}
-
-fn decode(seg: &str) -> String {
-    let bytes = seg.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Some(b) = std::str::from_utf8(&bytes[i + 1..=i + 2])
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Maps method + path to (operation name, route); `None` = unknown route (404).
-pub(crate) fn route(method: &Method, path: &str) -> Option<(String, Route)> {
-    let path = path.strip_suffix(".json").unwrap_or(path);
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let get = method == Method::GET;
-    let r = match segs.as_slice() {
-        [] if get => ("versions".to_string(), Route::Versions),
-        ["v2.0"] if get => ("versions".to_string(), Route::Resources),
-        ["v2.0", "extensions"] if get => ("extensions.list".into(), Route::Extensions),
-        ["v2.0", "extensions", a] if get => ("extensions.show".into(), Route::Extension(decode(a))),
-        ["v2.0", c] => {
-            let k = kind_of(c)?;
-            let verb = match *method {
-                Method::GET => "list",
-                Method::POST => "create",
-                _ => return None,
-            };
-            (format!("{c}.{verb}"), Route::Collection(k))
-        }
-        ["v2.0", c, id] => {
-            let k = kind_of(c)?;
-            let verb = match *method {
-                Method::GET => "show",
-                Method::PUT => "update",
-                Method::DELETE => "delete",
-                _ => return None,
-            };
-            (format!("{c}.{verb}"), Route::Item(k, decode(id)))
-        }
-        [
-            "v2.0",
-            "routers",
-            id,
-            action @ ("add_router_interface" | "remove_router_interface"),
-        ] if method == Method::PUT => (
-            format!("routers.{action}"),
-            Route::RouterInterface(decode(id), *action == "add_router_interface"),
-        ),
-        ["v2.0", c, id, "tags"] if [Method::GET, Method::PUT, Method::DELETE].contains(method) => {
-            (format!("{c}.tags"), Route::Tags(kind_of(c)?, decode(id)))
-        }
-        ["v2.0", c, id, "tags", tag] if [Method::GET, Method::PUT, Method::DELETE].contains(method) => {
-            (format!("{c}.tags"), Route::Tag(kind_of(c)?, decode(id), decode(tag)))
-        }
-        _ => return None,
-    };
-    Some(r)
 }
 
 fn parse_body(body: &[u8]) -> Result<Value> {
@@ -463,27 +382,4 @@ fn create(store: &mut Store, caller: &Caller, kind: Kind, body: &[u8]) -> Result
         .render(caller, kind, &id)
         .ok_or_else(|| Error::not_found(kind.not_found(), &id))?;
     Ok((StatusCode::CREATED, Some(json!({one: v}))))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn routes() {
-        assert_eq!(
-            route(&Method::POST, "/v2.0/ports").map(|r| r.0),
-            Some("ports.create".into())
-        );
-        assert_eq!(
-            route(&Method::GET, "/v2.0/ports.json").map(|r| r.0),
-            Some("ports.list".into())
-        );
-        assert_eq!(
-            route(&Method::PUT, "/v2.0/ports/x/tags/a%20b").map(|r| r.1),
-            Some(Route::Tag(Kind::Port, "x".into(), "a b".into()))
-        );
-        assert_eq!(route(&Method::GET, "/v2.0/nope"), None);
-        assert_eq!(route(&Method::PATCH, "/v2.0/ports/x"), None);
-    }
 }

@@ -46,7 +46,7 @@ pub struct SimConfig {
     pub seed: u64,
     /// Fault rules active from the start.
     pub faults: Vec<FaultRule>,
-    /// `serve_forever` creates the default topology for this project when set.
+    /// `netcache neutron-sim` creates the default topology for this project when set.
     pub default_topology_project: Option<String>,
 }
 

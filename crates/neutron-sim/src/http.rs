@@ -1,5 +1,6 @@
-//! HTTP layer: our own accept loop (so a connection can be reset), one dispatch handler
-//! that applies faults and calls the synchronous API, and the `/_sim` admin endpoints.
+//! HTTP layer: our own accept loop (so a fault can reset a connection or hold a response),
+//! serving the axum routes of [`crate::routes`], and [`neutron`], which applies faults to a
+//! routed call and runs it against the synchronous API.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -9,22 +10,22 @@ use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::extract::Request;
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, mpsc, watch};
 use tower::ServiceExt;
 
-use crate::api::{self, ApiRequest};
-use crate::config::{FaultAction, FaultRule, SimConfig};
-use crate::core::{Caller, NovaEvent, Store};
+use crate::api::{self, ApiRequest, Route};
+use crate::config::{FaultAction, SimConfig};
 use crate::error::Error;
 use crate::faults::{FaultEngine, Stats};
+use crate::store::{Caller, NovaEvent, Store};
 
 /// State shared by the handlers, the notifier and [`crate::SimHandle`].
 pub(crate) struct Shared {
@@ -47,8 +48,8 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Executes one API call against the store and records its outcome.
-    pub fn run(&self, op: &str, req: &ApiRequest, outcome: Option<&str>) -> Response {
+    /// Executes one API call against the store and queues the Nova events it caused.
+    fn execute(&self, req: &ApiRequest) -> crate::error::Result<crate::api::Answer> {
         let (res, events) = {
             let mut st = lock(&self.store);
             let res = api::execute(&mut st, &self.config, req);
@@ -57,17 +58,19 @@ impl Shared {
         for e in events {
             let _ = self.events.send(e);
         }
+        res
+    }
+
+    /// Executes one API call and records its outcome.
+    pub fn run(&self, op: &str, req: &ApiRequest, outcome: Option<&str>) -> Response {
+        let res = self.execute(req);
         let label = match (&res, outcome) {
             (_, Some(o)) => o,
             (Ok(_), None) => "ok",
             (Err(e), None) => e.metric_label(),
         };
         lock(&self.stats).record(op, label);
-        match res {
-            Ok((status, Some(v))) => (status, axum::Json(v)).into_response(),
-            Ok((status, None)) => status.into_response(),
-            Err(e) => e.into_response(),
-        }
+        res.map_or_else(IntoResponse::into_response, answer)
     }
 
     /// Applies a held request now, if it is still held; returns whether it was.
@@ -78,14 +81,7 @@ impl Shared {
             index.map(|i| delayed.remove(i).1)
         };
         let Some(req) = held else { return false };
-        let events = {
-            let mut st = lock(&self.store);
-            let _ = api::execute(&mut st, &self.config, &req);
-            std::mem::take(&mut st.events)
-        };
-        for e in events {
-            let _ = self.events.send(e);
-        }
+        let _ = self.execute(&req);
         true
     }
 
@@ -152,10 +148,6 @@ impl AsyncWrite for KillableStream {
     }
 }
 
-pub(crate) fn app(sh: Arc<Shared>) -> Router {
-    Router::new().fallback(dispatch).with_state(sh)
-}
-
 pub(crate) async fn accept_loop(listener: TcpListener, app: Router, shutdown: watch::Receiver<bool>) {
     let mut stop = shutdown.clone();
     loop {
@@ -219,29 +211,33 @@ fn caller(headers: &HeaderMap) -> Caller {
     }
 }
 
-async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
+/// Marks a call made in process ([`crate::SimHandle::request_as`]): as this caller, with
+/// no faults and no statistics.
+#[derive(Clone)]
+pub(crate) struct InProcess(pub Caller);
+
+/// Runs one Neutron API call: `route` is the operation name and route the path maps to
+/// (`None`: 404). Applies the faults that match, then executes against the store.
+pub(crate) async fn neutron(sh: Arc<Shared>, route: Option<(String, Route)>, req: Request) -> Response {
     let kill = req.extensions().get::<ConnKill>().cloned();
+    let in_process = req.extensions().get::<InProcess>().cloned();
     let (parts, body) = req.into_parts();
     let Ok(body) = axum::body::to_bytes(body, 64 << 20).await else {
         return Error::bad("Body contains invalid data").into_response();
     };
-    let path = parts.uri.path();
-    if path == "/_sim" || path.starts_with("/_sim/") {
-        return admin(&sh, &parts.method, path, &body);
-    }
-    let Some((op, route)) = api::route(&parts.method, path) else {
-        lock(&sh.stats).record("unknown", "error_4xx");
+    let Some((op, route)) = route else {
+        if in_process.is_none() {
+            lock(&sh.stats).record("unknown", "error_4xx");
+        }
         return Error::route_not_found().into_response();
     };
     let raw_query = parts.uri.query().unwrap_or("");
     let Ok(params) = serde_urlencoded::from_str::<Vec<(String, String)>>(raw_query) else {
-        lock(&sh.stats).record(&op, "error_4xx");
+        if in_process.is_none() {
+            lock(&sh.stats).record(&op, "error_4xx");
+        }
         return Error::bad("Invalid query string").into_response();
     };
-    let decoded: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let query_text = format!("{raw_query}\n{}", decoded.join("&"));
-    let body_json: Option<Value> = serde_json::from_slice(&body).ok();
-    let decision = lock(&sh.faults).decide(&op, &query_text, &params, body_json.as_ref());
     let host = parts
         .headers
         .get("host")
@@ -252,7 +248,9 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
         route,
         params,
         body,
-        caller: caller(&parts.headers),
+        caller: in_process
+            .as_ref()
+            .map_or_else(|| caller(&parts.headers), |p| p.0.clone()),
         if_match: parts
             .headers
             .get("if-match")
@@ -260,6 +258,14 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             .map(String::from),
         base: format!("http://{host}"),
     };
+    if in_process.is_some() {
+        return sh.execute(&req).map_or_else(IntoResponse::into_response, answer);
+    }
+    // Rules match the raw query or its decoded form.
+    let decoded: Vec<String> = req.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let query_text = format!("{raw_query}\n{}", decoded.join("&"));
+    let body_json: Option<Value> = serde_json::from_slice(&req.body).ok();
+    let decision = lock(&sh.faults).decide(&op, &query_text, &req.params, body_json.as_ref());
     if !decision.latency.is_zero() {
         tokio::time::sleep(decision.latency).await;
     }
@@ -313,67 +319,9 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     }
 }
 
-fn admin_err(msg: impl std::fmt::Display) -> Response {
-    (StatusCode::BAD_REQUEST, axum::Json(json!({"error": msg.to_string()}))).into_response()
-}
-
-/// `/_sim/...` admin endpoints (not counted in stats).
-fn admin(sh: &Arc<Shared>, method: &Method, path: &str, body: &[u8]) -> Response {
-    let json_body = || -> Option<Value> { serde_json::from_slice(body).ok() };
-    match (method.as_str(), path.trim_end_matches('/')) {
-        ("GET", "/_sim/faults") => axum::Json(json!({"faults": lock(&sh.faults).list()})).into_response(),
-        ("POST", "/_sim/faults") => {
-            let Some(v) = json_body() else {
-                return admin_err("body must be a fault rule (JSON)");
-            };
-            let rules: Result<Vec<FaultRule>, _> = match v.get("faults") {
-                Some(list) => serde_json::from_value(list.clone()),
-                None => serde_json::from_value(v).map(|r| vec![r]),
-            };
-            match rules {
-                Ok(rules) => {
-                    let mut f = lock(&sh.faults);
-                    for r in rules {
-                        f.add(r);
-                    }
-                    (StatusCode::CREATED, axum::Json(json!({"faults": f.list()}))).into_response()
-                }
-                Err(e) => admin_err(e),
-            }
-        }
-        ("DELETE", "/_sim/faults") => {
-            lock(&sh.faults).clear();
-            StatusCode::NO_CONTENT.into_response()
-        }
-        ("GET", "/_sim/stats") => axum::Json(lock(&sh.stats).clone()).into_response(),
-        ("DELETE", "/_sim/stats") => {
-            *lock(&sh.stats) = Stats::default();
-            StatusCode::NO_CONTENT.into_response()
-        }
-        ("POST", "/_sim/reset") => {
-            let data = json_body()
-                .and_then(|v| v.get("data").and_then(Value::as_bool))
-                .unwrap_or(false);
-            crate::reset(sh, data);
-            StatusCode::NO_CONTENT.into_response()
-        }
-        ("PUT", "/_sim/nova_url") => {
-            let Some(v) = json_body() else {
-                return admin_err("body must be {\"url\": \"...\" | null}");
-            };
-            sh.set_nova_url(v.get("url").and_then(Value::as_str).map(String::from));
-            StatusCode::NO_CONTENT.into_response()
-        }
-        ("POST", "/_sim/default_topology") => {
-            let project = json_body()
-                .and_then(|v| v.get("project_id").and_then(Value::as_str).map(String::from))
-                .unwrap_or_else(|| "fake_project_id".into());
-            axum::Json(crate::default_topology(sh, &project)).into_response()
-        }
-        _ => (
-            StatusCode::NOT_FOUND,
-            axum::Json(json!({"error": "unknown admin endpoint"})),
-        )
-            .into_response(),
+fn answer((status, body): crate::api::Answer) -> Response {
+    match body {
+        Some(v) => (status, axum::Json(v)).into_response(),
+        None => status.into_response(),
     }
 }

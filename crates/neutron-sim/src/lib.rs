@@ -13,15 +13,15 @@
 
 mod api;
 mod config;
-mod core;
 mod error;
 mod faults;
 mod http;
 mod notifier;
 mod query;
+mod routes;
+mod store;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -30,11 +30,12 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 pub use crate::config::{ALL_EXTENSIONS, FaultAction, FaultRule, SimConfig};
-use crate::core::Obj;
-pub use crate::core::{Caller, NovaEvent};
 pub use crate::error::Error;
 pub use crate::faults::{RuleState, Stats, json_subset};
 use crate::http::{Shared, lock};
+use crate::store::Obj;
+pub use crate::store::{Caller, NovaEvent};
+use tower::ServiceExt;
 
 /// Entry point: `NeutronSim::start(config, addr)`.
 pub struct NeutronSim;
@@ -78,7 +79,7 @@ impl NeutronSim {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let tags_on_post = config.has_extension("tag-ports-during-bulk-creation");
         let shared = Arc::new(Shared {
-            store: Mutex::new(core::Store::new(config.seed, config.bind_activates, tags_on_post)),
+            store: Mutex::new(store::Store::new(config.seed, config.bind_activates, tags_on_post)),
             faults: Mutex::new(faults::FaultEngine::new(config.seed, config.faults.clone())),
             stats: Mutex::new(Stats::default()),
             nova_url: Mutex::new(None),
@@ -90,7 +91,7 @@ impl NeutronSim {
         });
         shared.set_nova_url(shared.config.nova_url.clone());
         let notifier = tokio::spawn(notifier::run(shared.clone(), rx));
-        let accept = tokio::spawn(http::accept_loop(listener, http::app(shared.clone()), shutdown_rx));
+        let accept = tokio::spawn(http::accept_loop(listener, routes::app(shared.clone()), shutdown_rx));
         tracing::info!(%addr, "neutron-sim listening");
         Ok(RunningSim {
             addr,
@@ -132,7 +133,7 @@ pub(crate) fn default_topology(sh: &Shared, project: &str) -> DefaultTopology {
     let mut st = lock(&sh.store);
     let admin = Caller::admin();
     let obj = |v: Value| -> Obj { v.as_object().cloned().unwrap_or_default() };
-    let net = |st: &mut core::Store, name: &str, body: Value| -> String {
+    let net = |st: &mut store::Store, name: &str, body: Value| -> String {
         st.network_by_name(name)
             .unwrap_or_else(|| st.create_network(&admin, &obj(body)).unwrap_or_default())
     };
@@ -142,7 +143,7 @@ pub(crate) fn default_topology(sh: &Shared, project: &str) -> DefaultTopology {
         "public",
         json!({"name": "public", "router:external": true, "provider:network_type": "flat", "provider:physical_network": "public"}),
     );
-    let subnet = |st: &mut core::Store, network: &str, v6: bool, body: Value| -> String {
+    let subnet = |st: &mut store::Store, network: &str, v6: bool, body: Value| -> String {
         st.subnets_of(network)
             .into_iter()
             .find(|(_, is6)| *is6 == v6)
@@ -225,109 +226,34 @@ impl SimHandle {
     pub fn port_count(&self) -> usize {
         lock(&self.shared.store).port_count()
     }
-    /// In-process API call as admin, without HTTP, faults or stats: `("POST", "/v2.0/ports?x=y", body)`.
+    /// In-process API call as admin, through the same routes but without a socket, faults or
+    /// stats: `("POST", "/v2.0/ports?x=y", body)`.
     /// Returns the status and the JSON body (`Value::Null` when empty).
     pub fn request(&self, method: &str, path_and_query: &str, body: Option<Value>) -> (u16, Value) {
         self.request_as(&Caller::admin(), method, path_and_query, body)
     }
     /// As [`SimHandle::request`], for `caller`.
     pub fn request_as(&self, caller: &Caller, method: &str, path_and_query: &str, body: Option<Value>) -> (u16, Value) {
+        // The same routes as over HTTP; without faults, nothing in them waits, so the
+        // future completes on its first poll.
         let Ok(method) = method.parse::<axum::http::Method>() else {
             return (405, Value::Null);
         };
-        let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
-        let Some((_, route)) = api::route(&method, path) else {
-            let e = Error::route_not_found();
-            return (
-                404,
-                json!({"NeutronError": {"type": e.kind(), "message": e.to_string(), "detail": ""}}),
-            );
+        let request = axum::http::Request::builder()
+            .method(method)
+            .uri(path_and_query)
+            .extension(http::InProcess(caller.clone()))
+            .body(axum::body::Body::from(body.map(|b| b.to_string()).unwrap_or_default()));
+        let Ok(request) = request else {
+            return (404, Value::Null);
         };
-        let req = api::ApiRequest {
-            method,
-            route,
-            params: serde_urlencoded::from_str(query).unwrap_or_default(),
-            body: body.map(|b| bytes::Bytes::from(b.to_string())).unwrap_or_default(),
-            caller: caller.clone(),
-            if_match: None,
-            base: "http://127.0.0.1".into(),
-        };
-        let (res, events) = {
-            let mut st = lock(&self.shared.store);
-            let res = api::execute(&mut st, &self.shared.config, &req);
-            (res, std::mem::take(&mut st.events))
-        };
-        for e in events {
-            let _ = self.shared.events.send(e);
-        }
-        match res {
-            Ok((s, v)) => (s.as_u16(), v.unwrap_or(Value::Null)),
-            Err(e) => (
-                e.status().as_u16(),
-                json!({"NeutronError": {"type": e.kind(), "message": e.to_string(), "detail": ""}}),
-            ),
-        }
+        futures::executor::block_on(async {
+            let Ok(res) = routes::app(self.shared.clone()).oneshot(request).await;
+            let status = res.status().as_u16();
+            let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+                .await
+                .unwrap_or_default();
+            (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        })
     }
-}
-
-/// Options of `netcache neutron-sim` (parsed by the binary; clap-free).
-#[derive(Debug, Clone)]
-pub struct Cli {
-    pub listen: SocketAddr,
-    pub config: Option<PathBuf>,
-    pub seed: Option<u64>,
-    pub without_extensions: Vec<String>,
-    pub nova_url: Option<String>,
-    pub default_topology_project: Option<String>,
-}
-
-impl Default for Cli {
-    fn default() -> Self {
-        Cli {
-            listen: SocketAddr::from(([127, 0, 0, 1], 9696)),
-            config: None,
-            seed: None,
-            without_extensions: Vec::new(),
-            nova_url: None,
-            default_topology_project: None,
-        }
-    }
-}
-
-impl Cli {
-    /// Builds the config: file (JSON or TOML) first, then the flags on top.
-    pub fn into_config(self) -> anyhow::Result<(SimConfig, SocketAddr)> {
-        let mut cfg = match &self.config {
-            Some(path) => SimConfig::from_text(&std::fs::read_to_string(path)?)?,
-            None => SimConfig::default(),
-        };
-        if let Some(s) = self.seed {
-            cfg.seed = s;
-        }
-        for x in &self.without_extensions {
-            cfg = cfg.without_extension(x);
-        }
-        if self.nova_url.is_some() {
-            cfg.nova_url = self.nova_url;
-        }
-        if self.default_topology_project.is_some() {
-            cfg.default_topology_project = self.default_topology_project;
-        }
-        Ok((cfg, self.listen))
-    }
-}
-
-/// Runs a simulator until Ctrl-C, creating the default topology first when
-/// `config.default_topology_project` is set.
-pub async fn serve_forever(config: SimConfig, listen: SocketAddr) -> anyhow::Result<()> {
-    let project = config.default_topology_project.clone();
-    let sim = NeutronSim::start(config, listen).await?;
-    if let Some(p) = project {
-        let topo = sim.handle().create_default_topology(&p);
-        tracing::info!(?topo, "default topology ready");
-    }
-    println!("{}/v2.0", sim.url());
-    tokio::signal::ctrl_c().await?;
-    sim.shutdown().await;
-    Ok(())
 }

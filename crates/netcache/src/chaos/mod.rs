@@ -108,8 +108,8 @@ pub struct ChaosArgs {
     #[arg(long)]
     pub without_tag_extension: bool,
     /// TOML file merged into every generated serve config: its tables merge key by key
-    /// into the harness's (e.g. `[operations]`, or `[compute]` with the test hook
-    /// `sabotage = "skip-release"`), its values win.
+    /// into the harness's (e.g. `[operations]`, or `[compute]` with a test hook of a
+    /// `--features testing` build), its values win.
     #[arg(long)]
     pub serve_config_extra: Option<PathBuf>,
     /// Milliseconds between samples of the API and Neutron.

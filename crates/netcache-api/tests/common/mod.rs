@@ -1,0 +1,77 @@
+//! The API's router over a compute service on the embedded Neutron and an
+//! in-memory SQLite store, called in process (tower `oneshot`), as an admin of
+//! `demo` (the cloud operator's client: the zone's hosts and `all_tenants` are
+//! admins').
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use netcache_api::{ApiConfig, AppState};
+use netcache_compute::virt::FakeVirt;
+use netcache_compute::{Compute, ComputeConfig};
+use netcache_neutron::{Auth, ClientConfig, HttpNeutron};
+use neutron_sim::{NeutronSim, RunningSim, SimConfig};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+pub const BASE: &str = "http://127.0.0.1:8774";
+
+pub struct Api {
+    router: Router,
+    _sim: RunningSim,
+}
+
+impl Api {
+    pub async fn start() -> Self {
+        let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        sim.handle().create_default_topology("demo");
+        let store = netcache_store::open("sqlite::memory:").await.unwrap();
+        let neutron =
+            Arc::new(HttpNeutron::new(ClientConfig::new(Auth::none(url::Url::parse(&sim.url()).unwrap()))).unwrap());
+        let config = ComputeConfig::default();
+        let virt = Arc::new(FakeVirt::new(&config.virt));
+        let compute = Compute::start(config, store, neutron, virt).await.unwrap();
+        let router = netcache_api::router(AppState {
+            compute,
+            config: Arc::new(ApiConfig {
+                default_project: "demo".into(),
+                public_url: BASE.into(),
+                keystone: None,
+                policy: Arc::default(),
+            }),
+        });
+        Self { router, _sim: sim }
+    }
+
+    pub async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", "application/json")
+            .header("x-roles", "admin,member,reader");
+        let request = request
+            .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
+            .unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    pub async fn get(&self, uri: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, uri, None).await
+    }
+
+    pub async fn boot(&self, name: &str) -> String {
+        let body = json!({"server": {"name": name, "flavorRef": "1", "imageRef": "", "networks": "none"}});
+        let (status, body) = self.call(Method::POST, "/v2.1/servers", Some(body)).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        body["server"]["id"].as_str().unwrap().to_owned()
+    }
+}

@@ -1,0 +1,89 @@
+//! The cases: each takes a fresh database and runs against every backend.
+
+use chrono::Duration;
+use netcache_domain::change::Change;
+use netcache_domain::ghost::GhostOwner;
+use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
+use netcache_domain::server::{NetworkRequests, Server, VmState};
+use netcache_domain::vif::{VifRecord, VifState};
+use netcache_domain::{IntentId, PortId, ProjectId, ServerId};
+use netcache_store::{Error, ServerFilter, Store, StoredCache};
+
+use crate::fixtures::*;
+use crate::harness::Db;
+
+mod batches;
+mod intents;
+mod operations;
+mod records;
+mod servers;
+mod vifs;
+
+pub use batches::*;
+pub use intents::*;
+pub use operations::*;
+pub use records::*;
+pub use servers::*;
+pub use vifs::*;
+
+async fn commit(store: &dyn Store, changes: Vec<Change>) {
+    store.commit(changes).await.expect("commit");
+}
+
+async fn insert_server(store: &dyn Store, server: &Server) {
+    commit(store, vec![Change::InsertServer(server.clone())]).await;
+}
+
+#[track_caller]
+fn assert_conflict(result: Result<(), Error>) {
+    match result {
+        Err(Error::Conflict(_)) => {}
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn assert_not_found(result: Result<(), Error>) {
+    match result {
+        Err(Error::NotFound(_)) => {}
+        other => panic!("expected not found, got {other:?}"),
+    }
+}
+
+fn all_servers() -> ServerFilter {
+    ServerFilter {
+        project_id: None,
+        include_deleted: true,
+    }
+}
+
+fn owner(node: &str, incarnation: &str) -> Owner {
+    Owner {
+        node: node.into(),
+        incarnation: incarnation.into(),
+    }
+}
+
+fn operation(
+    server: ServerId,
+    params: OperationParams,
+    owner: &Owner,
+    lease_until: chrono::DateTime<chrono::Utc>,
+) -> Operation {
+    Operation {
+        server_id: server,
+        id: uuid::Uuid::new_v4(),
+        params,
+        request_id: "req-op".into(),
+        project_id: "p1".into(),
+        user_id: "u1".into(),
+        owner: owner.clone(),
+        lease_until,
+        step: "queued".into(),
+        then_delete: None,
+        created_at: at(1),
+        updated_at: at(1),
+    }
+}

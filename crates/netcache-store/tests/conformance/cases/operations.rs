@@ -1,0 +1,155 @@
+//! Operations: one per server, fenced owners, leases.
+
+use super::*;
+
+pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
+    let s = server("p1", at(0));
+    insert_server(&*db.store, &s).await;
+    let a = owner("node-a", "1");
+    let b = owner("node-b", "1");
+    let attach = OperationParams::Attach {
+        position: 1,
+        network_id: Some("net-a".into()),
+        fixed_ip: Some("10.0.0.9".parse().unwrap()),
+        port_id: None,
+        tag: Some("nic".into()),
+    };
+    let op = operation(s.id, attach, &a, at(30));
+    let idle = Change::RequireIdle { server_id: s.id };
+    commit(&*db.store, vec![idle.clone()]).await;
+    commit(&*db.store, vec![Change::InsertOperation(op.clone())]).await;
+    assert_eq!(db.store.operation(s.id).await.unwrap(), Some(op.clone()));
+    // A writer outside operations (heal) is fenced off a busy server.
+    assert_conflict(
+        db.store
+            .commit(vec![
+                idle.clone(),
+                Change::StartAction(action(s.id, "req-h", at(2), vec![])),
+            ])
+            .await,
+    );
+    // A second operation on the server is refused by the key.
+    let second = operation(s.id, OperationParams::Delete, &b, at(30));
+    assert_conflict(db.store.commit(vec![Change::InsertOperation(second)]).await);
+    // Only the owner's batches apply; a fenced batch applies nothing.
+    let hold = |who: &Owner| Change::HoldOperation {
+        server_id: s.id,
+        id: op.id,
+        owner: who.clone(),
+        step: "step".into(),
+    };
+    assert_conflict(
+        db.store
+            .commit(vec![
+                hold(&b),
+                Change::StartAction(action(s.id, "req-x", at(2), vec![])),
+            ])
+            .await,
+    );
+    assert!(db.store.actions(s.id).await.unwrap().is_empty());
+    commit(&*db.store, vec![hold(&a)]).await;
+    // A queued delete blocks the finish; the owner replaces it by the delete.
+    let queued = QueuedDelete {
+        request_id: "req-del".into(),
+        project_id: "p1".into(),
+        user_id: "u1".into(),
+    };
+    let queue = Change::QueueDelete {
+        server_id: s.id,
+        id: op.id,
+        delete: queued.clone(),
+    };
+    commit(&*db.store, vec![queue.clone()]).await;
+    assert_conflict(db.store.commit(vec![queue]).await);
+    let finish = |id, who: &Owner| Change::FinishOperation {
+        server_id: s.id,
+        id,
+        owner: who.clone(),
+    };
+    assert_conflict(db.store.commit(vec![finish(op.id, &a)]).await);
+    let stored = db.store.operation(s.id).await.unwrap().unwrap();
+    assert_eq!(stored.then_delete, Some(queued.clone()));
+    let next = stored.successor(&queued, at(3));
+    commit(
+        &*db.store,
+        vec![Change::ReplaceOperation {
+            previous: op.id,
+            owner: a.clone(),
+            next: next.clone(),
+        }],
+    )
+    .await;
+    assert_eq!(
+        db.store.operation(s.id).await.unwrap().map(|o| o.params),
+        Some(OperationParams::Delete)
+    );
+    assert_conflict(db.store.commit(vec![finish(next.id, &b)]).await);
+    commit(&*db.store, vec![finish(next.id, &a)]).await;
+    assert_eq!(db.store.operation(s.id).await.unwrap(), None);
+    commit(&*db.store, vec![idle]).await;
+}
+
+pub async fn expired_leases_are_claimed_once_and_live_ones_never(db: &Db) {
+    let (s1, s2) = (server("p1", at(0)), server("p1", at(1)));
+    insert_server(&*db.store, &s1).await;
+    insert_server(&*db.store, &s2).await;
+    let (a1, a2, b) = (owner("node-a", "1"), owner("node-a", "2"), owner("node-b", "1"));
+    let live = operation(s1.id, OperationParams::Build, &a1, at(100));
+    let expired = Operation {
+        created_at: at(2),
+        ..operation(s2.id, OperationParams::Delete, &b, at(10))
+    };
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertOperation(live.clone()),
+            Change::InsertOperation(expired.clone()),
+        ],
+    )
+    .await;
+    let ids = |ops: Vec<Operation>| ops.into_iter().map(|o| o.server_id).collect::<Vec<_>>();
+    // node-b's second incarnation at t=20: only the expired one (its own node's).
+    assert_eq!(
+        ids(db
+            .store
+            .claimable_operations(&owner("node-b", "2"), at(20), 10)
+            .await
+            .unwrap()),
+        [s2.id]
+    );
+    // node-a's restart takes its earlier incarnation's at once, and the expired one.
+    assert_eq!(
+        ids(db.store.claimable_operations(&a2, at(20), 10).await.unwrap()),
+        [s1.id, s2.id]
+    );
+    // A live owner never sees its own.
+    assert_eq!(
+        ids(db.store.claimable_operations(&a1, at(5), 10).await.unwrap()),
+        Vec::<ServerId>::new()
+    );
+    let claim = |by: &Owner| Change::ClaimOperation {
+        server_id: s2.id,
+        id: expired.id,
+        previous_owner: b.clone(),
+        owner: by.clone(),
+        lease_until: at(50),
+    };
+    commit(&*db.store, vec![claim(&a2)]).await;
+    // The second claimant lost the compare-and-swap.
+    assert_conflict(db.store.commit(vec![claim(&owner("node-c", "1"))]).await);
+    assert_eq!(db.store.renew_leases(&a2, at(80)).await.unwrap(), 1);
+    assert_eq!(db.store.operation(s2.id).await.unwrap().unwrap().lease_until, at(80));
+    assert_eq!(db.store.operations().await.unwrap().len(), 2);
+}
+
+pub async fn singleton_leases_have_one_holder(db: &Db) {
+    assert!(db.store.try_lease("gc", "a", at(10), at(0)).await.unwrap());
+    assert!(!db.store.try_lease("gc", "b", at(20), at(5)).await.unwrap());
+    assert!(db.store.try_lease("gc", "a", at(20), at(5)).await.unwrap());
+    // Expired: another may take it.
+    assert!(db.store.try_lease("gc", "b", at(40), at(25)).await.unwrap());
+    db.store.release_lease("gc", "a").await.unwrap();
+    assert!(!db.store.try_lease("gc", "a", at(50), at(30)).await.unwrap());
+    db.store.release_lease("gc", "b").await.unwrap();
+    assert!(db.store.try_lease("gc", "a", at(50), at(30)).await.unwrap());
+}

@@ -1,0 +1,207 @@
+//! Deployment id and server rows.
+
+use super::*;
+
+pub async fn deployment_id_is_generated_once_and_stable(db: &Db) {
+    let id = db.store.deployment_id().await.unwrap().0;
+    let hex = id
+        .strip_prefix("nc-")
+        .unwrap_or_else(|| panic!("{id:?} lacks the nc- prefix"));
+    assert_eq!(hex.len(), 12, "{id:?}");
+    assert!(hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')), "{id:?}");
+    assert_eq!(db.store.deployment_id().await.unwrap().0, id);
+
+    // A second process on the same database, and a restart, see the same id.
+    if let Some(other) = db.reopen().await {
+        assert_eq!(other.deployment_id().await.unwrap().0, id);
+    }
+    if let Some(again) = db.reopen().await {
+        assert_eq!(again.deployment_id().await.unwrap().0, id);
+    }
+}
+
+pub async fn deployment_ids_differ_between_databases(db: &Db) {
+    let other = Db::create(&crate::harness::Target::SqliteMemory).await;
+    assert_ne!(
+        db.store.deployment_id().await.unwrap(),
+        other.store.deployment_id().await.unwrap()
+    );
+}
+
+pub async fn servers_round_trip_every_field(db: &Db) {
+    let full = server("proj-a", at(0));
+    let bare = bare_server("proj-a", at(1));
+    let no_networks = Server {
+        requested_networks: NetworkRequests::None,
+        vm_state: VmState::Deleted,
+        deleted_at: Some(at(50)),
+        ..bare_server("proj-b", at(2))
+    };
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertServer(full.clone()),
+            Change::InsertServer(bare.clone()),
+            Change::InsertServer(no_networks.clone()),
+        ],
+    )
+    .await;
+
+    assert_eq!(db.store.server(full.id).await.unwrap(), Some(full.clone()));
+    assert_eq!(db.store.server(bare.id).await.unwrap(), Some(bare.clone()));
+    assert_eq!(
+        db.store.server(no_networks.id).await.unwrap(),
+        Some(no_networks.clone())
+    );
+    assert_eq!(db.store.server(ServerId::new_v4()).await.unwrap(), None);
+    assert_eq!(
+        db.store.servers(&all_servers()).await.unwrap(),
+        vec![full.clone(), bare, no_networks]
+    );
+
+    // Every server starts with an empty cache at generation 0.
+    assert_eq!(
+        db.store.cache(full.id).await.unwrap(),
+        StoredCache {
+            info: NetworkInfo::default(),
+            generation: 0
+        }
+    );
+
+    // The same id twice is a conflict.
+    assert_conflict(db.store.commit(vec![Change::InsertServer(full)]).await);
+}
+
+pub async fn timestamps_keep_microseconds_and_sort_in_time_order(db: &Db) {
+    // Sub-microsecond digits are dropped on both backends (PostgreSQL keeps no more).
+    let precise = bare_server("p", at(0) + Duration::nanoseconds(789));
+    insert_server(&*db.store, &precise).await;
+    let stored = db.store.server(precise.id).await.unwrap().unwrap();
+    assert_eq!(stored.created_at, at(0));
+    assert_eq!(stored.created_at.timestamp_subsec_nanos(), 123_456_000);
+
+    // Whole seconds, fractions of different lengths, and a later second sort in
+    // time order (a text column with variable-width fractions would not).
+    let whole = at(1) - Duration::microseconds(123_456);
+    let half = whole + Duration::milliseconds(500);
+    let tiny = whole + Duration::microseconds(1);
+    let servers: Vec<Server> = [half, at(2), whole, tiny]
+        .into_iter()
+        .map(|t| bare_server("p", t))
+        .collect();
+    commit(&*db.store, servers.iter().cloned().map(Change::InsertServer).collect()).await;
+    let created: Vec<_> = db
+        .store
+        .servers(&all_servers())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.created_at)
+        .collect();
+    assert_eq!(created, vec![at(0), whole, tiny, half, at(2)]);
+}
+
+pub async fn servers_are_oldest_first_and_filtered(db: &Db) {
+    let mut servers = vec![
+        bare_server("proj-a", at(5)),
+        bare_server("proj-b", at(1)),
+        bare_server("proj-a", at(3)),
+        Server {
+            vm_state: VmState::Deleted,
+            deleted_at: Some(at(9)),
+            ..bare_server("proj-a", at(2))
+        },
+    ];
+    // Two servers created at the same instant are ordered by id.
+    let twin_a = bare_server("proj-a", at(4));
+    let twin_b = bare_server("proj-a", at(4));
+    servers.push(twin_a.clone());
+    servers.push(twin_b.clone());
+    commit(&*db.store, servers.iter().cloned().map(Change::InsertServer).collect()).await;
+
+    let ids = |list: Vec<Server>| list.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    let (first_twin, second_twin) = if twin_a.id < twin_b.id {
+        (twin_a.id, twin_b.id)
+    } else {
+        (twin_b.id, twin_a.id)
+    };
+
+    let everything = ids(db.store.servers(&all_servers()).await.unwrap());
+    assert_eq!(
+        everything,
+        vec![
+            servers[1].id,
+            servers[3].id,
+            servers[2].id,
+            first_twin,
+            second_twin,
+            servers[0].id
+        ]
+    );
+
+    let live = ids(db.store.servers(&ServerFilter::default()).await.unwrap());
+    assert_eq!(
+        live,
+        vec![servers[1].id, servers[2].id, first_twin, second_twin, servers[0].id]
+    );
+
+    let project_a = ServerFilter {
+        project_id: Some(ProjectId::from("proj-a")),
+        include_deleted: false,
+    };
+    assert_eq!(
+        ids(db.store.servers(&project_a).await.unwrap()),
+        vec![servers[2].id, first_twin, second_twin, servers[0].id]
+    );
+    let project_a_all = ServerFilter {
+        include_deleted: true,
+        ..project_a
+    };
+    assert_eq!(
+        ids(db.store.servers(&project_a_all).await.unwrap()),
+        vec![servers[3].id, servers[2].id, first_twin, second_twin, servers[0].id]
+    );
+    let nobody = ServerFilter {
+        project_id: Some(ProjectId::from("proj-z")),
+        include_deleted: true,
+    };
+    assert_eq!(db.store.servers(&nobody).await.unwrap(), vec![]);
+}
+
+pub async fn update_server_compares_and_swaps_the_generation(db: &Db) {
+    let original = bare_server("p", at(0));
+    insert_server(&*db.store, &original).await;
+
+    let mut active = server("p", at(0));
+    active.id = original.id;
+    active.vm_state = VmState::Active;
+    active.generation = 0;
+    commit(&*db.store, vec![Change::UpdateServer(active.clone())]).await;
+    let stored = db.store.server(original.id).await.unwrap().unwrap();
+    assert_eq!(
+        stored,
+        Server {
+            generation: 1,
+            ..active.clone()
+        }
+    );
+
+    // A writer that read generation 0 lost the race.
+    let stale = Server {
+        name: "stale".into(),
+        ..active.clone()
+    };
+    assert_conflict(db.store.commit(vec![Change::UpdateServer(stale)]).await);
+    assert_eq!(db.store.server(original.id).await.unwrap().unwrap(), stored);
+
+    // Writing from the current generation works again.
+    commit(&*db.store, vec![Change::UpdateServer(stored.clone())]).await;
+    assert_eq!(db.store.server(original.id).await.unwrap().unwrap().generation, 2);
+
+    // A server that does not exist cannot be updated.
+    assert_conflict(
+        db.store
+            .commit(vec![Change::UpdateServer(bare_server("p", at(0)))])
+            .await,
+    );
+}

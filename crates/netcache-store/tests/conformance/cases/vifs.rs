@@ -1,0 +1,180 @@
+//! VIF records.
+
+use super::*;
+
+pub async fn vifs_round_trip_by_position(db: &Db) {
+    let s = bare_server("p", at(0));
+    let other = bare_server("p", at(1));
+    commit(
+        &*db.store,
+        vec![Change::InsertServer(s.clone()), Change::InsertServer(other.clone())],
+    )
+    .await;
+    let third = vif(s.id, "p3", 2);
+    let first = preexisting_vif(s.id, "p1", 0);
+    let second = VifRecord {
+        requested_fixed_ip: Some("2001:db8::9".parse().unwrap()),
+        ..vif(s.id, "p2", 1)
+    };
+    let elsewhere = vif(other.id, "p9", 0);
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertVif(third.clone()),
+            Change::InsertVif(first.clone()),
+            Change::InsertVif(elsewhere.clone()),
+            Change::InsertVif(second.clone()),
+        ],
+    )
+    .await;
+
+    assert_eq!(
+        db.store.vifs(s.id).await.unwrap(),
+        vec![first.clone(), second.clone(), third.clone()]
+    );
+    assert_eq!(db.store.vifs(other.id).await.unwrap(), vec![elsewhere]);
+    assert_eq!(db.store.vifs(ServerId::new_v4()).await.unwrap(), vec![]);
+    assert_eq!(
+        db.store.vif_by_port(&PortId::from("p2")).await.unwrap(),
+        Some(second.clone())
+    );
+    assert_eq!(db.store.vif_by_port(&PortId::from("nope")).await.unwrap(), None);
+
+    // Update replaces the record; delete removes it.
+    let releasing = VifRecord {
+        state: VifState::Releasing,
+        position: 7,
+        tag: None,
+        ..second.clone()
+    };
+    commit(&*db.store, vec![Change::UpdateVif(releasing.clone())]).await;
+    assert_eq!(db.store.vif_by_port(&second.port_id).await.unwrap(), Some(releasing));
+    commit(
+        &*db.store,
+        vec![Change::DeleteVif {
+            server_id: s.id,
+            port_id: first.port_id.clone(),
+        }],
+    )
+    .await;
+    assert_eq!(db.store.vif_by_port(&first.port_id).await.unwrap(), None);
+    assert_eq!(db.store.vifs(s.id).await.unwrap().len(), 2);
+}
+
+pub async fn missing_vifs_are_not_found(db: &Db) {
+    let s = bare_server("p", at(0));
+    let other = bare_server("p", at(1));
+    let record = vif(s.id, "p1", 0);
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertServer(s.clone()),
+            Change::InsertServer(other.clone()),
+            Change::InsertVif(record.clone()),
+        ],
+    )
+    .await;
+
+    assert_not_found(db.store.commit(vec![Change::UpdateVif(vif(s.id, "p2", 1))]).await);
+    // The port exists, but in another server's records.
+    let wrong_server = VifRecord {
+        server_id: other.id,
+        ..record.clone()
+    };
+    assert_not_found(db.store.commit(vec![Change::UpdateVif(wrong_server)]).await);
+    assert_not_found(
+        db.store
+            .commit(vec![Change::DeleteVif {
+                server_id: other.id,
+                port_id: record.port_id.clone(),
+            }])
+            .await,
+    );
+    // A record of a server that does not exist.
+    assert_not_found(
+        db.store
+            .commit(vec![Change::InsertVif(vif(ServerId::new_v4(), "p5", 0))])
+            .await,
+    );
+    assert_eq!(db.store.vifs(s.id).await.unwrap(), vec![record]);
+}
+
+pub async fn a_port_is_in_at_most_one_servers_records(db: &Db) {
+    let a = bare_server("p", at(0));
+    let b = bare_server("p", at(1));
+    let record = vif(a.id, "shared", 0);
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertServer(a.clone()),
+            Change::InsertServer(b.clone()),
+            Change::InsertVif(record.clone()),
+        ],
+    )
+    .await;
+
+    assert_conflict(db.store.commit(vec![Change::InsertVif(vif(b.id, "shared", 0))]).await);
+    assert_conflict(db.store.commit(vec![Change::InsertVif(vif(a.id, "shared", 3))]).await);
+    // Even when both records arrive in the same batch.
+    assert_conflict(
+        db.store
+            .commit(vec![
+                Change::InsertVif(vif(a.id, "fresh", 1)),
+                Change::InsertVif(vif(b.id, "fresh", 0)),
+            ])
+            .await,
+    );
+    assert_eq!(db.store.vifs(a.id).await.unwrap(), vec![record]);
+    assert_eq!(db.store.vifs(b.id).await.unwrap(), vec![]);
+    assert_eq!(db.store.vif_by_port(&PortId::from("fresh")).await.unwrap(), None);
+}
+
+pub async fn releasing_vifs_span_servers(db: &Db) {
+    let a = bare_server("p", at(0));
+    let b = bare_server("p", at(1));
+    let releasing = |server, port, position| VifRecord {
+        state: VifState::Releasing,
+        ..vif(server, port, position)
+    };
+    let a1 = releasing(a.id, "a1", 1);
+    let a0 = releasing(a.id, "a0", 0);
+    let b0 = releasing(b.id, "b0", 0);
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertServer(a.clone()),
+            Change::InsertServer(b.clone()),
+            Change::InsertVif(a1.clone()),
+            Change::InsertVif(vif(a.id, "attached", 2)),
+            Change::InsertVif(VifRecord {
+                state: VifState::Lost,
+                ..vif(b.id, "lost", 1)
+            }),
+            Change::InsertVif(b0.clone()),
+            Change::InsertVif(a0.clone()),
+        ],
+    )
+    .await;
+
+    let mut found = db.store.releasing_vifs().await.unwrap();
+    // Across servers the order is unspecified; within a server it is by position.
+    let a_positions: Vec<i64> = found
+        .iter()
+        .filter(|v| v.server_id == a.id)
+        .map(|v| v.position)
+        .collect();
+    assert_eq!(a_positions, vec![0, 1]);
+    found.sort_by(|x, y| x.port_id.cmp(&y.port_id));
+    assert_eq!(found, vec![a0, a1, b0.clone()]);
+
+    // Once released (record deleted), it is no longer listed.
+    commit(
+        &*db.store,
+        vec![Change::DeleteVif {
+            server_id: b.id,
+            port_id: b0.port_id,
+        }],
+    )
+    .await;
+    assert_eq!(db.store.releasing_vifs().await.unwrap().len(), 2);
+}

@@ -1,0 +1,170 @@
+//! The `netcache` binary as a user runs it, against an in-process netcache:
+//! one-off commands print only their result off a terminal, servers are found
+//! by name as the `openstack` CLI finds them, and `server create` boots with an
+//! image the image service lists.
+
+mod common;
+
+use std::process::{Output, Stdio};
+
+use common::TestApp;
+use serde_json::{Value, json};
+
+/// Runs the binary with stdin and the output streams off a terminal, and with
+/// no log settings from the caller's environment: what a script would see.
+async fn netcache(t: &TestApp, args: &[&str]) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_netcache"))
+        .args(args)
+        .env("NETCACHE_DATABASE", &t.settings.database)
+        .env("NETCACHE_NEUTRON_URL", t.sim.url())
+        .env("NETCACHE_URL", t.app().api_url())
+        .env_remove("NETCACHE_LOG")
+        .env_remove("RUST_LOG")
+        .env_remove("NETCACHE_PROJECT")
+        .env_remove("OS_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Boots a server without networks under this name; returns its id once built.
+async fn boot_named(t: &TestApp, name: &str) -> String {
+    let (status, body) = t
+        .post(
+            "/servers",
+            json!({"server": {"name": name, "flavorRef": "1", "networks": "none"}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    t.app().compute.settle().await;
+    body["server"]["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_off_commands_print_only_their_result_off_a_terminal() {
+    let t = TestApp::start().await;
+    t.boot_on_private().await;
+    let audit = netcache(&t, &["audit"]).await;
+    assert_eq!(audit.status.code(), Some(0), "{audit:?}");
+    assert_eq!(stderr(&audit), "", "audit wrote to stderr");
+    assert!(stdout(&audit).starts_with("1 servers: "), "{}", stdout(&audit));
+    let heal = netcache(&t, &["heal"]).await;
+    assert!(heal.status.success(), "{heal:?}");
+    assert_eq!(stderr(&heal), "", "heal wrote to stderr");
+    assert!(stdout(&heal).starts_with("Healed 1 servers"), "{}", stdout(&heal));
+    let gc = netcache(&t, &["gc", "--dry-run"]).await;
+    assert!(gc.status.success(), "{gc:?}");
+    assert_eq!(stderr(&gc), "", "gc wrote to stderr");
+    assert!(stdout(&gc).starts_with("Dry run: would delete []"), "{}", stdout(&gc));
+    // Asked for, the logs are there.
+    let verbose = netcache(&t, &["heal", "-v"]).await;
+    assert!(verbose.status.success(), "{verbose:?}");
+    assert!(stderr(&verbose).contains("INFO"), "{verbose:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_commands_find_a_server_by_its_exact_name() {
+    let t = TestApp::start().await;
+    let vm1 = boot_named(&t, "vm1").await;
+    // Nova's name filter would match both; only the exact name counts.
+    boot_named(&t, "vm10").await;
+    let shown = netcache(&t, &["server", "show", "vm1", "--output", "json"]).await;
+    assert!(shown.status.success(), "{shown:?}");
+    let server: Value = serde_json::from_str(&stdout(&shown)).unwrap();
+    assert_eq!(server["id"], vm1, "{server}");
+    let listed = netcache(&t, &["interface", "list", "vm1", "--output", "json"]).await;
+    assert!(listed.status.success(), "{listed:?}");
+    let by_id = netcache(&t, &["server", "show", &vm1, "--output", "json"]).await;
+    assert!(by_id.status.success(), "{by_id:?}");
+    let deleted = netcache(&t, &["server", "delete", "vm1"]).await;
+    assert!(deleted.status.success(), "{deleted:?}");
+    t.app().compute.settle().await;
+    let (status, _) = t.get(&format!("/servers/{vm1}")).await;
+    assert_eq!(status, 404, "the server named vm1 is gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ambiguous_name_is_an_error_that_lists_the_servers() {
+    let t = TestApp::start().await;
+    let first = boot_named(&t, "twin").await;
+    let second = boot_named(&t, "twin").await;
+    let out = netcache(&t, &["server", "show", "twin"]).await;
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(stdout(&out), "");
+    let err = stderr(&out);
+    assert!(
+        err.contains("More than one server exists with the name 'twin': "),
+        "{err}"
+    );
+    assert!(err.contains(&first) && err.contains(&second), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_name_is_an_error() {
+    let t = TestApp::start().await;
+    boot_named(&t, "vm1").await;
+    for args in [
+        &["server", "show", "nosuch"][..],
+        &["server", "delete", "nosuch"],
+        &["interface", "list", "nosuch"],
+    ] {
+        let out = netcache(&t, args).await;
+        assert!(!out.status.success(), "{args:?}: {out:?}");
+        assert!(
+            stderr(&out).contains("No server with a name or ID of 'nosuch' exists."),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_create_boots_with_an_image_the_image_service_lists() {
+    let t = TestApp::start().await;
+    let (status, images) = common::send_json(
+        &t.http,
+        reqwest::Method::GET,
+        &format!("{}/image/v2/images", t.app().api_url()),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{images}");
+    let listed: Vec<&str> = images["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    let out = create(&t, "vm1", &[]).await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stderr(&out), "", "server create wrote to stderr");
+    let created: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(
+        listed.contains(&created["image"]["id"].as_str().unwrap()),
+        "{} is not among {listed:?}",
+        created["image"]
+    );
+    // An image name is resolved to its id, as the openstack CLI does.
+    let name = images["images"][0]["name"].as_str().unwrap();
+    let out = create(&t, "vm2", &["--image", name]).await;
+    assert!(out.status.success(), "{out:?}");
+    let created: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(created["image"]["id"], listed[0], "{created}");
+}
+
+/// `netcache server create NAME` on the private network, waiting for the build.
+async fn create(t: &TestApp, name: &str, extra: &[&str]) -> Output {
+    let network = t.topology.private_network_id.to_string();
+    let mut args = vec!["server", "create", name, "--network", &network, "--output", "json"];
+    args.extend_from_slice(extra);
+    netcache(t, &args).await
+}

@@ -1,0 +1,170 @@
+//! Networks.
+
+use rand::Rng;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::input::{Attr, Attributes, StdBody};
+use super::{Caller, Kind, Obj, StdAttrs, Store, found, update_field};
+use crate::error::{Error, Result};
+
+#[derive(Debug)]
+pub(super) struct Network {
+    pub id: String,
+    pub name: String,
+    pub project_id: String,
+    pub admin_state_up: bool,
+    pub shared: bool,
+    pub external: bool,
+    pub mtu: u64,
+    pub subnets: Vec<String>,
+    pub net_type: String,
+    pub physnet: Option<String>,
+    pub seg_id: Option<u64>,
+    pub port_security: bool,
+    pub std: StdAttrs,
+}
+
+const NETWORK_ATTRIBUTES: Attributes = Attributes {
+    create_and_update: &[
+        "name",
+        "admin_state_up",
+        "shared",
+        "router:external",
+        "mtu",
+        "port_security_enabled",
+    ],
+    create_only: &[
+        "provider:network_type",
+        "provider:physical_network",
+        "provider:segmentation_id",
+    ],
+    create_only_unknown_to_update: &["availability_zone_hints", "is_default", "vlan_transparent"],
+    update_only: &[],
+    read_only: &["status", "subnets"],
+};
+
+/// A network create or update body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct NetworkBody {
+    #[serde(flatten)]
+    std: StdBody,
+    name: Attr<String>,
+    admin_state_up: Attr<bool>,
+    shared: Attr<bool>,
+    #[serde(rename = "router:external")]
+    external: Attr<bool>,
+    /// Not validated: a value that is no integer is ignored.
+    mtu: Attr<u64>,
+    port_security_enabled: Attr<bool>,
+    #[serde(rename = "provider:network_type")]
+    network_type: Attr<String>,
+    #[serde(rename = "provider:physical_network")]
+    physical_network: Attr<String>,
+    #[serde(rename = "provider:segmentation_id")]
+    segmentation_id: Attr<u64>,
+}
+
+impl Store {
+    pub fn create_network(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
+        let b: NetworkBody = NETWORK_ATTRIBUTES.parse(obj, true)?;
+        let net_type = b
+            .network_type
+            .get("provider:network_type")?
+            .unwrap_or_else(|| "vxlan".into());
+        let physnet = b.physical_network.get("provider:physical_network")?;
+        let tunnel = net_type == "vxlan" || net_type == "geneve";
+        let seg_id = match b.segmentation_id.valid() {
+            Some(s) => Some(s),
+            None if tunnel => Some(self.rng.random_range(1..=10000)),
+            None => None,
+        };
+        // The encapsulation overhead of each tunnel type off a 1500 bytes physical MTU.
+        let default_mtu = match net_type.as_str() {
+            "vxlan" => 1450,
+            "geneve" => 1442,
+            _ => 1500,
+        };
+        let tags = b.std.tags.tags()?;
+        let std = StdAttrs::new(b.std.description.get("description")?.unwrap_or_default(), tags, 1);
+        let id = self.new_id();
+        let n = Network {
+            id: id.clone(),
+            name: b.name.get("name")?.unwrap_or_default(),
+            project_id: Self::project_for(caller, b.std.project()?),
+            admin_state_up: b.admin_state_up.get("admin_state_up")?.unwrap_or(true),
+            shared: b.shared.get("shared")?.unwrap_or(false),
+            external: b.external.get("router:external")?.unwrap_or(false),
+            mtu: b.mtu.valid().unwrap_or(default_mtu),
+            subnets: Vec::new(),
+            net_type,
+            physnet,
+            seg_id,
+            port_security: b.port_security_enabled.get("port_security_enabled")?.unwrap_or(true),
+            std,
+        };
+        self.networks.insert(id.clone(), n);
+        Ok(id)
+    }
+
+    pub fn update_network(&mut self, obj: &Obj, id: &str) -> Result<()> {
+        let b: NetworkBody = NETWORK_ATTRIBUTES.parse(obj, false)?;
+        // Everything is parsed before anything changes: a bad value leaves the network as it was.
+        let name = b.name.get("name")?;
+        let description = b.std.description.get("description")?;
+        let admin = b.admin_state_up.get("admin_state_up")?;
+        let shared = b.shared.get("shared")?;
+        let external = b.external.get("router:external")?;
+        let port_security = b.port_security_enabled.get("port_security_enabled")?;
+        let n = found(self.networks.get_mut(id), Kind::Network, id)?;
+        update_field(&mut n.name, name);
+        update_field(&mut n.admin_state_up, admin);
+        update_field(&mut n.shared, shared);
+        update_field(&mut n.external, external);
+        update_field(&mut n.port_security, port_security);
+        update_field(&mut n.mtu, b.mtu.valid());
+        n.std.update(description);
+        Ok(())
+    }
+
+    pub fn delete_network(&mut self, id: &str) -> Result<()> {
+        let ports: Vec<String> = self
+            .by_network
+            .get(id)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        if !ports.is_empty() {
+            return Err(Error::Conflict(
+                "NetworkInUse",
+                format!(
+                    "Unable to complete operation on network {id}. There are one or more ports still in use on the network, id for these ports is: {}.",
+                    ports.join(",")
+                ),
+            ));
+        }
+        let n = found(self.networks.remove(id), Kind::Network, id)?;
+        for s in n.subnets {
+            self.subnets.remove(&s);
+        }
+        Ok(())
+    }
+
+    /// Id of a network by name (for the default topology).
+    pub fn network_by_name(&self, name: &str) -> Option<String> {
+        self.networks.values().find(|n| n.name == name).map(|n| n.id.clone())
+    }
+
+    pub(super) fn network_json(&self, n: &Network) -> Value {
+        json!({
+            "id": n.id, "name": n.name, "tenant_id": n.project_id, "project_id": n.project_id,
+            "admin_state_up": n.admin_state_up, "mtu": n.mtu, "status": "ACTIVE", "subnets": n.subnets,
+            "shared": n.shared, "port_security_enabled": n.port_security, "router:external": n.external,
+            "provider:network_type": n.net_type, "provider:physical_network": n.physnet,
+            "provider:segmentation_id": n.seg_id, "vlan_transparent": false, "qinq": false, "is_default": false,
+            "availability_zone_hints": [], "availability_zones": [], "ipv4_address_scope": null,
+            "ipv6_address_scope": null, "description": n.std.description, "tags": n.std.tags,
+            "created_at": n.std.created_at, "updated_at": n.std.updated_at, "revision_number": n.std.revision,
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! Floating IPs through a router.
+
+use super::*;
+
+case!(floating_ip_association, |api| {
+    let ext = api.network(json!({"router:external": true})).await;
+    let ext_sub = api.subnet(&ext, "172.24.40.0/24", json!({"enable_dhcp": false})).await;
+    let net = api.network(json!({})).await;
+    let sub = api.subnet(&net, "10.100.0.0/24", json!({})).await;
+    let device = uuid::Uuid::new_v4().to_string();
+    let port = api
+        .port(json!({"network_id": net, "device_id": device, "device_owner": "compute:nova", "binding:host_id": "h1"}))
+        .await;
+    let pid = s(&port["id"]);
+    // Not reachable without a router.
+    let body = json!({"floatingip": {"floating_network_id": ext, "port_id": pid}});
+    let (st, v) = api.call(Method::POST, "/v2.0/floatingips", Some(&body)).await;
+    assert_eq!(st, 404);
+    assert_error(
+        &v,
+        "ExternalGatewayForFloatingIPNotFound",
+        &format!(
+            "External network {ext} is not reachable from subnet {}.  Therefore, cannot associate Port {pid} with a Floating IP.",
+            s(&sub["id"])
+        ),
+    );
+    let (st, v) = api
+        .call(
+            Method::POST,
+            "/v2.0/floatingips",
+            Some(&json!({"floatingip": {"floating_network_id": net}})),
+        )
+        .await;
+    assert_eq!(st, 400);
+    assert_error(
+        &v,
+        "BadRequest",
+        &format!("Bad floatingip request: Network {net} is not a valid external network."),
+    );
+
+    let v = api
+        .ok(
+            Method::POST,
+            "/v2.0/routers",
+            Some(&json!({"router": {"name": uniq("r"), "external_gateway_info": {"network_id": ext}}})),
+            201,
+        )
+        .await;
+    let router = s(&v["router"]["id"]);
+    assert_eq!(v["router"]["external_gateway_info"]["network_id"], ext.as_str());
+    assert_eq!(
+        v["router"]["external_gateway_info"]["external_fixed_ips"][0]["subnet_id"],
+        ext_sub["id"]
+    );
+    let v = api
+        .ok(
+            Method::PUT,
+            &format!("/v2.0/routers/{router}/add_router_interface"),
+            Some(&json!({"subnet_id": sub["id"]})),
+            200,
+        )
+        .await;
+    assert_eq!(v["id"], router.as_str());
+    assert_eq!(v["subnet_id"], sub["id"]);
+    assert_eq!(v["network_id"], net.as_str());
+
+    let v = api.ok(Method::POST, "/v2.0/floatingips", Some(&body), 201).await;
+    let f = &v["floatingip"];
+    let fid = s(&f["id"]);
+    let fip_addr = s(&f["floating_ip_address"]);
+    assert!(fip_addr.starts_with("172.24.40."), "{f}");
+    assert_eq!(f["port_id"], pid.as_str());
+    assert_eq!(f["router_id"], router.as_str());
+    assert_eq!(f["fixed_ip_address"], port["fixed_ips"][0]["ip_address"]);
+    assert_eq!(f["floating_network_id"], ext.as_str());
+    assert_eq!(f["status"], "DOWN");
+    let pd = &f["port_details"];
+    for k in [
+        "name",
+        "network_id",
+        "mac_address",
+        "admin_state_up",
+        "status",
+        "device_id",
+        "device_owner",
+    ] {
+        assert_eq!(pd[k], port[k], "port_details.{k}");
+    }
+    assert_eq!(pd.as_object().map(|o| o.len()), Some(7));
+    // Filters.
+    for q in [
+        format!("port_id={pid}"),
+        format!("floating_ip_address={fip_addr}"),
+        format!(
+            "fixed_ip_address={}&floating_network_id={ext}",
+            s(&f["fixed_ip_address"])
+        ),
+    ] {
+        let v = api
+            .ok(Method::GET, &format!("/v2.0/floatingips?{q}&fields=id"), None, 200)
+            .await;
+        assert_eq!(v, json!({"floatingips": [{"id": fid}]}), "{q}");
+    }
+    // Disassociate and reassociate.
+    let v = api
+        .ok(
+            Method::PUT,
+            &format!("/v2.0/floatingips/{fid}"),
+            Some(&json!({"floatingip": {"port_id": null}})),
+            200,
+        )
+        .await;
+    assert_eq!(v["floatingip"]["port_id"], Value::Null);
+    assert_eq!(v["floatingip"]["port_details"], Value::Null);
+    assert_eq!(v["floatingip"]["fixed_ip_address"], Value::Null);
+    assert_eq!(v["floatingip"]["router_id"], Value::Null);
+    let v = api
+        .ok(Method::GET, &format!("/v2.0/floatingips?port_id={pid}"), None, 200)
+        .await;
+    assert_eq!(v, json!({"floatingips": []}));
+    let v = api
+        .ok(
+            Method::PUT,
+            &format!("/v2.0/floatingips/{fid}"),
+            Some(&json!({"floatingip": {"port_id": pid}})),
+            200,
+        )
+        .await;
+    assert_eq!(v["floatingip"]["port_id"], pid.as_str());
+    assert_eq!(v["floatingip"]["port_details"]["mac_address"], port["mac_address"]);
+    // The FIP's port revision is not bumped by association.
+    let v = api
+        .ok(
+            Method::GET,
+            &format!("/v2.0/ports/{pid}?fields=revision_number"),
+            None,
+            200,
+        )
+        .await;
+    assert_eq!(v["port"]["revision_number"], port["revision_number"]);
+    // Router in use while it has an interface.
+    let (st, v) = api.call(Method::DELETE, &format!("/v2.0/routers/{router}"), None).await;
+    assert_eq!(st, 409);
+    assert_eq!(v["NeutronError"]["type"], "RouterInUse");
+    // Tear down.
+    api.ok(Method::DELETE, &format!("/v2.0/floatingips/{fid}"), None, 204)
+        .await;
+    let (st, _) = api.call(Method::GET, &format!("/v2.0/floatingips/{fid}"), None).await;
+    assert_eq!(st, 404);
+    api.ok(Method::DELETE, &format!("/v2.0/ports/{pid}"), None, 204).await;
+    api.ok(
+        Method::PUT,
+        &format!("/v2.0/routers/{router}/remove_router_interface"),
+        Some(&json!({"subnet_id": sub["id"]})),
+        200,
+    )
+    .await;
+    api.ok(Method::DELETE, &format!("/v2.0/routers/{router}"), None, 204)
+        .await;
+    api.cleanup(&net).await;
+    api.cleanup(&ext).await;
+});

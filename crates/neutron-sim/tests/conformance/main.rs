@@ -1,0 +1,222 @@
+//! HTTP-level conformance cases, run against the embedded simulator (always, with and
+//! without `tag-ports-during-bulk-creation`) and against a real Neutron 29.0.0 when
+//! `NEUTRON_CONFORMANCE_URL` is set (`NEUTRON_CONFORMANCE_TAG_EXTENSION=0|1` says whether
+//! that server has the tag extension; default 1). Plain reqwest + serde_json only; every
+//! case creates its own uniquely named resources and deletes them. Admin noauth: no
+//! X-Project-Id header.
+
+use std::collections::BTreeSet;
+
+use neutron_sim::{NeutronSim, RunningSim, SimConfig};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+struct Api {
+    name: String,
+    base: String,
+    tag_ext: bool,
+    http: reqwest::Client,
+}
+
+struct Target {
+    api: Api,
+    sim: Option<RunningSim>,
+}
+
+impl Target {
+    async fn stop(self) {
+        if let Some(s) = self.sim {
+            s.shutdown().await;
+        }
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .expect("client")
+}
+
+async fn targets() -> Vec<Target> {
+    let mut out = Vec::new();
+    for (name, cfg) in [
+        ("sim", SimConfig::default()),
+        (
+            "sim-without-tag-ext",
+            SimConfig::default().without_extension("tag-ports-during-bulk-creation"),
+        ),
+    ] {
+        let tag_ext = cfg.extensions.is_none();
+        let sim = NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("start sim");
+        out.push(Target {
+            api: Api {
+                name: name.into(),
+                base: sim.url(),
+                tag_ext,
+                http: client(),
+            },
+            sim: Some(sim),
+        });
+    }
+    if let Ok(url) = std::env::var("NEUTRON_CONFORMANCE_URL") {
+        let base = url.trim_end_matches('/').trim_end_matches("/v2.0").to_string();
+        let tag_ext = std::env::var("NEUTRON_CONFORMANCE_TAG_EXTENSION")
+            .map(|v| v != "0")
+            .unwrap_or(true);
+        let name = if tag_ext { "real" } else { "real-without-tag-ext" };
+        out.push(Target {
+            api: Api {
+                name: name.into(),
+                base,
+                tag_ext,
+                http: client(),
+            },
+            sim: None,
+        });
+    }
+    out
+}
+
+/// Runs the body once per target, printing `[target] case` so failures name their server.
+macro_rules! case {
+    ($name:ident, |$api:ident| $body:block) => {
+        #[tokio::test]
+        async fn $name() {
+            for target in targets().await {
+                let $api = &target.api;
+                println!("[{}] {} ...", $api.name, stringify!($name));
+                $body
+                println!("[{}] {} ok", $api.name, stringify!($name));
+                target.stop().await;
+            }
+        }
+    };
+}
+
+fn uniq(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}
+
+fn s(v: &Value) -> String {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
+}
+
+impl Api {
+    async fn call_h(&self, method: Method, path: &str, body: Option<&Value>, headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut rb = self.http.request(method, format!("{}{path}", self.base));
+        for (k, v) in headers {
+            rb = rb.header(*k, *v);
+        }
+        if let Some(b) = body {
+            rb = rb.json(b);
+        }
+        let resp = rb.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        let v = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, v)
+    }
+    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> (u16, Value) {
+        self.call_h(method, path, body, &[]).await
+    }
+    async fn raw(&self, method: Method, path: &str, body: &str) -> (u16, Value) {
+        let resp = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("request");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+    async fn ok(&self, method: Method, path: &str, body: Option<&Value>, want: u16) -> Value {
+        let (st, v) = self.call(method.clone(), path, body).await;
+        assert_eq!(st, want, "{method} {path}: {v}");
+        v
+    }
+    async fn network(&self, extra: Value) -> String {
+        let mut body = json!({"name": uniq("conf")});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        let v = self
+            .ok(Method::POST, "/v2.0/networks", Some(&json!({"network": body})), 201)
+            .await;
+        s(&v["network"]["id"])
+    }
+    async fn subnet(&self, net: &str, cidr: &str, extra: Value) -> Value {
+        let v6 = cidr.contains(':');
+        let mut body = json!({"network_id": net, "ip_version": if v6 { 6 } else { 4 }, "cidr": cidr});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        self.ok(Method::POST, "/v2.0/subnets", Some(&json!({"subnet": body})), 201)
+            .await["subnet"]
+            .clone()
+    }
+    async fn port(&self, body: Value) -> Value {
+        self.ok(Method::POST, "/v2.0/ports", Some(&json!({"port": body})), 201)
+            .await["port"]
+            .clone()
+    }
+    /// Deletes every port of the network (as admin) then the network.
+    async fn cleanup(&self, net: &str) {
+        let (_, v) = self
+            .call(Method::GET, &format!("/v2.0/ports?network_id={net}&fields=id"), None)
+            .await;
+        for p in v["ports"].as_array().cloned().unwrap_or_default() {
+            self.call(Method::DELETE, &format!("/v2.0/ports/{}", s(&p["id"])), None)
+                .await;
+        }
+        let (st, v) = self.call(Method::DELETE, &format!("/v2.0/networks/{net}"), None).await;
+        assert_eq!(st, 204, "cleanup of network {net}: {v}");
+    }
+}
+
+fn assert_error(v: &Value, kind: &str, message: &str) {
+    assert_eq!(
+        v,
+        &json!({"NeutronError": {"type": kind, "message": message, "detail": ""}})
+    );
+}
+
+fn is_timestamp(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|t| t.len() == 20 && t.ends_with('Z') && &t[10..11] == "T")
+}
+
+fn eui64(prefix: &str, mac: &str) -> String {
+    let b: Vec<u8> = mac
+        .split(':')
+        .map(|x| u8::from_str_radix(x, 16).expect("mac"))
+        .collect();
+    let iid = u64::from_be_bytes([b[0] ^ 2, b[1], b[2], 0xff, 0xfe, b[3], b[4], b[5]]);
+    let p: std::net::Ipv6Addr = prefix.parse().expect("prefix");
+    std::net::Ipv6Addr::from(u128::from(p) | u128::from(iid)).to_string()
+}
+
+fn ids(v: &Value, coll: &str) -> Vec<String> {
+    v[coll]
+        .as_array()
+        .expect("collection")
+        .iter()
+        .map(|p| s(&p["id"]))
+        .collect()
+}
+
+mod discovery;
+mod floating_ips;
+mod lists;
+mod networks;
+mod ports;
+mod tags;
+mod validation;
