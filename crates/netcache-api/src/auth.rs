@@ -171,6 +171,7 @@ pub struct HttpKeystone {
 }
 
 impl HttpKeystone {
+    #[must_use]
     pub fn new(
         auth_url: &str,
         username: &str,
@@ -277,7 +278,7 @@ impl TokenValidator for HttpKeystone {
                     }));
                 }
                 404 => return Ok(None),
-                401 if !fresh => continue,
+                401 if !fresh => {}
                 status => return Err(format!("Keystone answered HTTP {status} to a validation")),
             }
         }

@@ -112,6 +112,7 @@ fn nova_error_key(status: StatusCode) -> &'static str {
 }
 
 /// A Nova-format error response.
+#[must_use]
 pub fn nova_error(status: StatusCode, message: &str) -> Response {
     let body = json!({ nova_error_key(status): { "code": status.as_u16(), "message": message } });
     (status, Json(body)).into_response()

@@ -135,6 +135,7 @@ impl Policy {
 
     /// Whether a caller with `roles` passes `rule`; an unknown name is a
     /// programming error, caught by the test that walks every handler's rule.
+    #[must_use]
     pub fn allows(&self, rule: &str, roles: &[String]) -> bool {
         let check = self.rules.get(rule).unwrap_or_else(|| panic!("no policy rule {rule}"));
         self.eval(check, roles)

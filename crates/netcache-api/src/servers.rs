@@ -108,9 +108,13 @@ async fn filter_servers(state: &AppState, pairs: &[(String, String)], servers: &
         let mut kept = Vec::with_capacity(servers.len());
         for server in servers.drain(..) {
             let info = state.compute.network_info(server.id).await?;
-            let matches = info.0.iter().flat_map(|vif| vif.fixed_ips()).any(|ip| {
-                ip.ip.version == Some(version) && ip.ip.address.as_deref().is_some_and(|a| a.contains(pattern))
-            });
+            let matches = info
+                .0
+                .iter()
+                .flat_map(netcache_domain::network_info::Vif::fixed_ips)
+                .any(|ip| {
+                    ip.ip.version == Some(version) && ip.ip.address.as_deref().is_some_and(|a| a.contains(pattern))
+                });
             if matches {
                 kept.push(server);
             }

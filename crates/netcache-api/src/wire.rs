@@ -2,6 +2,7 @@
 //! serde for the API; they are converted here.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use netcache_compute::Interface;
@@ -102,6 +103,7 @@ fn links(base: &str, kind: &str, id: &str) -> Value {
     ])
 }
 
+#[must_use]
 pub fn server_summary(base: &str, server: &Server) -> Value {
     json!({"id": server.id.to_string(), "name": server.name, "links": links(base, "servers", &server.id.to_string())})
 }
@@ -110,12 +112,16 @@ pub fn server_summary(base: &str, server: &Server) -> Value {
 fn host_id(server: &Server) -> String {
     server.host.as_ref().map_or_else(String::new, |host| {
         let digest = Sha224::digest(format!("{}{}", server.project_id, host).as_bytes());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        digest.iter().fold(String::with_capacity(56), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        })
     })
 }
 
 /// Addresses grouped by network label in VIF order: per label, every fixed IP,
 /// then every floating IP. Empty while building, as in Nova.
+#[must_use]
 pub fn addresses(server: &Server, info: &NetworkInfo, extended: bool) -> Map<String, Value> {
     let mut grouped: Map<String, Value> = Map::new();
     if server.vm_state == VmState::Building {
@@ -194,7 +200,7 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
         "OS-EXT-SRV-ATTR:instance_name": format!("instance-{}", &id[..8]),
         "OS-EXT-STS:task_state": server.task_state.map(|t| t.to_string()),
         "OS-EXT-STS:vm_state": server.vm_state.to_string(),
-        "OS-EXT-STS:power_state": if server.vm_state == VmState::Active { 1 } else { 0 },
+        "OS-EXT-STS:power_state": i32::from(server.vm_state == VmState::Active),
         "os-extended-volumes:volumes_attached": [],
         "security_groups": [{"name": "default"}],
     });
@@ -206,6 +212,7 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
 
 /// Nova's os-interface view.
 /// os-interface's view, from netcache's record of the port (no Neutron call).
+#[must_use]
 pub fn interface_view(interface: &Interface) -> Value {
     let details = interface.vif.details.as_ref();
     let fixed_ips: Vec<Value> = details
@@ -253,6 +260,7 @@ fn event_view(event: &ActionEvent) -> Value {
 }
 
 /// The drift report as JSON (API and `netcache audit --json`).
+#[must_use]
 pub fn audit_view(report: &netcache_compute::AuditReport) -> Value {
     let t = &report.totals;
     let servers: Vec<Value> = report
@@ -341,6 +349,7 @@ pub fn parse_paging(pairs: &[(String, String)]) -> ApiResult<Paging> {
 }
 
 /// Nova's `*_links` of a page: a `next` link when the page is full.
+#[must_use]
 pub fn next_links(base: &str, path: &str, limit: Option<usize>, page: &[Value]) -> Option<Value> {
     let limit = limit?;
     let last = page.last()?;
@@ -360,11 +369,13 @@ pub struct Flavor {
     pub vcpus: u32,
 }
 
+#[must_use]
 pub fn flavor_summary(base: &str, flavor: &Flavor) -> Value {
     json!({"id": flavor.id, "name": flavor.name, "links": links(base, "flavors", flavor.id)})
 }
 
 /// Nova's flavor detail view at microversion 2.1.
+#[must_use]
 pub fn flavor_detail(base: &str, flavor: &Flavor) -> Value {
     json!({
         "id": flavor.id,
@@ -392,6 +403,7 @@ pub struct Image {
 }
 
 /// Glance v2's image view (the fields `openstack image show` and the SDK read).
+#[must_use]
 pub fn image_view(image: &Image) -> Value {
     json!({
         "id": image.id,
@@ -420,6 +432,7 @@ pub fn image_view(image: &Image) -> Value {
 }
 
 /// Glance's version document, served at `/image`.
+#[must_use]
 pub fn image_versions(base: &str) -> Value {
     json!({"versions": [{
         "id": "v2.16",
@@ -429,6 +442,7 @@ pub fn image_versions(base: &str) -> Value {
 }
 
 /// Nova's `os-availability-zone` view; with `hosts`, the admin `detail` view.
+#[must_use]
 pub fn availability_zones(zone: &str, hosts: Option<&[String]>) -> Value {
     let hosts = hosts.map(|hosts| {
         let services: Map<String, Value> = hosts

@@ -40,6 +40,7 @@ pub struct OperationAudit {
 
 impl AuditReport {
     /// No drift: what netcache shows is what Neutron holds, nothing is pending.
+    #[must_use]
     pub fn is_clean(&self) -> bool {
         self.totals.drift() == 0
     }
@@ -65,6 +66,7 @@ pub struct AuditTotals {
 }
 
 impl AuditTotals {
+    #[must_use]
     pub fn drift(&self) -> usize {
         self.ghosts_ours
             + self.ghosts_foreign
@@ -98,6 +100,7 @@ pub struct ServerAudit {
 }
 
 impl ServerAudit {
+    #[must_use]
     pub fn has_drift(&self) -> bool {
         self.stale_cache
             || !self.ghosts.is_empty()

@@ -454,8 +454,8 @@ impl Compute {
                         ..server
                     });
                     match self.submit(op, vec![start, deleting]).await {
-                        Err(Error::OperationInFlight { .. }) => continue,
-                        Err(Error::Store(e)) if e.is_conflict() => continue,
+                        Err(Error::OperationInFlight { .. }) => {}
+                        Err(Error::Store(e)) if e.is_conflict() => {}
                         other => return other,
                     }
                 }
@@ -475,7 +475,7 @@ impl Compute {
                             info!(server.id = %server_id, "Delete of server {server_id} queued behind its {}", op.kind());
                             return Ok(());
                         }
-                        Err(e) if e.is_conflict() => continue,
+                        Err(e) if e.is_conflict() => {}
                         Err(e) => return Err(e.into()),
                     }
                 }

@@ -31,6 +31,7 @@ pub struct NetworkCatalog {
 }
 
 impl NetworkCatalog {
+    #[must_use]
     pub fn new(ttl: Duration) -> Self {
         Self {
             ttl,

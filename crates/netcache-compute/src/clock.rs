@@ -16,6 +16,7 @@ pub struct Clock {
 }
 
 impl Clock {
+    #[must_use]
     pub fn new() -> Self {
         Self {
             wall_at_start: Utc::now(),

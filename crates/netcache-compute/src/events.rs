@@ -39,6 +39,7 @@ pub enum EventCode {
 }
 
 impl EventCode {
+    #[must_use]
     pub fn http(self) -> u16 {
         match self {
             Self::Accepted => 200,
@@ -165,7 +166,7 @@ impl Compute {
             };
             match self.store.commit(vec![write]).await {
                 // Another writer came first: read again.
-                Err(e) if e.is_conflict() => continue,
+                Err(e) if e.is_conflict() => {}
                 other => return Ok(other?),
             }
         }

@@ -66,6 +66,7 @@ pub struct RequestContext {
 impl RequestContext {
     /// A context for netcache's own work (recovery, background builds): the
     /// operator's, so admin.
+    #[must_use]
     pub fn system(project_id: &str) -> Self {
         Self {
             request_id: new_request_id(),
@@ -75,16 +76,19 @@ impl RequestContext {
         }
     }
 
+    #[must_use]
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.iter().any(|r| r == role)
     }
 
+    #[must_use]
     pub fn is_admin(&self) -> bool {
         self.has_role("admin")
     }
 }
 
 /// Nova-style request id.
+#[must_use]
 pub fn new_request_id() -> String {
     format!("req-{}", uuid::Uuid::new_v4())
 }

@@ -25,6 +25,7 @@ pub struct FakeVirt {
 }
 
 impl FakeVirt {
+    #[must_use]
     pub fn new(config: &VirtConfig) -> Self {
         Self {
             failing_hosts: config.failing_hosts.iter().cloned().collect(),

@@ -32,6 +32,7 @@ pub struct ActionEvent {
 }
 
 impl ActionEvent {
+    #[must_use]
     pub fn finished(event: &str, at: DateTime<Utc>, ok: bool, details: Option<String>, host: Option<String>) -> Self {
         Self {
             event: event.to_owned(),

@@ -83,6 +83,7 @@ pub struct CacheOutcome {
 
 /// Builds a server's cache from its VIF records (the membership) and Neutron's
 /// details (the content).
+#[must_use]
 pub fn build_network_info(inputs: &CacheInputs<'_>) -> CacheOutcome {
     let server = inputs.server_id.to_string();
     let mut vifs: Vec<&VifRecord> = inputs.vifs.iter().filter(|v| v.is_attached()).collect();

@@ -74,6 +74,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    #[must_use]
     pub fn label(self) -> &'static str {
         match self {
             Self::Foreign => "foreign",

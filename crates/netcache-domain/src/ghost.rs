@@ -20,6 +20,7 @@ pub enum GhostOwner {
 }
 
 impl GhostOwner {
+    #[must_use]
     pub fn label(&self) -> &'static str {
         match self {
             Self::Ours { .. } => "ours",
@@ -50,6 +51,7 @@ pub struct GhostSighting {
 
 /// Splits the Neutron ports that carry a server's `device_id` into the ones its VIF
 /// records know (any state) and ghosts.
+#[must_use]
 pub fn classify_ports(device_id: &str, records: &[VifRecord], ports: &[Port], deployment: &DeploymentId) -> Vec<Ghost> {
     let known: HashSet<&PortId> = records.iter().map(|v| &v.port_id).collect();
     ports
@@ -65,6 +67,7 @@ pub fn classify_ports(device_id: &str, records: &[VifRecord], ports: &[Port], de
 }
 
 /// Ours only when the owner marker names this deployment.
+#[must_use]
 pub fn owner_of(port: &Port, deployment: &DeploymentId) -> GhostOwner {
     if OwnershipMarker::is_ours(port, deployment) {
         GhostOwner::Ours {

@@ -25,6 +25,7 @@ pub enum MarkerMode {
 
 impl MarkerMode {
     /// Chooses the mode from the extensions Neutron lists; never assumes.
+    #[must_use]
     pub fn for_extensions(extensions: &BTreeSet<String>) -> Self {
         if extensions.contains(crate::neutron::extension::TAG_PORTS_DURING_BULK_CREATION) {
             Self::Tags
@@ -42,24 +43,29 @@ pub struct OwnershipMarker {
 }
 
 impl OwnershipMarker {
+    #[must_use]
     pub fn owner_tag(&self) -> String {
         format!("{OWNER_TAG_PREFIX}{}", self.deployment)
     }
 
+    #[must_use]
     pub fn intent_tag(&self) -> String {
         format!("{INTENT_TAG_PREFIX}{}", self.intent)
     }
 
+    #[must_use]
     pub fn tags(&self) -> Vec<String> {
         vec![self.owner_tag(), self.intent_tag()]
     }
 
     /// The port name that carries the marker when tags cannot ride in the POST.
+    #[must_use]
     pub fn port_name(&self) -> String {
         format!("{NAME_PREFIX}{}:{}", self.deployment, self.intent)
     }
 
     /// Reads the marker off a port: from its tags, else from its name.
+    #[must_use]
     pub fn read(port: &Port) -> Option<Self> {
         let from_tags = || {
             let owner = port.tags.iter().find_map(|t| t.strip_prefix(OWNER_TAG_PREFIX))?;
@@ -81,11 +87,13 @@ impl OwnershipMarker {
     }
 
     /// The intent id a port claims, whoever the owner.
+    #[must_use]
     pub fn read_intent(port: &Port) -> Option<IntentId> {
         Self::read(port).map(|m| m.intent)
     }
 
     /// Whether the port carries this deployment's owner marker.
+    #[must_use]
     pub fn is_ours(port: &Port, deployment: &DeploymentId) -> bool {
         Self::read(port).is_some_and(|m| &m.deployment == deployment)
     }

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 pub struct NetworkInfo(pub Vec<Vif>);
 
 impl NetworkInfo {
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("network info is always serialisable")
     }
@@ -142,6 +143,7 @@ pub struct Route {
     pub meta: Map<String, Value>,
 }
 
+#[must_use]
 pub fn ip_version(ip: std::net::IpAddr) -> u8 {
     if ip.is_ipv4() { 4 } else { 6 }
 }

@@ -34,6 +34,7 @@ pub struct Port {
 
 impl Port {
     /// Whether Neutron holds this port for the given server (`device_id` match).
+    #[must_use]
     pub fn carries_device_id(&self, device_id: &str) -> bool {
         self.device_id == device_id
     }

@@ -26,6 +26,7 @@ pub struct Owner {
 
 impl Owner {
     /// The owner label stored in operation rows: `node/incarnation`.
+    #[must_use]
     pub fn label(&self) -> String {
         format!("{}/{}", self.node, self.incarnation)
     }
@@ -53,6 +54,7 @@ pub struct Operation {
 }
 
 impl Operation {
+    #[must_use]
     pub fn kind(&self) -> OperationKind {
         self.params.kind()
     }
@@ -60,6 +62,7 @@ impl Operation {
     /// Whether `me` may take this operation over now: its lease ran out, or it
     /// belongs to an earlier incarnation of `me`'s node (which is provably dead,
     /// since a node runs one incarnation at a time).
+    #[must_use]
     pub fn claimable_by(&self, me: &Owner, now: DateTime<Utc>) -> bool {
         if self.owner == *me {
             return false;
@@ -68,6 +71,7 @@ impl Operation {
     }
 
     /// The delete that replaces this operation once it is finished.
+    #[must_use]
     pub fn successor(&self, queued: &QueuedDelete, now: DateTime<Utc>) -> Operation {
         Operation {
             id: uuid::Uuid::new_v4(),
@@ -111,6 +115,7 @@ pub enum OperationParams {
 }
 
 impl OperationParams {
+    #[must_use]
     pub fn kind(&self) -> OperationKind {
         match self {
             Self::Build => OperationKind::Build,
@@ -121,6 +126,7 @@ impl OperationParams {
         }
     }
 
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("operation parameters are always serialisable")
     }
@@ -150,6 +156,7 @@ pub struct QueuedDelete {
 }
 
 impl QueuedDelete {
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a queued delete is always serialisable")
     }
@@ -162,6 +169,7 @@ impl QueuedDelete {
 /// Whether a build claimed by `me` can continue its current attempt where it is:
 /// only on a host `me` serves. An attempt on a host of a dead process is given up
 /// and the build rescheduled, as Nova does when a compute host goes away.
+#[must_use]
 pub fn resumes_in_place(attempt_host: Option<&HostName>, my_hosts: &[HostName]) -> bool {
     attempt_host.is_none_or(|h| my_hosts.contains(h))
 }

@@ -34,15 +34,18 @@ pub struct Server {
 
 impl Server {
     /// Nova's `device_owner` for ports of this server.
+    #[must_use]
     pub fn device_owner(&self) -> String {
         format!("compute:{}", self.availability_zone)
     }
 
+    #[must_use]
     pub fn is_deleted(&self) -> bool {
         self.vm_state == VmState::Deleted
     }
 
     /// Nova's API `status` for a vm_state/task_state pair.
+    #[must_use]
     pub fn api_status(&self) -> &'static str {
         match (self.vm_state, self.task_state) {
             (VmState::Building, _) => "BUILD",
@@ -125,6 +128,7 @@ pub enum NetworkRequests {
 
 impl NetworkRequests {
     /// The slots a build must fill, one per port, in order.
+    #[must_use]
     pub fn slots(&self) -> Vec<NetworkRequest> {
         match self {
             Self::Auto => vec![NetworkRequest::Network {

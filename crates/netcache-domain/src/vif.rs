@@ -35,6 +35,7 @@ pub struct PortDetails {
 }
 
 impl PortDetails {
+    #[must_use]
     pub fn of(port: &Port) -> Self {
         Self {
             mac_address: port.mac_address.clone(),
@@ -43,6 +44,7 @@ impl PortDetails {
         }
     }
 
+    #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("port details are always serialisable")
     }
@@ -54,6 +56,7 @@ impl PortDetails {
 
 impl VifRecord {
     /// Whether this VIF counts as attached (shown in the cache).
+    #[must_use]
     pub fn is_attached(&self) -> bool {
         self.state == VifState::Attached
     }

@@ -43,6 +43,7 @@ pub enum PortAccess {
 }
 
 /// Decides whether `user` may put a port on `network`.
+#[must_use]
 pub fn network_access(network: &Network, user: User<'_>) -> NetworkAccess {
     if user.admin {
         NetworkAccess::Usable
@@ -56,6 +57,7 @@ pub fn network_access(network: &Network, user: User<'_>) -> NetworkAccess {
 }
 
 /// Decides whether `user` may give `port` to a server of its project.
+#[must_use]
 pub fn port_access(port: &Port, user: User<'_>) -> PortAccess {
     match (&port.project_id == user.project, user.admin) {
         (true, _) => PortAccess::Usable,

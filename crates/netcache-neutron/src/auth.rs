@@ -43,6 +43,7 @@ pub enum Auth {
 
 impl Auth {
     /// No auth, no extra headers.
+    #[must_use]
     pub fn none(endpoint: Url) -> Self {
         Self::None {
             endpoint,
@@ -96,6 +97,7 @@ pub enum Interface {
 }
 
 impl Interface {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Public => "public",

@@ -65,6 +65,7 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
+    #[must_use]
     pub fn new(auth: Auth) -> Self {
         Self {
             auth,
@@ -196,9 +197,7 @@ fn status_error(operation: &'static str, status: StatusCode, body: &[u8]) -> Err
         .map(|b| b.error);
     let code = status.as_u16();
     if status.is_server_error() {
-        let detail = neutron
-            .map(|n| format!("{}: {n}", n.kind))
-            .unwrap_or_else(|| snippet(body));
+        let detail = neutron.map_or_else(|| snippet(body), |n| format!("{}: {n}", n.kind));
         return Error::Ambiguous {
             operation,
             reason: format!("HTTP {code}: {detail}"),
@@ -442,10 +441,10 @@ impl HttpNeutron {
             let elapsed_ms = started.elapsed().as_millis() as u64;
             match &outcome {
                 Ok((status, _)) => {
-                    tracing::debug!(parent: &span, status = status.as_u16(), elapsed_ms, "Neutron call done")
+                    tracing::debug!(parent: &span, status = status.as_u16(), elapsed_ms, "Neutron call done");
                 }
                 Err(e) => {
-                    tracing::debug!(parent: &span, status = e.status(), elapsed_ms, error = %e, "Neutron call failed")
+                    tracing::debug!(parent: &span, status = e.status(), elapsed_ms, error = %e, "Neutron call failed");
                 }
             }
             match outcome {

@@ -30,15 +30,18 @@ pub enum Error {
 
 impl Error {
     /// Whether the outcome is unknown (a mutating call may have taken effect).
+    #[must_use]
     pub fn is_ambiguous(&self) -> bool {
         matches!(self, Self::Ambiguous { .. })
     }
 
+    #[must_use]
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::Rejected { status: 404, .. })
     }
 
     /// HTTP status of a definite refusal.
+    #[must_use]
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::Rejected { status, .. } => Some(*status),
@@ -47,6 +50,7 @@ impl Error {
     }
 
     /// Neutron's error type of a definite refusal.
+    #[must_use]
     pub fn kind(&self) -> Option<&str> {
         match self {
             Self::Rejected { kind, .. } => Some(kind),
@@ -55,6 +59,7 @@ impl Error {
     }
 
     /// A short, stable label for metrics.
+    #[must_use]
     pub fn metric_label(&self) -> &'static str {
         match self {
             Self::Rejected { .. } => "rejected",

@@ -78,6 +78,7 @@ pub struct PortUpdate {
 
 impl PortUpdate {
     /// Binds a port to a server on a host.
+    #[must_use]
     pub fn bind(device_id: &str, device_owner: &str, host: &str) -> Self {
         Self {
             device_id: Some(device_id.to_owned()),
@@ -88,6 +89,7 @@ impl PortUpdate {
     }
 
     /// Clears `device_id`, `device_owner` and `binding:host_id` (Nova's unbind).
+    #[must_use]
     pub fn unbind() -> Self {
         Self {
             device_id: Some(String::new()),

@@ -285,7 +285,7 @@ where
             .bind(s.host.as_ref().map(HostName::as_str))
             .bind(s.availability_zone.as_str())
             .bind(s.vm_state.as_str())
-            .bind(s.task_state.map(|t| t.as_str()))
+            .bind(s.task_state.map(netcache_domain::server::TaskState::as_str))
             .bind(s.fault.as_ref().map(|f| i64::from(f.code)))
             .bind(s.fault.as_ref().map(|f| f.message.as_str()))
             .bind(s.fault.as_ref().map(|f| DB::ts(f.created)))

@@ -24,6 +24,7 @@ pub enum Error {
 }
 
 impl Error {
+    #[must_use]
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Conflict(_))
     }

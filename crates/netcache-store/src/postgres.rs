@@ -39,6 +39,7 @@ impl PgStore {
     }
 
     /// The pool, e.g. for advisory locks between hosts.
+    #[must_use]
     pub fn pool(&self) -> &PgPool {
         &self.0
     }

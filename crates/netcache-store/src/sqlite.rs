@@ -71,6 +71,7 @@ impl SqliteStore {
         Ok(Self { pool, path: None })
     }
 
+    #[must_use]
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }

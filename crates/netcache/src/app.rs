@@ -163,6 +163,7 @@ impl App {
         })
     }
 
+    #[must_use]
     pub fn api_url(&self) -> String {
         format!("http://{}", self.api_addr)
     }
@@ -266,7 +267,7 @@ pub fn neutron_client(settings: &Settings, url: &str) -> anyhow::Result<HttpNeut
     }
     config.timeout = Duration::from_secs_f64(n.timeout);
     config.retries = n.retries as usize;
-    config.region = n.region.clone();
+    config.region.clone_from(&n.region);
     config.interface = n
         .interface
         .parse()

@@ -24,6 +24,7 @@ pub enum Progress {
 impl Progress {
     /// Shown only to a person at a terminal, and only while logs are off: a
     /// redrawn progress line and log lines would run into each other.
+    #[must_use]
     pub fn on_stderr(logging: bool) -> Self {
         if !logging && std::io::stderr().is_terminal() {
             Self::Shown
@@ -188,6 +189,7 @@ fn query(key: &str, value: &str) -> String {
 }
 
 /// `addresses` as `net=ip, ip; net2=ip` (the openstack CLI's style).
+#[must_use]
 pub fn format_addresses(addresses: &Value) -> String {
     addresses
         .as_object()
@@ -313,6 +315,7 @@ pub fn print_interfaces(output: Output, interfaces: &Value) {
 }
 
 /// The body of `POST /servers` from CLI flags.
+#[must_use]
 pub fn create_body(
     name: &str,
     flavor: &str,

@@ -434,6 +434,7 @@ impl Settings {
         test_hook("compute.sabotage", self.compute.sabotage.as_deref())
     }
 
+    #[must_use]
     pub fn compute_config(&self) -> ComputeConfig {
         let c = &self.compute;
         ComputeConfig {
@@ -489,6 +490,7 @@ impl Settings {
         }
     }
 
+    #[must_use]
     pub fn http_limits(&self) -> HttpLimits {
         HttpLimits {
             header_read_timeout: Duration::try_from_secs_f64(self.api.header_read_timeout).unwrap_or(Duration::MAX),
@@ -498,6 +500,7 @@ impl Settings {
         }
     }
 
+    #[must_use]
     pub fn public_url(&self) -> String {
         self.api
             .public_url
@@ -543,6 +546,7 @@ impl Settings {
             .map_err(|e| anyhow::anyhow!("invalid configuration: policy: {e}"))
     }
 
+    #[must_use]
     pub fn keystone_auth(&self) -> Option<std::sync::Arc<netcache_api::auth::KeystoneAuth>> {
         let a = &self.auth;
         if a.strategy != "keystone" {

@@ -163,7 +163,7 @@ async fn server_create_boots_with_an_image_the_image_service_lists() {
 
 /// `netcache server create NAME` on the private network, waiting for the build.
 async fn create(t: &TestApp, name: &str, extra: &[&str]) -> Output {
-    let network = t.topology.private_network_id.to_string();
+    let network = t.topology.private_network_id.clone();
     let mut args = vec!["server", "create", name, "--network", &network, "--output", "json"];
     args.extend_from_slice(extra);
     netcache(t, &args).await

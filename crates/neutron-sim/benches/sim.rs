@@ -74,7 +74,7 @@ fn bench(c: &mut Criterion) {
                 let v: serde_json::Value = client.get(url).send().await.expect("send").json().await.expect("json");
                 assert_eq!(v["ports"].as_array().map(Vec::len), Some(100));
             }
-        })
+        });
     });
     let mut n = 0usize;
     g.bench_function("core_list_filtered_by_100_device_ids", |b| {
@@ -82,7 +82,7 @@ fn bench(c: &mut Criterion) {
             n += 1;
             let (st, v) = h.request("GET", &list_query(n), None);
             assert_eq!((st, v["ports"].as_array().map(Vec::len)), (200, Some(100)));
-        })
+        });
     });
     let body = json!({"port": {"network_id": net, "device_id": "bench-new", "device_owner": "compute:nova", "binding:host_id": "h1"}});
     g.bench_function("http_create_port", |b| {
@@ -92,13 +92,13 @@ fn bench(c: &mut Criterion) {
                 let r = client.post(url).json(&body).send().await.expect("send");
                 assert_eq!(r.status(), 201);
             }
-        })
+        });
     });
     g.bench_function("core_create_port", |b| {
         b.iter(|| {
             let (st, _) = h.request("POST", "/v2.0/ports", Some(body.clone()));
             assert_eq!(st, 201);
-        })
+        });
     });
     g.finish();
     eprintln!("ports at the end: {}", h.port_count());

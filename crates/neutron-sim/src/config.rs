@@ -68,11 +68,12 @@ impl Default for SimConfig {
 
 impl SimConfig {
     /// Removes one alias from the advertised extensions (e.g. `tag-ports-during-bulk-creation`).
+    #[must_use]
     pub fn without_extension(mut self, alias: &str) -> Self {
         let mut list = self
             .extensions
             .take()
-            .unwrap_or_else(|| ALL_EXTENSIONS.iter().map(|s| s.to_string()).collect());
+            .unwrap_or_else(|| ALL_EXTENSIONS.iter().map(std::string::ToString::to_string).collect());
         list.retain(|a| a != alias);
         self.extensions = Some(list);
         self
@@ -116,6 +117,7 @@ pub enum FaultAction {
 
 impl FaultAction {
     /// Outcome label counted in [`crate::Stats`] when this action fires.
+    #[must_use]
     pub fn outcome(&self) -> String {
         match self {
             FaultAction::Latency { .. } => "fault_latency".into(),
@@ -165,26 +167,32 @@ impl FaultRule {
             times: None,
         }
     }
+    #[must_use]
     pub fn nth(mut self, n: u64) -> Self {
         self.nth = Some(n);
         self
     }
+    #[must_use]
     pub fn probability(mut self, p: f64) -> Self {
         self.probability = Some(p);
         self
     }
+    #[must_use]
     pub fn body_matches(mut self, subset: Value) -> Self {
         self.body = Some(subset);
         self
     }
+    #[must_use]
     pub fn query_contains(mut self, s: impl Into<String>) -> Self {
         self.query = Some(s.into());
         self
     }
+    #[must_use]
     pub fn query_param(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
         self.query_params.push((k.into(), v.into()));
         self
     }
+    #[must_use]
     pub fn times(mut self, n: u64) -> Self {
         self.times = Some(n);
         self

@@ -36,6 +36,7 @@ impl Error {
     pub fn invalid(msg: impl std::fmt::Display) -> Self {
         Error::BadRequest("InvalidInput", format!("Invalid input for operation: {msg}."))
     }
+    #[must_use]
     pub fn not_found(kind: &'static str, id: &str) -> Self {
         let msg = match kind {
             "PortNotFound" => format!("Port {id} could not be found."),
@@ -48,10 +49,12 @@ impl Error {
         };
         Error::NotFound(kind, msg)
     }
+    #[must_use]
     pub fn route_not_found() -> Self {
         Error::NotFound("HTTPNotFound", "The resource could not be found.".into())
     }
     /// An injected server error (500, 503, or any status).
+    #[must_use]
     pub fn injected(status: u16) -> Self {
         match status {
             503 => Error::Status(
@@ -66,6 +69,7 @@ impl Error {
             ),
         }
     }
+    #[must_use]
     pub fn status(&self) -> StatusCode {
         match self {
             Error::BadRequest(..) => StatusCode::BAD_REQUEST,
@@ -77,6 +81,7 @@ impl Error {
         }
     }
     /// Neutron's exception name, the `type` of the error body.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             Error::BadRequest(k, _) | Error::NotFound(k, _) | Error::Conflict(k, _) | Error::Status(_, k, _) => k,
@@ -85,6 +90,7 @@ impl Error {
         }
     }
     /// Outcome label for statistics.
+    #[must_use]
     pub fn metric_label(&self) -> &'static str {
         if self.status().is_server_error() {
             "error_5xx"

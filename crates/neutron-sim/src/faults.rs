@@ -22,10 +22,12 @@ pub struct Stats {
 
 impl Stats {
     /// Calls of `op` (e.g. `ports.create`), whatever their outcome.
+    #[must_use]
     pub fn calls(&self, op: &str) -> u64 {
         self.operations.get(op).map_or(0, |m| m.values().sum())
     }
     /// Calls of `op` with `outcome` (`ok`, `error_4xx`, `fault_500`, `fault_reset`, ...).
+    #[must_use]
     pub fn outcome(&self, op: &str, outcome: &str) -> u64 {
         self.operations
             .get(op)
@@ -34,6 +36,7 @@ impl Stats {
             .unwrap_or(0)
     }
     /// All counted calls.
+    #[must_use]
     pub fn total(&self) -> u64 {
         self.total
     }
@@ -154,6 +157,7 @@ impl FaultEngine {
 
 /// `pattern` is a JSON subset of `value`: objects by key, arrays element-wise (each pattern
 /// element matches some value element), scalars by equality.
+#[must_use]
 pub fn json_subset(pattern: &Value, value: &Value) -> bool {
     match (pattern, value) {
         (Value::Object(p), Value::Object(v)) => p.iter().all(|(k, pv)| v.get(k).is_some_and(|vv| json_subset(pv, vv))),

@@ -44,7 +44,7 @@ pub(crate) struct Shared {
 
 /// Locks a mutex, ignoring poisoning (no invariant spans a panic: handlers don't panic).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Shared {
@@ -181,7 +181,7 @@ async fn serve_conn(stream: TcpStream, app: Router, mut shutdown: watch::Receive
     let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, svc);
     tokio::select! {
         _ = conn => {}
-        _ = kill.notify.notified() => {}
+        () = kill.notify.notified() => {}
         _ = shutdown.wait_for(|v| *v) => {}
     }
 }

@@ -104,12 +104,15 @@ impl NeutronSim {
 
 impl RunningSim {
     /// `http://127.0.0.1:PORT` (no `/v2.0` suffix).
+    #[must_use]
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
+    #[must_use]
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
+    #[must_use]
     pub fn handle(&self) -> SimHandle {
         self.handle.clone()
     }
@@ -147,8 +150,7 @@ pub(crate) fn default_topology(sh: &Shared, project: &str) -> DefaultTopology {
         st.subnets_of(network)
             .into_iter()
             .find(|(_, is6)| *is6 == v6)
-            .map(|(s, _)| s)
-            .unwrap_or_else(|| st.create_subnet(&admin, &obj(body)).unwrap_or_default())
+            .map_or_else(|| st.create_subnet(&admin, &obj(body)).unwrap_or_default(), |(s, _)| s)
     };
     let v4 = subnet(
         &mut st,
@@ -196,9 +198,11 @@ impl SimHandle {
         lock(&self.shared.faults).clear();
     }
     /// Current rules with their `matched`/`fired` counters.
+    #[must_use]
     pub fn faults(&self) -> Vec<RuleState> {
         lock(&self.shared.faults).list()
     }
+    #[must_use]
     pub fn stats(&self) -> Stats {
         lock(&self.shared.stats).clone()
     }
@@ -214,25 +218,36 @@ impl SimHandle {
     }
     /// Applies every request a delayed-commit fault still holds, now, and returns
     /// how many: a test decides exactly when the late commit happens.
+    #[must_use]
     pub fn release_delayed_commits(&self) -> usize {
         self.shared.release_delayed()
     }
     /// Network `private` (project's; 10.0.0.0/24 + fd00::/64 SLAAC), external network `public`
     /// (172.24.4.0/24) and router `router1` joining them. Idempotent (reuses by name).
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "called for its effect; the ids are there if wanted"
+    )]
     pub fn create_default_topology(&self, project_id: &str) -> DefaultTopology {
         default_topology(&self.shared, project_id)
     }
     /// Number of ports in the store.
+    #[must_use]
     pub fn port_count(&self) -> usize {
         lock(&self.shared.store).port_count()
     }
     /// In-process API call as admin, through the same routes but without a socket, faults or
     /// stats: `("POST", "/v2.0/ports?x=y", body)`.
     /// Returns the status and the JSON body (`Value::Null` when empty).
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "called for its effect; the answer is there if wanted"
+    )]
     pub fn request(&self, method: &str, path_and_query: &str, body: Option<Value>) -> (u16, Value) {
         self.request_as(&Caller::admin(), method, path_and_query, body)
     }
     /// As [`SimHandle::request`], for `caller`.
+    #[must_use]
     pub fn request_as(&self, caller: &Caller, method: &str, path_and_query: &str, body: Option<Value>) -> (u16, Value) {
         // The same routes as over HTTP; without faults, nothing in them waits, so the
         // future completes on its first poll.

@@ -28,7 +28,7 @@ pub(crate) async fn run(sh: Arc<Shared>, mut rx: UnboundedReceiver<NovaEvent>) {
             _ = shutdown.wait_for(|v| *v) => return,
         };
         tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
+            () = tokio::time::sleep(interval) => {}
             _ = shutdown.wait_for(|v| *v) => return,
         }
         let mut batch = vec![first];

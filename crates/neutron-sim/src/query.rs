@@ -347,7 +347,9 @@ fn sort_cmp(a: Option<&Value>, b: Option<&Value>) -> std::cmp::Ordering {
             x.as_f64().unwrap_or(0.0).total_cmp(&y.as_f64().unwrap_or(0.0))
         }
         (Some(Value::String(x)), Some(Value::String(y))) => x.cmp(y),
-        (x, y) => x.map(|v| v.to_string()).cmp(&y.map(|v| v.to_string())),
+        (x, y) => x
+            .map(std::string::ToString::to_string)
+            .cmp(&y.map(std::string::ToString::to_string)),
     }
 }
 

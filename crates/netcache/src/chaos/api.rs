@@ -23,6 +23,7 @@ pub struct Answer {
 }
 
 impl Answer {
+    #[must_use]
     pub fn status(&self) -> Option<u16> {
         self.outcome.status()
     }
@@ -64,6 +65,7 @@ impl Api {
         })
     }
 
+    #[must_use]
     pub fn processes(&self) -> usize {
         self.addrs.len()
     }
@@ -75,6 +77,7 @@ impl Api {
 
     /// `preferred` if it is up, else the next process that is (requests go to the live
     /// processes; with none up, to `preferred`, and fail).
+    #[must_use]
     pub fn route(&self, preferred: usize) -> usize {
         let n = self.addrs.len();
         (0..n)

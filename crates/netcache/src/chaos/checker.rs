@@ -79,11 +79,13 @@ pub struct Report {
 }
 
 impl Report {
+    #[must_use]
     pub fn is_clean(&self) -> bool {
         self.violations.is_empty()
     }
 
     /// Servers named by a violation.
+    #[must_use]
     pub fn servers(&self) -> BTreeSet<String> {
         self.violations.iter().filter_map(|v| v.server.clone()).collect()
     }
@@ -99,6 +101,7 @@ impl Report {
     }
 }
 
+#[must_use]
 pub fn check(data: &RunData, options: &CheckOptions) -> Report {
     let mut report = Report::default();
     let evidence = Evidence::of(data);

@@ -46,6 +46,7 @@ impl FaultKind {
         Self::Unreachable,
     ];
 
+    #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Self::CommitThenDrop => "commit-then-drop",

@@ -47,6 +47,7 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    #[must_use]
     pub fn label(self) -> &'static str {
         match self {
             Self::BootAuto => "boot auto",
@@ -68,6 +69,7 @@ impl OpKind {
         }
     }
 
+    #[must_use]
     pub fn is_boot(self) -> bool {
         matches!(
             self,
@@ -93,6 +95,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    #[must_use]
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::Status { code } => Some(*code),
@@ -101,15 +104,18 @@ impl Outcome {
     }
 
     /// The service acknowledged the request (2xx).
+    #[must_use]
     pub fn is_ack(&self) -> bool {
         self.status().is_some_and(|c| (200..300).contains(&c))
     }
 
     /// The request may have taken effect: anything but a 4xx refusal.
+    #[must_use]
     pub fn may_have_applied(&self) -> bool {
         !self.status().is_some_and(|c| (400..500).contains(&c))
     }
 
+    #[must_use]
     pub fn label(&self) -> String {
         match self {
             Self::Status { code } => code.to_string(),
@@ -179,11 +185,13 @@ pub struct ServerSample {
 
 impl ServerSample {
     /// Start of the latest read that showed this.
+    #[must_use]
     pub fn shown_until_ms(&self) -> u64 {
         self.start_ms.max(self.last_start_ms)
     }
 
     /// Same server, source and content.
+    #[must_use]
     pub fn same_view(&self, other: &ServerSample) -> bool {
         self.server == other.server
             && self.source == other.source
@@ -208,6 +216,7 @@ pub struct PortObs {
 
 impl PortObs {
     /// Reads a Neutron port body; `None` without an id.
+    #[must_use]
     pub fn from_json(port: &Value) -> Option<Self> {
         let text = |key: &str| port[key].as_str().unwrap_or_default().to_owned();
         let id = text("id");
@@ -229,6 +238,7 @@ impl PortObs {
     }
 
     /// Carries netcache's ownership marker (owner tag, or the `netcache:` name).
+    #[must_use]
     pub fn is_netcache(&self) -> bool {
         self.tags.iter().any(|t| t.starts_with("netcache:owner=")) || self.name.starts_with("netcache:")
     }
@@ -299,6 +309,7 @@ impl NeutronTimeline {
     }
 
     /// MAC → the ports that ever had it.
+    #[must_use]
     pub fn mac_index(&self) -> BTreeMap<String, Vec<&str>> {
         let mut index: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         for (id, facts) in &self.ports {
@@ -378,6 +389,7 @@ pub struct RunData {
 
 impl RunData {
     /// Ports the workload created itself, each with the servers it was handed to.
+    #[must_use]
     pub fn user_ports(&self) -> BTreeMap<String, BTreeSet<String>> {
         let mut ports: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for r in &self.records {
@@ -399,6 +411,7 @@ impl RunData {
     }
 
     /// Foreign ghosts the workload planted: port → the server whose device_id it carries.
+    #[must_use]
     pub fn planted(&self) -> BTreeMap<String, String> {
         self.records
             .iter()

@@ -16,6 +16,7 @@ use super::recorder::Recorder;
 use super::topology::Topology;
 
 /// `kills` operation indices in the middle 80 % of `ops`, sorted, with a process each.
+#[must_use]
 pub fn schedule(seed: u64, kills: usize, ops: u64, processes: usize) -> Vec<(u64, usize)> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(u64::MAX - 2);

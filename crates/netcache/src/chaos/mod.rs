@@ -309,7 +309,7 @@ impl<'a> Run<'a> {
             report::write_history(path, &data, &report).with_context(|| format!("cannot write {}", path.display()))?;
             println!("history: {}", path.display());
         }
-        Ok(if report.is_clean() { 0 } else { 1 })
+        Ok(i32::from(!report.is_clean()))
     }
 
     /// The workload with faults and kills; when it is done, faults are cleared and

@@ -80,6 +80,7 @@ impl Model {
         }
     }
 
+    #[must_use]
     pub fn live_servers(&self) -> usize {
         self.servers.values().filter(|s| !s.gone).count()
     }
@@ -127,6 +128,7 @@ impl Model {
         (!ports.is_empty()).then(|| ports[rng.random_range(0..ports.len())].clone())
     }
 
+    #[must_use]
     pub fn known_servers(&self) -> Vec<String> {
         self.order.clone()
     }

@@ -37,6 +37,7 @@ impl Neutron {
         })
     }
 
+    #[must_use]
     pub fn url(&self) -> &str {
         &self.base
     }

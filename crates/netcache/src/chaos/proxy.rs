@@ -34,6 +34,7 @@ pub struct FaultProxy {
 }
 
 /// The embedded Neutron's name of a call (`ports.create`, `ports.list`, …).
+#[must_use]
 pub fn operation(method: &Method, path: &str) -> String {
     let path = path.strip_suffix(".json").unwrap_or(path);
     let parts: Vec<&str> = path
@@ -75,6 +76,7 @@ impl FaultProxy {
         Ok(Self { addr, shared, task })
     }
 
+    #[must_use]
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -90,6 +92,7 @@ impl FaultProxy {
             .collect();
     }
 
+    #[must_use]
     pub fn rules(&self) -> Vec<RuleState> {
         self.shared.rules.lock().expect("rules lock").clone()
     }

@@ -21,6 +21,7 @@ impl Default for Recorder {
 }
 
 impl Recorder {
+    #[must_use]
     pub fn new() -> Self {
         Self {
             started: Instant::now(),

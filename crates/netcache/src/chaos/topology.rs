@@ -161,7 +161,7 @@ fn with_extra(base: &str, extra: &str) -> anyhow::Result<String> {
     let header: String = base
         .lines()
         .take_while(|l| l.starts_with('#'))
-        .map(|l| format!("{l}\n"))
+        .flat_map(|l| [l, "\n"])
         .collect();
     Ok(format!("{header}{}", toml::to_string(&merged)?))
 }

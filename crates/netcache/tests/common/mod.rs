@@ -126,9 +126,10 @@ impl TestApp {
             .unwrap();
         let topology = sim.handle().create_default_topology(PROJECT);
         let dir = tempfile::tempdir().unwrap();
-        let proxy = match options.proxy {
-            true => Some(proxy::FaultProxy::start(&sim.url()).await),
-            false => None,
+        let proxy = if options.proxy {
+            Some(proxy::FaultProxy::start(&sim.url()).await)
+        } else {
+            None
         };
         let mut settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),

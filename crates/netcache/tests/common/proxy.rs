@@ -161,9 +161,8 @@ impl Drop for FaultProxy {
 
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let body = match axum::body::to_bytes(body, 64 << 20).await {
-        Ok(b) => b,
-        Err(_) => return StatusCode::BAD_REQUEST.into_response(),
+    let Ok(body) = axum::body::to_bytes(body, 64 << 20).await else {
+        return StatusCode::BAD_REQUEST.into_response();
     };
     let path = parts.uri.path().to_owned();
     *shared

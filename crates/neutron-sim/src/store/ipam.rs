@@ -17,7 +17,7 @@ pub(super) type FixedIps = Vec<(String, IpAddr)>;
 
 pub(super) fn ip_u128(ip: IpAddr) -> u128 {
     match ip {
-        IpAddr::V4(a) => u32::from(a) as u128,
+        IpAddr::V4(a) => u128::from(u32::from(a)),
         IpAddr::V6(a) => u128::from(a),
     }
 }
@@ -130,7 +130,7 @@ impl Store {
         if result.is_err() {
             self.release_except(&out, keep);
         }
-        result.map(|_| out)
+        result.map(|()| out)
     }
 
     /// Default: one IPv4 and one stateful IPv6 address; every SLAAC subnet auto-addresses.
@@ -157,7 +157,13 @@ impl Store {
         if any_v4 && !got_v4 {
             return Err(exhausted(network_id));
         }
-        out.sort_by_key(|(sid, ip)| (ip.is_ipv6(), self.subnets.get(sid).map(|s| s.slaac()), sid.clone()));
+        out.sort_by_key(|(sid, ip)| {
+            (
+                ip.is_ipv6(),
+                self.subnets.get(sid).map(super::subnets::Subnet::slaac),
+                sid.clone(),
+            )
+        });
         Ok(())
     }
 

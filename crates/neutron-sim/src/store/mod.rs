@@ -35,6 +35,7 @@ pub struct Caller {
 }
 
 impl Caller {
+    #[must_use]
     pub fn admin() -> Self {
         Caller {
             project_id: "fake_project_id".into(),
@@ -268,7 +269,7 @@ impl Store {
         }) else {
             return Ok(());
         };
-        let current = self.std_of(kind, id).map(|s| s.revision).unwrap_or(0);
+        let current = self.std_of(kind, id).map_or(0, |s| s.revision);
         if current != expected {
             return Err(Error::RevisionMismatch { expected, current });
         }

@@ -113,7 +113,7 @@ impl Store {
         if let Some(r) = self.routers.get_mut(router_id) {
             r.gw_network = None;
         }
-        if gw.is_null() || gw.as_object().is_some_and(|o| o.is_empty()) {
+        if gw.is_null() || gw.as_object().is_some_and(serde_json::Map::is_empty) {
             return Ok(());
         }
         let gw = gw

@@ -147,10 +147,10 @@ fn pools(cidr: IpNet, gateway: Option<IpAddr>, given: Option<Vec<Value>>) -> Res
             match gateway.map(ip_u128) {
                 Some(g) if (lo..=hi).contains(&g) => {
                     if g > lo {
-                        pools.push((lo, g - 1))
+                        pools.push((lo, g - 1));
                     }
                     if g < hi {
-                        pools.push((g + 1, hi))
+                        pools.push((g + 1, hi));
                     }
                 }
                 _ => pools.push((lo, hi)),

@@ -86,7 +86,7 @@ case!(floating_ip_association, |api| {
     ] {
         assert_eq!(pd[k], port[k], "port_details.{k}");
     }
-    assert_eq!(pd.as_object().map(|o| o.len()), Some(7));
+    assert_eq!(pd.as_object().map(serde_json::Map::len), Some(7));
     // Filters.
     for q in [
         format!("port_id={pid}"),

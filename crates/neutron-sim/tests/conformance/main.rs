@@ -63,9 +63,7 @@ async fn targets() -> Vec<Target> {
     }
     if let Ok(url) = std::env::var("NEUTRON_CONFORMANCE_URL") {
         let base = url.trim_end_matches('/').trim_end_matches("/v2.0").to_string();
-        let tag_ext = std::env::var("NEUTRON_CONFORMANCE_TAG_EXTENSION")
-            .map(|v| v != "0")
-            .unwrap_or(true);
+        let tag_ext = std::env::var("NEUTRON_CONFORMANCE_TAG_EXTENSION").map_or(true, |v| v != "0");
         let name = if tag_ext { "real" } else { "real-without-tag-ext" };
         out.push(Target {
             api: Api {
