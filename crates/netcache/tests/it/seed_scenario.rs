@@ -1,7 +1,7 @@
 //! The seed scenario (Nova bugs 1258620/1272195), both paths, with and without
 //! Neutron's `tag-ports-during-bulk-creation` extension.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

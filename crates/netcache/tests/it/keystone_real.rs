@@ -3,7 +3,7 @@
 //! admin/`secret` and the service user nova/nova-secret): real tokens of two
 //! projects' members, a reader, an admin and a service user decide everything.
 
-mod common;
+use crate::common;
 
 use common::TestApp;
 use common::keystone::{Keystone, project_named};

@@ -1,7 +1,7 @@
 //! Simulator-only behaviour: noauth project scoping, policies by role, default topology,
 //! bulk create, index-backed filtering at scale, and robustness against garbage input.
 
-mod common;
+use crate::common;
 
 use common::{id_of, network_with_subnet, send, start};
 use neutron_sim::{Caller, SimConfig};

@@ -4,7 +4,7 @@
 //! closes. Timeouts are tiny; each wait for a close has a generous outer bound,
 //! and no test asserts how long anything took.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

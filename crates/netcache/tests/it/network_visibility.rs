@@ -8,7 +8,7 @@
 //! `private` (project "demo"), the external `public`, and what each test adds:
 //! a private network of project "other" and a network "other" shares.
 
-mod common;
+use crate::common;
 
 use common::{PROJECT, TestApp};
 use reqwest::Method;

@@ -4,7 +4,7 @@
 //! `X-Roles`); noauth fails closed, so no headers at all is a member of the
 //! default project, never an admin.
 
-mod common;
+use crate::common;
 
 use common::{PROJECT, TestApp};
 use reqwest::Method;

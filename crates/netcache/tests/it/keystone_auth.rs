@@ -2,7 +2,7 @@
 //! netcache's service token and validates users' tokens as Keystone v3 does
 //! (`GET /v3/auth/tokens`, 200 with the token body or 404), counting validations.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

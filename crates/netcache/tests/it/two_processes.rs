@@ -3,7 +3,7 @@
 //! attach through one racing a delete through the other leaks nothing. Runs only
 //! when `NETCACHE_TEST_PG_URL` names a PostgreSQL server (CI tier 2).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The garbage collector: only provably-ours garbage, only after the grace
 //! period and a second sighting, never across a legitimate attach, with If-Match.
 
-mod support;
+use crate::support;
 
 use chrono::TimeDelta;
 use netcache_compute::{AttachRequest, ComputeConfig, CrashPoint};

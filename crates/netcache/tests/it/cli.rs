@@ -3,7 +3,7 @@
 //! by name as the `openstack` CLI finds them, and `server create` boots with an
 //! image the image service lists.
 
-mod common;
+use crate::common;
 
 use std::process::{Output, Stdio};
 

@@ -2,7 +2,7 @@
 //! and detach is finished by the restarted process; events and os-interface do
 //! not depend on locks or on a live Neutron.
 
-mod common;
+use crate::common;
 
 use common::{Options, TestApp};
 use netcache_domain::ServerId;

@@ -1,7 +1,7 @@
 //! Heal: details refreshed, ghosts never added, lost ports recorded, and the
 //! Neutron call budget of a pass.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

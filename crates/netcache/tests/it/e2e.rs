@@ -11,7 +11,7 @@
 //! Keystone credentials; each test acts as a member of a fresh project with a real
 //! token, and plays Neutron's admin with the admin's token.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! pending intents are resolved: one port attached, nothing duplicated, nothing
 //! leaked untracked.
 
-mod common;
+use crate::common;
 
 use common::TestApp;
 use netcache_domain::ServerId;

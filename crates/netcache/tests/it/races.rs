@@ -1,7 +1,7 @@
 //! Operations racing GC, heal, Neutron's events and clients that leave: each race
 //! is pinned by the fault proxy holding a Neutron call until the test lets it go.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

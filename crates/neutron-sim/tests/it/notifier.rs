@@ -1,7 +1,7 @@
 //! Nova notifier: events reach a local `os-server-external-events` endpoint, batched,
 //! with Neutron's headers, retried on failure, never blocking the API.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,7 +1,7 @@
 //! os-server-external-events with Nova's codes and netcache's semantics, the
 //! audit command and endpoint, and /metrics.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

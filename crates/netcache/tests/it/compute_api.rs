@@ -1,7 +1,7 @@
 //! The compute API over the embedded Neutron: ghosts never shown, user ports,
 //! attach/detach, bad input, Neutron call budgets.
 
-mod common;
+use crate::common;
 
 use common::{PROJECT, TestApp};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Each fault kind does exactly what it says, seen by a real reqwest client with a timeout.
 //! Timing uses tokio's paused clock: delays are virtual and exact, nothing sleeps for real.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

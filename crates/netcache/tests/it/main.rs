@@ -1,0 +1,19 @@
+//! The crate's integration tests, one test binary: a module per area.
+
+mod chaos;
+mod cli;
+mod common;
+mod compute_api;
+mod connections;
+mod crash_safety;
+mod demo;
+mod e2e;
+mod events_audit;
+mod keystone_auth;
+mod keystone_real;
+mod network_visibility;
+mod operations;
+mod policy;
+mod races;
+mod seed_scenario;
+mod two_processes;
