@@ -101,7 +101,9 @@ pub fn attachment_port_ids(body: &Value) -> Vec<String> {
     ids
 }
 
-/// The ports Neutron gives the server, once the build created `n` of them.
+/// The ports Neutron gives the server, once the build created `n` of them: the
+/// build runs on its own task (the boot answered 202 first), so this polls
+/// Neutron, bounded, for that task's creates.
 pub async fn wait_for_ports(t: &TestApp, id: &str, n: usize) -> Vec<String> {
     let mut waited = 0;
     loop {
