@@ -86,12 +86,7 @@ impl E2e {
         if let Some(keystone) = &keystone {
             // netcache is the `nova` service user towards Keystone and Neutron;
             // neutron.url (the proxy) overrides the catalog's network endpoint.
-            let auth = &mut settings.auth;
-            auth.strategy = "keystone".into();
-            auth.auth_url = Some(keystone.url.clone());
-            auth.username = Some("nova".into());
-            auth.password = Some("nova-secret".into());
-            auth.project_name = Some("service".into());
+            common::keystone::validate_tokens_as_nova(&mut settings, &keystone.url);
             let n = &mut settings.neutron;
             n.auth_url = Some(keystone.url.clone());
             n.username = Some("nova".into());

@@ -79,12 +79,7 @@ async fn keystone_app() -> (TestApp, Arc<StubKeystone>) {
     let url = format!("http://{}/v3", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, router).await });
     let mut t = TestApp::start().await;
-    let auth = &mut t.settings.auth;
-    auth.strategy = "keystone".into();
-    auth.auth_url = Some(url);
-    auth.username = Some("nova".into());
-    auth.password = Some("nova-secret".into());
-    auth.project_name = Some("service".into());
+    common::keystone::validate_tokens_as_nova(&mut t.settings, &url);
     t.restart(|_| {}).await;
     (t, stub)
 }

@@ -31,12 +31,7 @@ async fn real_keystone_tokens_decide_who_does_what() {
     let nova = Keystone::token(&keystone.http, &url, "nova", "nova-secret", project_named("service")).await;
 
     let mut t = TestApp::start().await;
-    let auth = &mut t.settings.auth;
-    auth.strategy = "keystone".into();
-    auth.auth_url = Some(url.clone());
-    auth.username = Some("nova".into());
-    auth.password = Some("nova-secret".into());
-    auth.project_name = Some("service".into());
+    common::keystone::validate_tokens_as_nova(&mut t.settings, &url);
     t.restart(|_| {}).await;
 
     assert_eq!(t.get("/servers").await.0, 401, "no token");

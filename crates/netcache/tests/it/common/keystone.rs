@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use netcache::settings::Settings;
 use serde_json::{Value, json};
 
 pub const ADMIN_PASSWORD: &str = "secret";
@@ -112,4 +113,15 @@ impl Keystone {
         assert!(response.status().is_success(), "grant {role} on {project}");
         Self::token(&self.http, &self.url, name, "pw", json!({"project": {"id": project}})).await
     }
+}
+
+/// `auth.strategy = keystone` against the Keystone at `url`, with netcache's
+/// service user `nova` (project `service`) validating callers' tokens.
+pub fn validate_tokens_as_nova(settings: &mut Settings, url: &str) {
+    let auth = &mut settings.auth;
+    auth.strategy = "keystone".into();
+    auth.auth_url = Some(url.to_owned());
+    auth.username = Some("nova".into());
+    auth.password = Some("nova-secret".into());
+    auth.project_name = Some("service".into());
 }
