@@ -108,10 +108,25 @@ pub struct Topology {
     pub processes: Vec<ServeProcess>,
 }
 
-/// A free loopback port (bound, then released).
+/// A free loopback port below the kernel's ephemeral range (bound, then released).
+/// A killed process restarts on the same port; a port from the ephemeral range may
+/// meanwhile have become the local end of some outgoing connection (a PostgreSQL
+/// pool's, say), and the restart would then fail with "address in use" for good.
 fn free_addr() -> anyhow::Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?)
+    let low = ephemeral_range_start().unwrap_or(32768);
+    let floor = 20000.min(low / 2);
+    let start = rand::random_range(floor..low);
+    for port in (start..low).chain(floor..start) {
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            return Ok(listener.local_addr()?);
+        }
+    }
+    bail!("no free loopback port in {floor}..{low}")
+}
+
+fn ephemeral_range_start() -> Option<u16> {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    range.split_whitespace().next()?.parse().ok()
 }
 
 /// Configuration must come from the generated file, not the caller's environment.
