@@ -1,12 +1,14 @@
 //! Floating IPs: an address from an external network (held by a port the service owns),
 //! associated with a port's fixed IP through a router.
 
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::input::{Attr, AttrType, Attributes, StdBody, Uuid};
+use super::ports::Port;
 use super::{Caller, Kind, Obj, StdAttrs, Store, found};
 use crate::error::{Error, Result};
 
@@ -230,20 +232,71 @@ impl Store {
     }
 
     pub(super) fn fip_json(&self, f: &FloatingIp) -> Value {
-        let details = f.port_id.as_ref().and_then(|p| self.ports.get(p)).map(|p| {
-            json!({
-                "name": p.name, "network_id": p.network_id, "mac_address": p.mac,
-                "admin_state_up": p.admin_state_up, "status": p.status, "device_id": p.device_id,
-                "device_owner": p.device_owner,
-            })
-        });
-        json!({
-            "id": f.id, "tenant_id": f.project_id, "project_id": f.project_id,
-            "floating_ip_address": f.address.to_string(), "floating_network_id": f.network_id,
-            "router_id": f.router_id, "port_id": f.port_id, "fixed_ip_address": f.fixed_ip.map(|i| i.to_string()),
-            "status": "DOWN", "description": f.std.description, "port_details": details, "tags": f.std.tags,
-            "created_at": f.std.created_at, "updated_at": f.std.updated_at, "revision_number": f.std.revision,
-        })
+        let port = f.port_id.as_ref().and_then(|p| self.ports.get(p));
+        serde_json::to_value(FloatingIpView::new(f, port)).expect("serializable")
+    }
+}
+
+/// A floating IP as the API shows it; no L3 agent brings it up, so `status` stays `DOWN`.
+#[derive(Serialize)]
+struct FloatingIpView<'a> {
+    id: &'a str,
+    tenant_id: &'a str,
+    project_id: &'a str,
+    floating_ip_address: IpAddr,
+    floating_network_id: &'a str,
+    router_id: Option<&'a str>,
+    port_id: Option<&'a str>,
+    fixed_ip_address: Option<IpAddr>,
+    status: &'static str,
+    description: &'a str,
+    /// `null` when not associated.
+    port_details: Option<PortDetailsView<'a>>,
+    tags: &'a BTreeSet<String>,
+    created_at: &'a str,
+    updated_at: &'a str,
+    revision_number: u64,
+}
+
+/// `port_details`: a summary of the associated port.
+#[derive(Serialize)]
+struct PortDetailsView<'a> {
+    name: &'a str,
+    network_id: &'a str,
+    mac_address: &'a str,
+    admin_state_up: bool,
+    status: &'a str,
+    device_id: &'a str,
+    device_owner: &'a str,
+}
+
+impl<'a> FloatingIpView<'a> {
+    fn new(f: &'a FloatingIp, port: Option<&'a Port>) -> Self {
+        FloatingIpView {
+            id: &f.id,
+            tenant_id: &f.project_id,
+            project_id: &f.project_id,
+            floating_ip_address: f.address,
+            floating_network_id: &f.network_id,
+            router_id: f.router_id.as_deref(),
+            port_id: f.port_id.as_deref(),
+            fixed_ip_address: f.fixed_ip,
+            status: "DOWN",
+            description: &f.std.description,
+            port_details: port.map(|p| PortDetailsView {
+                name: &p.name,
+                network_id: &p.network_id,
+                mac_address: &p.mac,
+                admin_state_up: p.admin_state_up,
+                status: &p.status,
+                device_id: &p.device_id,
+                device_owner: &p.device_owner,
+            }),
+            tags: &f.std.tags,
+            created_at: &f.std.created_at,
+            updated_at: &f.std.updated_at,
+            revision_number: f.std.revision,
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! Networks.
 
 use rand::Rng;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::input::{Attr, Attributes, StdBody};
 use super::{Caller, Kind, Obj, StdAttrs, Store, found, update_field};
@@ -156,15 +158,75 @@ impl Store {
     }
 
     pub(super) fn network_json(&self, n: &Network) -> Value {
-        json!({
-            "id": n.id, "name": n.name, "tenant_id": n.project_id, "project_id": n.project_id,
-            "admin_state_up": n.admin_state_up, "mtu": n.mtu, "status": "ACTIVE", "subnets": n.subnets,
-            "shared": n.shared, "port_security_enabled": n.port_security, "router:external": n.external,
-            "provider:network_type": n.net_type, "provider:physical_network": n.physnet,
-            "provider:segmentation_id": n.seg_id, "vlan_transparent": false, "qinq": false, "is_default": false,
-            "availability_zone_hints": [], "availability_zones": [], "ipv4_address_scope": null,
-            "ipv6_address_scope": null, "description": n.std.description, "tags": n.std.tags,
-            "created_at": n.std.created_at, "updated_at": n.std.updated_at, "revision_number": n.std.revision,
-        })
+        serde_json::to_value(NetworkView::new(n)).expect("serializable")
+    }
+}
+
+/// A network as the API shows it. The constant fields are the extensions the sim does not
+/// model, with the values Neutron shows when they are off.
+#[derive(Serialize)]
+struct NetworkView<'a> {
+    id: &'a str,
+    name: &'a str,
+    tenant_id: &'a str,
+    project_id: &'a str,
+    admin_state_up: bool,
+    mtu: u64,
+    status: &'static str,
+    subnets: &'a [String],
+    shared: bool,
+    port_security_enabled: bool,
+    #[serde(rename = "router:external")]
+    external: bool,
+    #[serde(rename = "provider:network_type")]
+    network_type: &'a str,
+    #[serde(rename = "provider:physical_network")]
+    physical_network: Option<&'a str>,
+    #[serde(rename = "provider:segmentation_id")]
+    segmentation_id: Option<u64>,
+    vlan_transparent: bool,
+    qinq: bool,
+    is_default: bool,
+    availability_zone_hints: [&'static str; 0],
+    availability_zones: [&'static str; 0],
+    ipv4_address_scope: Option<&'static str>,
+    ipv6_address_scope: Option<&'static str>,
+    description: &'a str,
+    tags: &'a BTreeSet<String>,
+    created_at: &'a str,
+    updated_at: &'a str,
+    revision_number: u64,
+}
+
+impl<'a> NetworkView<'a> {
+    fn new(n: &'a Network) -> Self {
+        NetworkView {
+            id: &n.id,
+            name: &n.name,
+            tenant_id: &n.project_id,
+            project_id: &n.project_id,
+            admin_state_up: n.admin_state_up,
+            mtu: n.mtu,
+            status: "ACTIVE",
+            subnets: &n.subnets,
+            shared: n.shared,
+            port_security_enabled: n.port_security,
+            external: n.external,
+            network_type: &n.net_type,
+            physical_network: n.physnet.as_deref(),
+            segmentation_id: n.seg_id,
+            vlan_transparent: false,
+            qinq: false,
+            is_default: false,
+            availability_zone_hints: [],
+            availability_zones: [],
+            ipv4_address_scope: None,
+            ipv6_address_scope: None,
+            description: &n.std.description,
+            tags: &n.std.tags,
+            created_at: &n.std.created_at,
+            updated_at: &n.std.updated_at,
+            revision_number: n.std.revision,
+        }
     }
 }

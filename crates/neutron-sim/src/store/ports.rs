@@ -1,10 +1,11 @@
 //! Ports: MACs, fixed IPs (through [`super::ipam`]), binding, policy and the secondary
 //! indexes, and the Nova events their changes cause.
 
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use rand::Rng;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::input::{Attr, AttrType, Attributes, HostId, JsonList, List, StdBody, Uuid, pyrepr};
@@ -464,26 +465,119 @@ impl Store {
     }
 }
 
-pub(super) fn fixed_ips_json(ips: &[(String, IpAddr)]) -> Vec<Value> {
+/// A fixed IP as ports and router gateways show it.
+#[derive(Serialize)]
+pub(super) struct FixedIpView<'a> {
+    subnet_id: &'a str,
+    ip_address: IpAddr,
+}
+
+pub(super) fn fixed_ips_view(ips: &[(String, IpAddr)]) -> Vec<FixedIpView<'_>> {
     ips.iter()
-        .map(|(s, ip)| json!({"subnet_id": s, "ip_address": ip.to_string()}))
+        .map(|(subnet_id, ip)| FixedIpView {
+            subnet_id,
+            ip_address: *ip,
+        })
         .collect()
 }
 
 pub(super) fn port_json(p: &Port) -> Value {
-    let bound = !p.host_id.is_empty();
-    json!({
-        "id": p.id, "name": p.name, "network_id": p.network_id, "project_id": p.project_id,
-        "mac_address": p.mac, "admin_state_up": p.admin_state_up, "status": p.status,
-        "device_id": p.device_id, "device_owner": p.device_owner, "fixed_ips": fixed_ips_json(&p.fixed_ips),
-        "allowed_address_pairs": p.allowed_address_pairs, "extra_dhcp_opts": p.extra_dhcp_opts,
-        "security_groups": p.security_groups, "description": p.std.description,
-        "binding:vnic_type": p.vnic_type, "binding:profile": p.profile, "binding:host_id": p.host_id,
-        "binding:vif_type": if bound { "ovs" } else { "unbound" },
-        "binding:vif_details": if bound {
-            json!({"port_filter": true, "ovs_hybrid_plug": false, "bound_drivers": {"0": "fakebind"}})
-        } else { json!({}) },
-        "port_security_enabled": p.port_security, "tags": p.std.tags, "created_at": p.std.created_at,
-        "updated_at": p.std.updated_at, "revision_number": p.std.revision, "tenant_id": p.project_id,
-    })
+    serde_json::to_value(PortView::new(p)).expect("serializable")
+}
+
+/// A port as the API shows it (the caller's policy then hides some `binding:*` keys).
+#[derive(Serialize)]
+struct PortView<'a> {
+    id: &'a str,
+    name: &'a str,
+    network_id: &'a str,
+    project_id: &'a str,
+    mac_address: &'a str,
+    admin_state_up: bool,
+    status: &'a str,
+    device_id: &'a str,
+    device_owner: &'a str,
+    fixed_ips: Vec<FixedIpView<'a>>,
+    /// Free-form lists, kept as the request gave them.
+    allowed_address_pairs: &'a Value,
+    extra_dhcp_opts: &'a Value,
+    security_groups: &'a [String],
+    description: &'a str,
+    #[serde(rename = "binding:vnic_type")]
+    vnic_type: &'a str,
+    /// A free-form dictionary, kept as the request gave it.
+    #[serde(rename = "binding:profile")]
+    profile: &'a Value,
+    #[serde(rename = "binding:host_id")]
+    host_id: &'a str,
+    #[serde(rename = "binding:vif_type")]
+    vif_type: &'static str,
+    #[serde(rename = "binding:vif_details")]
+    vif_details: VifDetails,
+    port_security_enabled: bool,
+    tags: &'a BTreeSet<String>,
+    created_at: &'a str,
+    updated_at: &'a str,
+    revision_number: u64,
+    tenant_id: &'a str,
+}
+
+/// `binding:vif_details`: what ML2's OVS driver reports for a bound port, `{}` for an unbound one.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum VifDetails {
+    Bound {
+        port_filter: bool,
+        ovs_hybrid_plug: bool,
+        bound_drivers: BoundDrivers,
+    },
+    Unbound {},
+}
+
+/// The mechanism driver that bound each level of the port: one level, the fake one.
+#[derive(Serialize)]
+struct BoundDrivers {
+    #[serde(rename = "0")]
+    level0: &'static str,
+}
+
+impl<'a> PortView<'a> {
+    fn new(p: &'a Port) -> Self {
+        let bound = !p.host_id.is_empty();
+        PortView {
+            id: &p.id,
+            name: &p.name,
+            network_id: &p.network_id,
+            project_id: &p.project_id,
+            mac_address: &p.mac,
+            admin_state_up: p.admin_state_up,
+            status: &p.status,
+            device_id: &p.device_id,
+            device_owner: &p.device_owner,
+            fixed_ips: fixed_ips_view(&p.fixed_ips),
+            allowed_address_pairs: &p.allowed_address_pairs,
+            extra_dhcp_opts: &p.extra_dhcp_opts,
+            security_groups: &p.security_groups,
+            description: &p.std.description,
+            vnic_type: &p.vnic_type,
+            profile: &p.profile,
+            host_id: &p.host_id,
+            vif_type: if bound { "ovs" } else { "unbound" },
+            vif_details: if bound {
+                VifDetails::Bound {
+                    port_filter: true,
+                    ovs_hybrid_plug: false,
+                    bound_drivers: BoundDrivers { level0: "fakebind" },
+                }
+            } else {
+                VifDetails::Unbound {}
+            },
+            port_security_enabled: p.port_security,
+            tags: &p.std.tags,
+            created_at: &p.std.created_at,
+            updated_at: &p.std.updated_at,
+            revision_number: p.std.revision,
+            tenant_id: &p.project_id,
+        }
+    }
 }

@@ -1,10 +1,12 @@
 //! Routers: external gateway and interfaces (both ports the service owns).
 
-use serde::Deserialize;
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::input::{Attr, Attributes, JsonList, StdBody, Uuid, parse, parse_only};
-use super::ports::{Port, fixed_ips_json};
+use super::ports::{FixedIpView, Port, fixed_ips_view};
 use super::{Caller, Kind, Obj, StdAttrs, Store, found, update_field};
 use crate::error::{Error, Result};
 
@@ -300,30 +302,101 @@ impl Store {
     }
 
     pub(super) fn router_json(&self, r: &Router) -> Value {
-        let gw = r.gw_network.as_ref().map(|net| {
-            let ips: Vec<Value> = r
+        let gateway = r.gw_network.as_deref().map(|network_id| GatewayView {
+            network_id,
+            external_fixed_ips: r
                 .gw_port
                 .as_ref()
                 .and_then(|p| self.ports.get(p))
-                .map(|p| fixed_ips_json(&p.fixed_ips))
-                .unwrap_or_default();
-            json!({"network_id": net, "external_fixed_ips": ips, "enable_snat": r.enable_snat})
+                .map(|p| fixed_ips_view(&p.fixed_ips))
+                .unwrap_or_default(),
+            enable_snat: r.enable_snat,
         });
-        json!({
-            "id": r.id, "name": r.name, "project_id": r.project_id, "admin_state_up": r.admin_state_up,
-            "status": "ACTIVE", "external_gateway_info": gw, "description": r.std.description,
-            "availability_zones": [], "distributed": false, "ha": false, "availability_zone_hints": [],
-            "routes": [], "flavor_id": null, "tags": r.std.tags, "created_at": r.std.created_at,
-            "updated_at": r.std.updated_at, "revision_number": r.std.revision, "tenant_id": r.project_id,
-        })
+        serde_json::to_value(RouterView::new(r, gateway)).expect("serializable")
+    }
+}
+
+/// A router as the API shows it. The constant fields are the extensions the sim does not
+/// model (DVR, HA, extra routes, flavors), with the values Neutron shows when they are off.
+#[derive(Serialize)]
+struct RouterView<'a> {
+    id: &'a str,
+    name: &'a str,
+    project_id: &'a str,
+    admin_state_up: bool,
+    status: &'static str,
+    /// `null` without a gateway.
+    external_gateway_info: Option<GatewayView<'a>>,
+    description: &'a str,
+    availability_zones: [&'static str; 0],
+    distributed: bool,
+    ha: bool,
+    availability_zone_hints: [&'static str; 0],
+    routes: [&'static str; 0],
+    flavor_id: Option<&'static str>,
+    tags: &'a BTreeSet<String>,
+    created_at: &'a str,
+    updated_at: &'a str,
+    revision_number: u64,
+    tenant_id: &'a str,
+}
+
+/// `external_gateway_info`, with the addresses of the gateway port.
+#[derive(Serialize)]
+struct GatewayView<'a> {
+    network_id: &'a str,
+    external_fixed_ips: Vec<FixedIpView<'a>>,
+    enable_snat: bool,
+}
+
+impl<'a> RouterView<'a> {
+    fn new(r: &'a Router, external_gateway_info: Option<GatewayView<'a>>) -> Self {
+        RouterView {
+            id: &r.id,
+            name: &r.name,
+            project_id: &r.project_id,
+            admin_state_up: r.admin_state_up,
+            status: "ACTIVE",
+            external_gateway_info,
+            description: &r.std.description,
+            availability_zones: [],
+            distributed: false,
+            ha: false,
+            availability_zone_hints: [],
+            routes: [],
+            flavor_id: None,
+            tags: &r.std.tags,
+            created_at: &r.std.created_at,
+            updated_at: &r.std.updated_at,
+            revision_number: r.std.revision,
+            tenant_id: &r.project_id,
+        }
     }
 }
 
 /// The answer to adding or removing a router interface.
+#[derive(Serialize)]
+struct InterfaceView<'a> {
+    id: &'a str,
+    project_id: &'a str,
+    port_id: &'a str,
+    network_id: &'a str,
+    /// The port's first subnet, `null` if it has no address.
+    subnet_id: Option<&'a str>,
+    subnet_ids: Vec<&'a str>,
+    tenant_id: &'a str,
+}
+
 fn interface_json(router_id: &str, project_id: &str, port: &Port) -> Value {
-    let subnet_ids: Vec<&String> = port.fixed_ips.iter().map(|(s, _)| s).collect();
-    json!({
-        "id": router_id, "project_id": project_id, "port_id": port.id, "network_id": port.network_id,
-        "subnet_id": subnet_ids.first(), "subnet_ids": subnet_ids, "tenant_id": project_id,
-    })
+    let subnet_ids: Vec<&str> = port.fixed_ips.iter().map(|(s, _)| s.as_str()).collect();
+    let view = InterfaceView {
+        id: router_id,
+        project_id,
+        port_id: &port.id,
+        network_id: &port.network_id,
+        subnet_id: subnet_ids.first().copied(),
+        subnet_ids,
+        tenant_id: project_id,
+    };
+    serde_json::to_value(view).expect("serializable")
 }

@@ -1,10 +1,10 @@
 //! Subnets: CIDR, gateway and allocation pools (addresses are handed out by [`super::ipam`]).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::input::{Attr, AttrType, Attributes, JsonList, List, StdBody, Uuid, pyrepr, required};
@@ -279,22 +279,81 @@ impl Store {
     }
 
     pub(super) fn subnet_json(&self, s: &Subnet) -> Value {
-        let v6 = s.v6();
-        let pools: Vec<Value> = s
-            .pools
-            .iter()
-            .map(|(a, b)| json!({"start": u128_ip(*a, v6).to_string(), "end": u128_ip(*b, v6).to_string()}))
-            .collect();
         let external = self.networks.get(&s.network_id).is_some_and(|n| n.external);
-        json!({
-            "id": s.id, "name": s.name, "project_id": s.project_id, "network_id": s.network_id,
-            "ip_version": if v6 { 6 } else { 4 }, "subnetpool_id": null, "enable_dhcp": s.enable_dhcp,
-            "ipv6_ra_mode": s.ra_mode, "ipv6_address_mode": s.addr_mode,
-            "gateway_ip": s.gateway.map(|g| g.to_string()), "cidr": s.cidr.to_string(),
-            "allocation_pools": pools, "host_routes": s.host_routes, "dns_nameservers": s.dns,
-            "description": s.std.description, "router:external": external, "service_types": [],
-            "tags": s.std.tags, "created_at": s.std.created_at, "updated_at": s.std.updated_at,
-            "revision_number": s.std.revision, "tenant_id": s.project_id,
-        })
+        serde_json::to_value(SubnetView::new(s, external)).expect("serializable")
+    }
+}
+
+/// A subnet as the API shows it; `router:external` is its network's.
+#[derive(Serialize)]
+struct SubnetView<'a> {
+    id: &'a str,
+    name: &'a str,
+    project_id: &'a str,
+    network_id: &'a str,
+    ip_version: u8,
+    /// Subnet pools are not modelled.
+    subnetpool_id: Option<&'static str>,
+    enable_dhcp: bool,
+    ipv6_ra_mode: Option<&'a str>,
+    ipv6_address_mode: Option<&'a str>,
+    gateway_ip: Option<IpAddr>,
+    cidr: IpNet,
+    allocation_pools: Vec<PoolView>,
+    /// Free-form lists, kept as the request gave them.
+    host_routes: &'a Value,
+    dns_nameservers: &'a Value,
+    description: &'a str,
+    #[serde(rename = "router:external")]
+    external: bool,
+    service_types: [&'static str; 0],
+    tags: &'a BTreeSet<String>,
+    created_at: &'a str,
+    updated_at: &'a str,
+    revision_number: u64,
+    tenant_id: &'a str,
+}
+
+/// An allocation pool: an inclusive address range.
+#[derive(Serialize)]
+struct PoolView {
+    start: IpAddr,
+    end: IpAddr,
+}
+
+impl<'a> SubnetView<'a> {
+    fn new(s: &'a Subnet, external: bool) -> Self {
+        let v6 = s.v6();
+        SubnetView {
+            id: &s.id,
+            name: &s.name,
+            project_id: &s.project_id,
+            network_id: &s.network_id,
+            ip_version: if v6 { 6 } else { 4 },
+            subnetpool_id: None,
+            enable_dhcp: s.enable_dhcp,
+            ipv6_ra_mode: s.ra_mode.as_deref(),
+            ipv6_address_mode: s.addr_mode.as_deref(),
+            gateway_ip: s.gateway,
+            cidr: s.cidr,
+            allocation_pools: s
+                .pools
+                .iter()
+                .map(|&(start, end)| PoolView {
+                    start: u128_ip(start, v6),
+                    end: u128_ip(end, v6),
+                })
+                .collect(),
+            host_routes: &s.host_routes,
+            dns_nameservers: &s.dns,
+            description: &s.std.description,
+            external,
+            service_types: [],
+            tags: &s.std.tags,
+            created_at: &s.std.created_at,
+            updated_at: &s.std.updated_at,
+            revision_number: s.std.revision,
+            tenant_id: &s.project_id,
+        }
     }
 }
