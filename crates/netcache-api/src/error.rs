@@ -20,6 +20,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     Forbidden(String),
+    /// A microversion outside the range this API serves.
+    #[error("{0}")]
+    NotAcceptable(String),
     /// No token, or one Keystone does not know (keystonemiddleware's wording).
     #[error("The request you have made requires authentication.")]
     Unauthorized,
@@ -41,6 +44,7 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::IdentityUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::RequestTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -124,7 +128,13 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             error!(error = %message, "Request failed: {message}");
         }
-        let mut response = nova_error(status, &message);
+        let mut response = if status == StatusCode::UNAUTHORIZED {
+            // Refused before Nova's code runs, by keystonemiddleware, in its form.
+            let body = json!({"error": {"code": 401, "title": "Unauthorized", "message": message}});
+            (status, Json(body)).into_response()
+        } else {
+            nova_error(status, &message)
+        };
         if status == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,

@@ -22,6 +22,7 @@ mod flavors;
 mod images;
 mod interfaces;
 pub mod metrics;
+pub mod microversion;
 pub mod policy;
 mod servers;
 mod versions;
@@ -29,9 +30,6 @@ pub mod wire;
 mod zones;
 
 pub use error::{ApiError, ApiResult, nova_error};
-
-/// The microversion this API implements (minimum and maximum).
-pub const MICROVERSION: &str = "2.1";
 
 #[derive(Clone)]
 pub struct ApiConfig {
@@ -66,12 +64,19 @@ pub fn router(state: AppState) -> Router {
         .merge(zones::routes())
         .merge(images::routes())
         .fallback(|| async { nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })
+        .method_not_allowed_fallback(|| async {
+            nova_error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "The method specified is not allowed for this resource.",
+            )
+        })
+        .layer(middleware::from_fn(microversion::negotiate))
         .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn(stamp_response))
         .with_state(state)
 }
 
-/// Every answer carries a request id and the microversion, as Nova's do.
+/// Every answer carries a request id, as Nova's do.
 async fn stamp_response(request: Request, next: Next) -> Response {
     let request_id = new_request_id();
     let mut request = request;
@@ -82,12 +87,6 @@ async fn stamp_response(request: Request, next: Next) -> Response {
         headers.insert("x-openstack-request-id", v.clone());
         headers.insert("x-compute-request-id", v);
     }
-    headers.insert("openstack-api-version", HeaderValue::from_static("compute 2.1"));
-    headers.insert("x-openstack-nova-api-version", HeaderValue::from_static(MICROVERSION));
-    headers.insert(
-        "vary",
-        HeaderValue::from_static("OpenStack-API-Version, X-OpenStack-Nova-API-Version"),
-    );
     response
 }
 

@@ -173,17 +173,15 @@ async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> A
     let body: CreateServerBody = wire::parse_body(&body)?;
     let request = parse_create(body)?;
     let server = state.compute.create_server(&caller.ctx, request).await?;
-    let mut view = wire::server_summary(&state.config.public_url, &server);
-    view["OS-DCF:diskConfig"] = json!("MANUAL");
-    view["security_groups"] = json!([{"name": "default"}]);
-    view["adminPass"] = json!(
-        rand::rng()
-            .sample_iter(&Alphanumeric)
-            .take(12)
-            .map(char::from)
-            .collect::<String>()
-    );
-    Ok((StatusCode::ACCEPTED, Json(json!({"server": view}))))
+    let password: String = rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(12)
+        .map(char::from)
+        .collect();
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"server": wire::server_created(&state.config.public_url, &server, &password)})),
+    ))
 }
 
 /// Nova's schema checks for a boot request, with its messages.

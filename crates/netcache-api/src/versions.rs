@@ -4,14 +4,15 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
 
-use crate::{AppState, MICROVERSION};
+use crate::AppState;
+use crate::microversion::Microversion;
 
 fn version(base: &str) -> Value {
     json!({
         "id": "v2.1",
         "status": "CURRENT",
-        "version": MICROVERSION,
-        "min_version": "2.1",
+        "version": Microversion::MAX.to_string(),
+        "min_version": Microversion::MIN.to_string(),
         "updated": "2013-07-23T11:33:21Z",
         "links": [{"rel": "self", "href": format!("{base}/v2.1/")}],
         "media-types": [{"base": "application/json", "type": "application/vnd.openstack.compute+json;version=2.1"}],

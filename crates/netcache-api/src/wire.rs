@@ -108,6 +108,19 @@ pub fn server_summary(base: &str, server: &Server) -> Value {
     json!({"id": server.id.to_string(), "name": server.name, "links": links(base, "servers", &server.id.to_string())})
 }
 
+/// The `POST /servers` 202 body: the new server's id and links (Nova's schema
+/// allows no name), its disk config, security groups and admin password.
+#[must_use]
+pub fn server_created(base: &str, server: &Server, admin_pass: &str) -> Value {
+    json!({
+        "id": server.id.to_string(),
+        "links": links(base, "servers", &server.id.to_string()),
+        "OS-DCF:diskConfig": "MANUAL",
+        "security_groups": [{"name": "default"}],
+        "adminPass": admin_pass,
+    })
+}
+
 /// Nova's `hostId`: an opaque per-project digest of the host.
 fn host_id(server: &Server) -> String {
     server.host.as_ref().map_or_else(String::new, |host| {
@@ -189,7 +202,6 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
         "accessIPv6": "",
         "links": links(base, "servers", &id),
         "OS-DCF:diskConfig": "MANUAL",
-        "progress": 0,
         "OS-EXT-AZ:availability_zone": server.availability_zone,
         "config_drive": "",
         "key_name": null,
@@ -204,7 +216,19 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
         "os-extended-volumes:volumes_attached": [],
         "security_groups": [{"name": "default"}],
     });
-    if let Some(fault) = &server.fault {
+    // Nova shows progress only where a task can make it move.
+    if matches!(
+        server.api_status(),
+        "ACTIVE" | "BUILD" | "REBUILD" | "RESIZE" | "VERIFY_RESIZE" | "MIGRATING"
+    ) {
+        view["progress"] = json!(0);
+    }
+    // …and a fault only on a server that failed or is gone.
+    if let Some(fault) = server
+        .fault
+        .as_ref()
+        .filter(|_| matches!(server.api_status(), "ERROR" | "DELETED"))
+    {
         view["fault"] = json!({"code": fault.code, "created": iso(fault.created), "message": fault.message});
     }
     view
@@ -255,7 +279,6 @@ fn event_view(event: &ActionEvent) -> Value {
         "finish_time": event.finish_time.map(iso_micro),
         "result": event.result,
         "traceback": event.details,
-        "host": event.host,
     })
 }
 

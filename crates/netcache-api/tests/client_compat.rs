@@ -6,7 +6,7 @@
 
 mod common;
 
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use common::{Api, BASE};
 use serde_json::{Value, json};
 
@@ -158,4 +158,61 @@ async fn server_lists_page_by_limit_and_marker_and_ignore_unknown_parameters() {
         bad_marker["badRequest"]["message"],
         format!("marker [{unknown}] not found")
     );
+}
+
+/// The microversion a request asks for is negotiated as Nova does: none means
+/// 2.1, `latest` the maximum (2.1), a malformed one 400, one out of range 406;
+/// the answer says which it used.
+#[tokio::test]
+async fn microversions_are_negotiated_as_nova_does() {
+    let api = Api::start().await;
+    const COMPUTE: Option<&str> = Some("openstack-api-version");
+    const LEGACY: Option<&str> = Some("x-openstack-nova-api-version");
+    let used = "2.1";
+    for (header, value, status) in [
+        (None, "", StatusCode::OK),
+        (COMPUTE, "compute 2.1", StatusCode::OK),
+        (COMPUTE, "compute latest", StatusCode::OK),
+        (COMPUTE, "image 2.5, compute 2.1", StatusCode::OK),
+        (LEGACY, "2.1", StatusCode::OK),
+        (COMPUTE, "compute 2.99", StatusCode::NOT_ACCEPTABLE),
+        (COMPUTE, "compute 3.0", StatusCode::NOT_ACCEPTABLE),
+        (COMPUTE, "compute 2.x", StatusCode::BAD_REQUEST),
+        (LEGACY, "2.01", StatusCode::BAD_REQUEST),
+    ] {
+        let headers: Vec<(&str, &str)> = header.map(|h| (h, value)).into_iter().collect();
+        let (got, answer, body) = api
+            .call_with_headers(Method::GET, "/v2.1/servers", &headers, None)
+            .await;
+        assert_eq!(got, status, "{header:?}: {value}: {body}");
+        assert_eq!(answer["openstack-api-version"], format!("compute {used}").as_str());
+        assert_eq!(answer["x-openstack-nova-api-version"], used);
+        match status {
+            StatusCode::NOT_ACCEPTABLE => {
+                let message = body["computeFault"]["message"].as_str().unwrap();
+                assert!(message.contains("Minimum is 2.1 and maximum is 2.1"), "{message}");
+            }
+            StatusCode::BAD_REQUEST => assert_eq!(body["badRequest"]["code"], 400),
+            _ => assert!(body["servers"].is_array()),
+        }
+    }
+    let (_, version) = api.get("/v2.1/").await;
+    assert_eq!(version["version"]["min_version"], "2.1");
+    assert_eq!(version["version"]["version"], "2.1");
+}
+
+/// A Nova path with a method it does not take is a 405 with Nova's JSON body,
+/// not a bare status.
+#[tokio::test]
+async fn a_wrong_method_is_a_405_with_novas_body() {
+    let api = Api::start().await;
+    for (method, uri) in [
+        (Method::DELETE, "/v2.1/servers"),
+        (Method::PUT, "/v2.1/flavors"),
+        (Method::POST, "/v2.1/servers/detail"),
+    ] {
+        let (status, body) = api.call(method.clone(), uri, None).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {uri}");
+        assert_eq!(body["badMethod"]["code"], 405, "{method} {uri}: {body}");
+    }
 }

@@ -12,6 +12,7 @@
 //! `INSTA_UPDATE=always cargo test -p netcache-api --test views`.
 
 mod common;
+mod nova_schema;
 
 use std::collections::BTreeMap;
 
@@ -29,6 +30,7 @@ use netcache_domain::neutron::PortFixedIp;
 use netcache_domain::server::{Fault, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{PortDetails, VifOrigin, VifRecord, VifState};
 use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId, SubnetId};
+use nova_schema::assert_satisfies;
 use serde_json::{Value, json};
 
 const SERVER_ID: &str = "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01";
@@ -155,9 +157,29 @@ fn network_info() -> NetworkInfo {
 // Servers
 // ---------------------------------------------------------------------------
 
+/// `GET /servers/{id}`: Nova's schema, `progress` exactly in the statuses Nova
+/// shows it in, and a `fault` only in ERROR or DELETED.
+fn assert_server_view(view: &Value) {
+    assert_satisfies("GET /servers/{id}", &nova_schema::get_server(), view);
+    let server = &view["server"];
+    let status = server["status"].as_str().unwrap();
+    assert_eq!(
+        server.get("progress").is_some(),
+        nova_schema::PROGRESS_STATUSES.contains(&status),
+        "progress in status {status}"
+    );
+    if server.get("fault").is_some() {
+        assert!(
+            nova_schema::FAULT_STATUSES.contains(&status),
+            "a fault in status {status}"
+        );
+    }
+}
+
 #[test]
 fn server_show_active() {
     let view = json!({"server": wire::server_detail(BASE, &server(), &network_info())});
+    assert_server_view(&view);
     assert_json_snapshot!("server_show_active", view);
 }
 
@@ -173,6 +195,7 @@ fn server_show_building() {
     };
     // The cache already holds ports, yet a building server shows no addresses.
     let view = json!({"server": wire::server_detail(BASE, &building, &network_info())});
+    assert_server_view(&view);
     assert_json_snapshot!("server_show_building", view);
 }
 
@@ -189,6 +212,7 @@ fn server_show_error_with_fault() {
         ..server()
     };
     let view = json!({"server": wire::server_detail(BASE, &failed, &NetworkInfo::default())});
+    assert_server_view(&view);
     assert_json_snapshot!("server_show_error_with_fault", view);
 }
 
@@ -200,6 +224,7 @@ fn server_show_deleted() {
         ..server()
     };
     let view = json!({"server": wire::server_detail(BASE, &deleted, &NetworkInfo::default())});
+    assert_server_view(&view);
     assert_json_snapshot!("server_show_deleted", view);
 }
 
@@ -220,14 +245,18 @@ fn server_index_page() {
         wire::next_links(BASE, "servers", Some(3), &views).is_none(),
         "a short page has no next link"
     );
-    assert_json_snapshot!("server_index_page", json!({"servers": views, "servers_links": links}));
+    let page = json!({"servers": views, "servers_links": links});
+    assert_satisfies("GET /servers", &nova_schema::list_servers(), &page);
+    assert_json_snapshot!("server_index_page", page);
 }
 
 /// `GET /servers/detail`: the detail view of each server.
 #[test]
 fn server_detail_list() {
     let views = vec![wire::server_detail(BASE, &server(), &NetworkInfo::default())];
-    assert_json_snapshot!("server_detail_list", json!({"servers": views}));
+    let page = json!({"servers": views});
+    assert_satisfies("GET /servers/detail", &nova_schema::list_servers_detail(), &page);
+    assert_json_snapshot!("server_detail_list", page);
 }
 
 // ---------------------------------------------------------------------------
@@ -238,14 +267,22 @@ fn server_detail_list() {
 #[test]
 fn server_ips() {
     let addresses = wire::addresses(&server(), &network_info(), false);
-    assert_json_snapshot!("server_ips", json!({"addresses": addresses}));
+    let body = json!({"addresses": addresses});
+    assert_satisfies("GET /servers/{id}/ips", &nova_schema::list_addresses(), &body);
+    assert_json_snapshot!("server_ips", body);
 }
 
 /// `GET /servers/{id}/ips/{label}`: one label's list.
 #[test]
 fn server_ips_of_network() {
     let addresses = wire::addresses(&server(), &network_info(), false);
-    assert_json_snapshot!("server_ips_private", json!({"private": addresses["private"]}));
+    let body = json!({"private": addresses["private"]});
+    assert_satisfies(
+        "GET /servers/{id}/ips/private",
+        &nova_schema::list_addresses_by_network(),
+        &body,
+    );
+    assert_json_snapshot!("server_ips_private", body);
 }
 
 /// The `addresses` of the server views: with the OS-EXT-IPS keys.
@@ -291,17 +328,25 @@ fn details(status: &str) -> PortDetails {
 #[test]
 fn interface_attachment() {
     let view = wire::interface_view(&interface(PORT_A, Some(details("ACTIVE"))));
-    assert_json_snapshot!("interface_attachment", json!({"interfaceAttachment": view}));
+    let body = json!({"interfaceAttachment": view});
+    assert_satisfies(
+        "GET /servers/{id}/os-interface/{port}",
+        &nova_schema::get_interface(),
+        &body,
+    );
+    assert_json_snapshot!("interface_attachment", body);
 }
 
-/// `GET /servers/{id}/os-interface`, with one record whose details were never read.
+/// `GET /servers/{id}/os-interface`.
 #[test]
 fn interface_attachments() {
     let views = vec![
         wire::interface_view(&interface(PORT_A, Some(details("DOWN")))),
-        wire::interface_view(&interface(PORT_B, None)),
+        wire::interface_view(&interface(PORT_B, Some(details("ACTIVE")))),
     ];
-    assert_json_snapshot!("interface_attachments", json!({"interfaceAttachments": views}));
+    let body = json!({"interfaceAttachments": views});
+    assert_satisfies("GET /servers/{id}/os-interface", &nova_schema::list_interfaces(), &body);
+    assert_json_snapshot!("interface_attachments", body);
 }
 
 // ---------------------------------------------------------------------------
@@ -336,14 +381,16 @@ fn instance_actions() {
             },
         ],
     };
-    assert_json_snapshot!(
-        "instance_actions",
-        json!({"instanceActions": [wire::action_view(&action, false)]})
+    let list = json!({"instanceActions": [wire::action_view(&action, false)]});
+    assert_satisfies("GET os-instance-actions", &nova_schema::list_instance_actions(), &list);
+    assert_json_snapshot!("instance_actions", list);
+    let show = json!({"instanceAction": wire::action_view(&action, true)});
+    assert_satisfies(
+        "GET os-instance-actions/{id}",
+        &nova_schema::show_instance_action(),
+        &show,
     );
-    assert_json_snapshot!(
-        "instance_action",
-        json!({"instanceAction": wire::action_view(&action, true)})
-    );
+    assert_json_snapshot!("instance_action", show);
 }
 
 // ---------------------------------------------------------------------------
@@ -360,8 +407,12 @@ const TINY: Flavor = Flavor {
 
 #[test]
 fn flavors() {
-    assert_json_snapshot!("flavors", json!({"flavors": [wire::flavor_summary(BASE, &TINY)]}));
-    assert_json_snapshot!("flavor", json!({"flavor": wire::flavor_detail(BASE, &TINY)}));
+    let list = json!({"flavors": [wire::flavor_summary(BASE, &TINY)]});
+    assert_satisfies("GET /flavors", &nova_schema::list_flavors(), &list);
+    assert_json_snapshot!("flavors", list);
+    let show = json!({"flavor": wire::flavor_detail(BASE, &TINY)});
+    assert_satisfies("GET /flavors/1", &nova_schema::get_flavor(), &show);
+    assert_json_snapshot!("flavor", show);
 }
 
 #[test]
@@ -421,6 +472,12 @@ async fn error_bodies() {
             .map(|v| v.to_str().unwrap().to_owned());
         let bytes = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap();
         let body: Value = serde_json::from_slice(&bytes).unwrap();
+        let schema = if status == 401 {
+            nova_schema::keystone_unauthorized()
+        } else {
+            nova_schema::nova_error()
+        };
+        assert_satisfies(&format!("a {status} error"), &schema, &body);
         bodies.push(json!({"status": status, "retry_after": retry_after, "body": body}));
     }
     assert_json_snapshot!("error_bodies", bodies);
@@ -445,18 +502,22 @@ async fn create_response_and_version_documents() {
         password.len() == 12 && password.chars().all(|c| c.is_ascii_alphanumeric()),
         "{password}"
     );
+    assert_satisfies("POST /servers", &nova_schema::create_server(), &created);
     created["server"]["adminPass"] = json!("[adminPass]");
     let created: Value = serde_json::from_str(&created.to_string().replace(&id, "[server id]")).unwrap();
     assert_json_snapshot!("server_create", created);
 
     let (status, root) = api.call(Method::GET, "/", None).await;
     assert_eq!(status, StatusCode::OK);
+    assert_satisfies("GET /", &nova_schema::list_versions(), &root);
     assert_json_snapshot!("versions", root);
     let (status, v2_1) = api.call(Method::GET, "/v2.1", None).await;
     assert_eq!(status, StatusCode::OK);
+    assert_satisfies("GET /v2.1", &nova_schema::get_version(), &v2_1);
     assert_json_snapshot!("version_v2_1", v2_1);
 
     let (status, missing) = api.call(Method::GET, "/v2.1/no-such-thing", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_satisfies("a 404", &nova_schema::nova_error(), &missing);
     assert_json_snapshot!("unknown_path", missing);
 }

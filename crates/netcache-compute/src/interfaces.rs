@@ -261,15 +261,22 @@ impl Compute {
             .vifs(server_id)
             .await?
             .into_iter()
-            .filter(VifRecord::is_attached)
+            .filter(|vif| vif.is_attached() && !vif.is_mid_attach())
             .map(|vif| Interface { vif })
             .collect())
     }
 
-    /// One attached interface; 404 unless it is in the server's VIF records.
+    /// One attached interface; 404 unless it is in the server's VIF records
+    /// and bound.
     pub async fn interface(&self, server_id: ServerId, port_id: &PortId) -> Result<Interface> {
         self.server(server_id).await?;
         let vif = self.attached_vif(server_id, port_id).await?;
+        if vif.is_mid_attach() {
+            return Err(Error::InterfaceNotFound {
+                server: server_id,
+                port: port_id.clone(),
+            });
+        }
         Ok(Interface { vif })
     }
 }

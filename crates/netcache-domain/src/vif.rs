@@ -60,6 +60,13 @@ impl VifRecord {
     pub fn is_attached(&self) -> bool {
         self.state == VifState::Attached
     }
+
+    /// A user's port recorded before its bind: not an interface yet (Nova lists
+    /// only ports bound to the server, and os-interface shows their MAC and state).
+    #[must_use]
+    pub fn is_mid_attach(&self) -> bool {
+        self.origin == VifOrigin::Preexisting && self.details.is_none()
+    }
 }
 
 string_enum!(

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{HeaderMap, Method, Request, StatusCode};
 use netcache_api::{ApiConfig, AppState};
 use netcache_compute::virt::FakeVirt;
 use netcache_compute::{Compute, ComputeConfig};
@@ -50,18 +50,34 @@ impl Api {
     }
 
     pub async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let request = Request::builder()
+        let (status, _, body) = self.call_with_headers(method, uri, &[], body).await;
+        (status, body)
+    }
+
+    /// A call with extra request headers; answers status, headers and body.
+    pub async fn call_with_headers(
+        &self,
+        method: Method,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> (StatusCode, HeaderMap, Value) {
+        let mut request = Request::builder()
             .method(method)
             .uri(uri)
             .header("content-type", "application/json")
             .header("x-roles", "admin,member,reader");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         let request = request
             .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
             .unwrap();
         let response = self.router.clone().oneshot(request).await.unwrap();
         let status = response.status();
+        let headers = response.headers().clone();
         let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
-        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        (status, headers, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
     }
 
     pub async fn get(&self, uri: &str) -> (StatusCode, Value) {

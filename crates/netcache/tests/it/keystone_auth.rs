@@ -113,7 +113,7 @@ async fn no_token_or_a_bad_one_is_401_with_the_keystone_uri() {
         let challenge = response.headers()["www-authenticate"].to_str().unwrap().to_owned();
         assert!(challenge.starts_with("Keystone uri=\"http://127.0.0.1:"), "{challenge}");
         let body: Value = response.json().await.unwrap();
-        assert_eq!(body["unauthorized"]["code"], 401, "{body}");
+        assert_eq!(body["error"]["code"], 401, "{body}");
     }
     // The version documents need no token, as in Nova.
     assert_eq!(t.get("").await.0, 200);
