@@ -15,6 +15,7 @@ use axum::routing::get;
 use netcache_compute::{Compute, RequestContext, new_request_id};
 use netcache_domain::ServerId;
 
+mod actions;
 pub mod auth;
 mod error;
 mod events;
@@ -58,6 +59,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v2.1", get(versions::v2_1))
         .route("/v2.1/", get(versions::v2_1))
         .merge(servers::routes())
+        .merge(actions::routes())
         .merge(interfaces::routes())
         .merge(events::routes())
         .merge(flavors::routes())

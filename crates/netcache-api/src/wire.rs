@@ -212,7 +212,7 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
         "OS-EXT-SRV-ATTR:instance_name": format!("instance-{}", &id[..8]),
         "OS-EXT-STS:task_state": server.task_state.map(|t| t.to_string()),
         "OS-EXT-STS:vm_state": server.vm_state.to_string(),
-        "OS-EXT-STS:power_state": i32::from(server.vm_state == VmState::Active),
+        "OS-EXT-STS:power_state": server.power_state(),
         "os-extended-volumes:volumes_attached": [],
         "security_groups": [{"name": "default"}],
     });

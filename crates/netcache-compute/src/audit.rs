@@ -299,6 +299,7 @@ impl Compute {
             OperationKind::Attach,
             OperationKind::Detach,
             OperationKind::Release,
+            OperationKind::Power,
         ] {
             for lease in ["live", "expired"] {
                 let n = operations.get(&(kind, lease)).copied().unwrap_or(0);

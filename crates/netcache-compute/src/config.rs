@@ -169,6 +169,8 @@ pub enum CrashPoint {
     AfterIntentRecorded,
     /// The create-port call went through; its result is not recorded.
     AfterCreateSent,
+    /// The driver changed a server's power state; the new state is not recorded.
+    AfterPowerChanged,
 }
 
 #[cfg(feature = "testing")]
@@ -182,9 +184,10 @@ impl std::str::FromStr for CrashPoint {
             "after-release-recorded" => Ok(Self::AfterReleaseRecorded),
             "after-release-sent" => Ok(Self::AfterReleaseSent),
             "before-spawn" => Ok(Self::BeforeSpawn),
+            "after-power-changed" => Ok(Self::AfterPowerChanged),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
-                 after-release-recorded, after-release-sent or before-spawn"
+                 after-release-recorded, after-release-sent, before-spawn or after-power-changed"
             )),
         }
     }

@@ -47,7 +47,9 @@ impl Compute {
         request: AttachRequest,
     ) -> Result<Interface> {
         let server = self.server(server_id).await?;
-        if server.vm_state != VmState::Active || server.task_state.is_some() || server.host.is_none() {
+        // Nova attaches to a running, paused or stopped guest, with no task running.
+        let attachable = matches!(server.vm_state, VmState::Active | VmState::Paused | VmState::Stopped);
+        if !attachable || server.task_state.is_some() || server.host.is_none() {
             return Err(Error::InvalidState {
                 server: server_id,
                 action: "attach_interface",

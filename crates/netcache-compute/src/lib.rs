@@ -35,6 +35,7 @@ mod interfaces;
 mod loops;
 mod operations;
 mod plugging;
+mod power;
 mod resume;
 pub mod virt;
 

@@ -282,6 +282,7 @@ impl Compute {
             OperationParams::Attach { .. } => self.run_attach(op).await,
             OperationParams::Detach { port_id } => self.run_detach(op, port_id).await,
             OperationParams::Release => self.run_release(op.server_id).await,
+            OperationParams::Power { action } => self.run_power(op, *action).await,
         }
     }
 

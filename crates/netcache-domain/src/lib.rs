@@ -22,6 +22,7 @@ pub mod marker;
 pub mod network_info;
 pub mod neutron;
 pub mod operation;
+pub mod power;
 pub mod server;
 pub mod vif;
 pub mod visibility;

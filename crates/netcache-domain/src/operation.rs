@@ -1,5 +1,5 @@
 //! Durable operations: every mutation of a server (build, delete, interface attach
-//! and detach, the retry of a release) is a row committed before any side effect,
+//! and detach, power actions, the retry of a release) is a row committed before any side effect,
 //! with exactly one owner at a time. The owner holds a lease it renews while it
 //! works; when the lease runs out (the owner died), any process may take the
 //! operation over and continue it from what the records say was done.
@@ -13,6 +13,7 @@ use std::net::IpAddr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::power::PowerAction;
 use crate::server::string_enum;
 use crate::{HostName, NetworkId, PortId, ServerId};
 
@@ -112,6 +113,10 @@ pub enum OperationParams {
     /// Retries the releases and resolves the intents a failure or a dead process
     /// left behind on a server no other operation is working on (started by GC).
     Release,
+    /// Stop, start, reboot, pause, suspend and their inverses.
+    Power {
+        action: PowerAction,
+    },
 }
 
 impl OperationParams {
@@ -123,6 +128,7 @@ impl OperationParams {
             Self::Attach { .. } => OperationKind::Attach,
             Self::Detach { .. } => OperationKind::Detach,
             Self::Release => OperationKind::Release,
+            Self::Power { .. } => OperationKind::Power,
         }
     }
 
@@ -144,6 +150,7 @@ string_enum!(
         Attach => "attach",
         Detach => "detach",
         Release => "release",
+        Power => "power",
     }
 );
 

@@ -49,9 +49,26 @@ impl Server {
     pub fn api_status(&self) -> &'static str {
         match (self.vm_state, self.task_state) {
             (VmState::Building, _) => "BUILD",
+            (_, Some(TaskState::Rebooting)) => "REBOOT",
+            (_, Some(TaskState::RebootingHard)) => "HARD_REBOOT",
             (VmState::Active, _) => "ACTIVE",
+            (VmState::Stopped, _) => "SHUTOFF",
+            (VmState::Paused, _) => "PAUSED",
+            (VmState::Suspended, _) => "SUSPENDED",
             (VmState::Error, _) => "ERROR",
             (VmState::Deleted, _) => "DELETED",
+        }
+    }
+
+    /// Nova's `power_state` number: what the hypervisor reports.
+    #[must_use]
+    pub fn power_state(&self) -> u8 {
+        match self.vm_state {
+            VmState::Active => 1,
+            VmState::Paused => 3,
+            VmState::Stopped => 4,
+            VmState::Suspended => 7,
+            VmState::Building | VmState::Error | VmState::Deleted => 0,
         }
     }
 }
@@ -92,6 +109,9 @@ string_enum!(
     VmState {
         Building => "building",
         Active => "active",
+        Stopped => "stopped",
+        Paused => "paused",
+        Suspended => "suspended",
         Error => "error",
         Deleted => "deleted",
     }
@@ -104,6 +124,14 @@ string_enum!(
         Networking => "networking",
         Spawning => "spawning",
         Deleting => "deleting",
+        PoweringOff => "powering-off",
+        PoweringOn => "powering-on",
+        Rebooting => "rebooting",
+        RebootingHard => "rebooting_hard",
+        Pausing => "pausing",
+        Unpausing => "unpausing",
+        Suspending => "suspending",
+        Resuming => "resuming",
     }
 );
 

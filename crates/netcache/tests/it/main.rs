@@ -16,4 +16,5 @@ mod operations;
 mod policy;
 mod races;
 mod seed_scenario;
+mod server_actions;
 mod two_processes;

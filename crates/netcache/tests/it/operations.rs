@@ -8,7 +8,7 @@ use common::{Options, TestApp};
 use netcache_domain::ServerId;
 use netcache_domain::vif::VifState;
 use neutron_sim::{FaultAction, FaultRule};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// A service that dies (stops dead, its node lock dropped) at the crash point `tweak` sets.
 async fn doomed(tweak: Tweak) -> TestApp {
@@ -66,6 +66,33 @@ async fn a_build_interrupted_at_any_step_is_finished_after_a_restart() {
             "{point}: {actions}"
         );
     }
+}
+
+/// A stop whose process died after the driver stopped the guest, before the
+/// new state was recorded: the new incarnation resumes it (asking the driver
+/// again) and the server ends SHUTOFF with one finished stop action.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_interrupted_after_the_driver_acted_is_finished_after_a_restart() {
+    let mut t = doomed(crash_at!("after-power-changed")).await;
+    let id = t.boot_on_private().await;
+    let (status, body) = t.post(&format!("/servers/{id}/action"), json!({"os-stop": null})).await;
+    assert_eq!(status, 202, "{body}");
+    t.app().compute.settle().await;
+    let server = t.server(&id).await;
+    assert_eq!(server["OS-EXT-STS:task_state"], "powering-off", "{server}");
+    restart_clean(&mut t).await;
+    let server = t.server(&id).await;
+    assert_eq!(server["status"], "SHUTOFF", "{server}");
+    assert!(server["OS-EXT-STS:task_state"].is_null(), "{server}");
+    assert_eq!(ops_left(&t).await, 0);
+    let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
+    let stops: Vec<&Value> = actions["instanceActions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["action"] == "stop")
+        .collect();
+    assert_eq!(stops.len(), 1, "{actions}");
 }
 
 type Tweak = fn(&mut netcache::settings::Settings);

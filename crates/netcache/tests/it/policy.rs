@@ -121,6 +121,13 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             None,
             [403, 404, 404, 403, 404, 404],
         ),
+        // Allowed callers reach the state check: an ACTIVE server cannot start.
+        (
+            Method::POST,
+            format!("/servers/{s}/action"),
+            Some(json!({"os-start": null})),
+            [403, 409, 409, 403, 404, 409],
+        ),
         (
             Method::POST,
             "/os-server-external-events".into(),

@@ -1,0 +1,143 @@
+//! `POST /servers/{id}/action`: the power actions with Nova's state checks, their
+//! instance actions, and Nova's 400s for what is not an action netcache has.
+
+use crate::common;
+
+use common::TestApp;
+use serde_json::{Value, json};
+
+/// Sends an action and waits for the operation it started (Nova answers 202
+/// before the action is done; the tests look at the result).
+async fn act(t: &TestApp, id: &str, body: Value) -> (u16, Value) {
+    let response = t.post(&format!("/servers/{id}/action"), body).await;
+    t.app().compute.settle().await;
+    response
+}
+
+async fn status_and_power(t: &TestApp, id: &str) -> (String, u64) {
+    let server = t.server(id).await;
+    assert!(server["OS-EXT-STS:task_state"].is_null(), "{server}");
+    (
+        server["status"].as_str().unwrap().to_owned(),
+        server["OS-EXT-STS:power_state"].as_u64().unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_power_action_moves_the_server_as_nova_does() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    for (body, status, power) in [
+        (json!({"os-stop": null}), "SHUTOFF", 4),
+        (json!({"reboot": {"type": "HARD"}}), "ACTIVE", 1),
+        (json!({"os-stop": null}), "SHUTOFF", 4),
+        (json!({"os-start": null}), "ACTIVE", 1),
+        (json!({"reboot": {"type": "SOFT"}}), "ACTIVE", 1),
+        (json!({"pause": null}), "PAUSED", 3),
+        (json!({"unpause": null}), "ACTIVE", 1),
+        (json!({"suspend": null}), "SUSPENDED", 7),
+        (json!({"resume": null}), "ACTIVE", 1),
+    ] {
+        let (code, answer) = act(&t, &id, body.clone()).await;
+        assert_eq!(code, 202, "{body}: {answer}");
+        assert_eq!(status_and_power(&t, &id).await, (status.to_owned(), power), "{body}");
+    }
+    // Each is an instance action with a finished, successful event on the host.
+    let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
+    let names: Vec<&str> = actions["instanceActions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    for name in [
+        "create", "stop", "reboot", "start", "pause", "unpause", "suspend", "resume",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    let stop = actions["instanceActions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"] == "stop")
+        .unwrap();
+    let (_, detail) = t
+        .get(&format!(
+            "/servers/{id}/os-instance-actions/{}",
+            stop["request_id"].as_str().unwrap()
+        ))
+        .await;
+    let event = &detail["instanceAction"]["events"][0];
+    assert_eq!(event["event"], "compute_stop_instance", "{detail}");
+    assert_eq!(event["result"], "Success", "{detail}");
+    // The ports stay attached through all of it.
+    assert_eq!(t.interface_port_ids(&id).await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_the_state_does_not_allow_is_a_409_and_changes_nothing() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    for body in [
+        json!({"os-start": null}),
+        json!({"unpause": null}),
+        json!({"resume": null}),
+    ] {
+        let (code, answer) = act(&t, &id, body.clone()).await;
+        assert_eq!(code, 409, "{body}: {answer}");
+        let message = answer["conflictingRequest"]["message"].as_str().unwrap();
+        assert!(message.contains("while it is in vm_state active"), "{message}");
+    }
+    act(&t, &id, json!({"os-stop": null})).await;
+    for body in [
+        json!({"os-stop": null}),
+        json!({"pause": null}),
+        json!({"reboot": {"type": "SOFT"}}),
+    ] {
+        let (code, answer) = act(&t, &id, body.clone()).await;
+        assert_eq!(code, 409, "{body}: {answer}");
+    }
+    assert_eq!(status_and_power(&t, &id).await, ("SHUTOFF".to_owned(), 4));
+    // A stopped server still takes an interface, as Nova's does.
+    let net = &t.topology.private_network_id;
+    let (code, body) = t
+        .post(
+            &format!("/servers/{id}/os-interface"),
+            json!({"interfaceAttachment": {"net_id": net}}),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_is_not_an_action_is_novas_400() {
+    let t = TestApp::start().await;
+    let id = t.boot(json!("none")).await;
+    for (body, message) in [
+        (
+            json!({"migrate-to-the-moon": null}),
+            "There is no such action: migrate-to-the-moon",
+        ),
+        (json!({"os-stop": null, "os-start": null}), "Malformed request body"),
+        (json!({}), "Malformed request body"),
+        (json!(["os-stop"]), "Malformed request body"),
+        (json!({"reboot": {}}), "'type' is a required property"),
+        (json!({"reboot": {"type": "WARM"}}), "is not one of HARD, SOFT"),
+        (
+            json!({"reboot": {"type": "SOFT", "force": true}}),
+            "'force' was unexpected",
+        ),
+        (json!({"reboot": null}), "must be an object"),
+    ] {
+        let (code, answer) = act(&t, &id, body.clone()).await;
+        assert_eq!(code, 400, "{body}: {answer}");
+        let text = answer["badRequest"]["message"].as_str().unwrap();
+        assert!(text.contains(message), "{body}: {text}");
+    }
+    let (code, answer) = t.post_raw(&format!("/servers/{id}/action"), "{not json").await;
+    assert_eq!(code, 400, "{answer}");
+    // An unknown server is a 404 whatever the action.
+    let (code, _) = act(&t, "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01", json!({"os-stop": null})).await;
+    assert_eq!(code, 404);
+    assert_eq!(status_and_power(&t, &id).await, ("ACTIVE".to_owned(), 1));
+}
