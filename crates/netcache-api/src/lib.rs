@@ -25,6 +25,7 @@ mod interfaces;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
+mod server_query;
 mod servers;
 mod versions;
 pub mod wire;

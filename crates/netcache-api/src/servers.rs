@@ -14,6 +14,7 @@ use rand::distr::Alphanumeric;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::server_query::ServerQuery;
 use crate::wire::{self, CreateServerBody, NetworksField};
 use crate::{AppState, Caller};
 
@@ -45,14 +46,19 @@ const DETAIL: ListRules = ListRules {
     all_tenants: "os_compute_api:servers:detail:get_all_tenants",
 };
 
-/// The caller's project's servers; every project's with `all_tenants` (admins
-/// only, as in Nova: an admin without it sees its own project's).
-async fn visible_servers(
+/// One page of the servers the caller may list (its project's; every project's
+/// with `all_tenants`, admins only — an admin without it sees its own project's,
+/// as in Nova), filtered and sorted as asked: those after `marker` (400 if it is
+/// not one of them, as in Nova), at most `limit`.
+async fn page_of_servers(
     state: &AppState,
     caller: &Caller,
-    pairs: &[(String, String)],
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     rules: ListRules,
-) -> ApiResult<Vec<netcache_domain::server::Server>> {
+) -> ApiResult<(Vec<Server>, wire::Paging)> {
+    caller.authorize(rules.list)?;
+    let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let query = ServerQuery::parse(&pairs, caller.ctx.is_admin())?;
     let all_tenants = pairs
         .iter()
         .any(|(k, v)| k == "all_tenants" && !matches!(v.to_lowercase().as_str(), "0" | "false" | "off" | "no"));
@@ -62,22 +68,20 @@ async fn visible_servers(
     } else {
         Some(caller.ctx.project_id.as_str())
     };
-    Ok(state.compute.servers(project).await?)
-}
-
-/// One page of the visible servers: those after `marker` (400 if it is not
-/// one of them, as in Nova), at most `limit`.
-async fn page_of_servers(
-    state: &AppState,
-    caller: &Caller,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    rules: ListRules,
-) -> ApiResult<(Vec<Server>, wire::Paging)> {
-    caller.authorize(rules.list)?;
-    let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    let paging = wire::parse_paging(&pairs)?;
-    let mut servers = visible_servers(state, caller, &pairs, rules).await?;
-    filter_servers(state, &pairs, &mut servers).await?;
+    let with_deleted = query.deleted || query.changes_since.is_some();
+    let mut servers = Vec::new();
+    for server in state.compute.servers(project, with_deleted).await? {
+        let info = if query.needs_addresses() {
+            Some(state.compute.network_info(server.id).await?)
+        } else {
+            None
+        };
+        if query.matches(&server, info.as_ref()) {
+            servers.push(server);
+        }
+    }
+    query.sort(&mut servers);
+    let paging = query.paging;
     if let Some(marker) = &paging.marker {
         let position = servers
             .iter()
@@ -89,39 +93,6 @@ async fn page_of_servers(
         servers.truncate(limit);
     }
     Ok((servers, paging))
-}
-
-/// Nova's list filters netcache honours: `name` and `ip`/`ip6` match as
-/// substrings (Nova: a regular-expression search), `status` exactly (any case).
-/// The IP filters read each server's cache — netcache's records, never Neutron's
-/// device_id view, so a ghost's IP matches nothing. Other parameters are ignored.
-async fn filter_servers(state: &AppState, pairs: &[(String, String)], servers: &mut Vec<Server>) -> ApiResult<()> {
-    let param = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-    if let Some(name) = param("name") {
-        servers.retain(|s| s.name.contains(name));
-    }
-    if let Some(status) = param("status") {
-        servers.retain(|s| s.api_status().eq_ignore_ascii_case(status));
-    }
-    for (key, version) in [("ip", 4), ("ip6", 6)] {
-        let Some(pattern) = param(key) else { continue };
-        let mut kept = Vec::with_capacity(servers.len());
-        for server in servers.drain(..) {
-            let info = state.compute.network_info(server.id).await?;
-            let matches = info
-                .0
-                .iter()
-                .flat_map(netcache_domain::network_info::Vif::fixed_ips)
-                .any(|ip| {
-                    ip.ip.version == Some(version) && ip.ip.address.as_deref().is_some_and(|a| a.contains(pattern))
-                });
-            if matches {
-                kept.push(server);
-            }
-        }
-        *servers = kept;
-    }
-    Ok(())
 }
 
 /// `{"servers": [...]}` plus Nova's `servers_links` when the page is full.

@@ -343,32 +343,11 @@ pub fn audit_view(report: &netcache_compute::AuditReport) -> Value {
     }})
 }
 
-/// Paging of a list request (`?limit=N&marker=ID`); other query parameters
-/// (`deleted`, `all_tenants`, filters) are accepted and ignored.
+/// Paging of a list request (`?limit=N&marker=ID`).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Paging {
     pub limit: Option<usize>,
     pub marker: Option<String>,
-}
-
-/// Reads `limit` and `marker` from a query string's pairs, with Nova's 400s.
-pub fn parse_paging(pairs: &[(String, String)]) -> ApiResult<Paging> {
-    let mut paging = Paging::default();
-    for (key, value) in pairs {
-        match key.as_str() {
-            "limit" => {
-                let limit = value.parse::<usize>().map_err(|_| {
-                    ApiError::BadRequest(format!(
-                        "Invalid input for query parameters limit. Value: {value}. '{value}' does not match '^[0-9]*$'"
-                    ))
-                })?;
-                paging.limit = Some(limit);
-            }
-            "marker" => paging.marker = Some(value.clone()),
-            _ => {}
-        }
-    }
-    Ok(paging)
 }
 
 /// Nova's `*_links` of a page: a `next` link when the page is full.

@@ -585,13 +585,13 @@ impl Compute {
         Ok(())
     }
 
-    /// Servers visible to a project (all when `None`).
-    pub async fn servers(&self, project: Option<&str>) -> Result<Vec<Server>> {
+    /// Servers of a project (all when `None`), the deleted ones too if asked.
+    pub async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>> {
         Ok(self
             .store
             .servers(&ServerFilter {
                 project_id: project.map(ProjectId::from),
-                include_deleted: false,
+                include_deleted,
             })
             .await?)
     }

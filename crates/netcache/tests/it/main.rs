@@ -17,4 +17,5 @@ mod policy;
 mod races;
 mod seed_scenario;
 mod server_actions;
+mod server_lists;
 mod two_processes;

@@ -1,0 +1,305 @@
+//! The query of a server list, read as Nova reads it at 2.1: filters (`name` as
+//! a regular expression, `status`, `flavor`, `image`, `changes-since`, `ip`,
+//! `ip6`; for admins `host` and `deleted`), sorting (`sort_key`/`sort_dir`,
+//! newest first by default) and paging (`limit`, at most `max_limit`, and
+//! `marker`). Parameters a caller may not use or Nova does not know are ignored,
+//! as Nova does at 2.1; values Nova's schema refuses are its 400s.
+
+use std::cmp::Ordering;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use netcache_domain::HostName;
+use netcache_domain::network_info::{NetworkInfo, Vif};
+use netcache_domain::server::{Server, TaskState};
+use regex::Regex;
+
+use crate::error::{ApiError, ApiResult};
+use crate::wire::Paging;
+
+/// Nova's `max_limit`: the most servers one page holds.
+pub const MAX_LIMIT: usize = 1000;
+
+/// The keys Nova sorts servers by. Those netcache has no column for hold the
+/// same value on every server, so sorting by them leaves the order to the keys
+/// after them, as it would in Nova.
+const SORT_KEYS: &[&str] = &[
+    "access_ip_v4",
+    "access_ip_v6",
+    "auto_disk_config",
+    "availability_zone",
+    "config_drive",
+    "created_at",
+    "display_description",
+    "display_name",
+    "host",
+    "hostname",
+    "image_ref",
+    "instance_type_id",
+    "kernel_id",
+    "key_name",
+    "launch_index",
+    "launched_at",
+    "locked_by",
+    "node",
+    "power_state",
+    "progress",
+    "project_id",
+    "ramdisk_id",
+    "root_device_name",
+    "task_state",
+    "terminated_at",
+    "updated_at",
+    "user_id",
+    "uuid",
+    "vm_state",
+];
+
+/// Sort keys only an admin may use (Nova ignores them for others).
+const ADMIN_SORT_KEYS: &[&str] = &["host", "node"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Asc,
+    Desc,
+}
+
+#[derive(Debug, Default)]
+pub struct ServerQuery {
+    name: Option<Regex>,
+    status: Option<String>,
+    flavor: Option<String>,
+    image: Option<String>,
+    pub changes_since: Option<DateTime<Utc>>,
+    ip: Option<String>,
+    ip6: Option<String>,
+    host: Option<String>,
+    /// Admins: list deleted servers instead of live ones.
+    pub deleted: bool,
+    sort: Vec<(String, Direction)>,
+    pub paging: Paging,
+}
+
+fn invalid(key: &str, value: &str, why: &str) -> ApiError {
+    ApiError::BadRequest(format!(
+        "Invalid input for query parameters {key}. Value: {value}. {why}"
+    ))
+}
+
+/// Nova's `changes-since`: ISO 8601, a missing zone meaning UTC.
+fn parse_time(key: &str, value: &str) -> ApiResult<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(value) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    let naive = value.strip_suffix('Z').unwrap_or(value);
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(naive, format) {
+            return Ok(t.and_utc());
+        }
+    }
+    Err(invalid(key, value, &format!("'{value}' is not a 'date-time'")))
+}
+
+fn truthy(value: &str) -> bool {
+    matches!(value.to_lowercase().as_str(), "1" | "true" | "t" | "yes" | "y" | "on")
+}
+
+impl ServerQuery {
+    /// Reads the query string's pairs for a caller (`admin` unlocks the admin filters).
+    pub fn parse(pairs: &[(String, String)], admin: bool) -> ApiResult<Self> {
+        let mut query = Self::default();
+        let mut keys: Vec<String> = Vec::new();
+        let mut dirs: Vec<Direction> = Vec::new();
+        for (key, value) in pairs {
+            match key.as_str() {
+                "limit" => {
+                    let limit = value
+                        .parse::<usize>()
+                        .map_err(|_| invalid(key, value, &format!("'{value}' does not match '^[0-9]*$'")))?;
+                    query.paging.limit = Some(limit.min(MAX_LIMIT));
+                }
+                "marker" => query.paging.marker = Some(value.clone()),
+                "name" => {
+                    let regex = Regex::new(value).map_err(|_| invalid(key, value, "Not a regular expression"))?;
+                    query.name = Some(regex);
+                }
+                "status" => query.status = Some(value.to_uppercase()),
+                "flavor" => query.flavor = Some(value.clone()),
+                // An image reference may be its URL: the id is its last segment.
+                "image" => query.image = value.rsplit('/').next().map(str::to_owned),
+                "changes-since" => query.changes_since = Some(parse_time(key, value)?),
+                "ip" => query.ip = Some(value.clone()),
+                "ip6" => query.ip6 = Some(value.clone()),
+                "host" if admin => query.host = Some(value.clone()),
+                "deleted" if admin => query.deleted = truthy(value),
+                "sort_key" => {
+                    if !SORT_KEYS.contains(&value.as_str()) {
+                        return Err(invalid(key, value, &format!("'{value}' is not one of the sort keys")));
+                    }
+                    keys.push(value.clone());
+                }
+                "sort_dir" => dirs.push(match value.as_str() {
+                    "asc" => Direction::Asc,
+                    "desc" => Direction::Desc,
+                    _ => return Err(invalid(key, value, &format!("'{value}' is not one of ['asc', 'desc']"))),
+                }),
+                _ => {}
+            }
+        }
+        // Each key takes the direction given in its place, else the first one
+        // given, else descending (Nova's pairing).
+        let fallback = dirs.first().copied().unwrap_or(Direction::Desc);
+        query.sort = keys
+            .into_iter()
+            .enumerate()
+            .filter(|(_, k)| admin || !ADMIN_SORT_KEYS.contains(&k.as_str()))
+            .map(|(i, k)| (k, dirs.get(i).copied().unwrap_or(fallback)))
+            .collect();
+        if query.sort.is_empty() {
+            query.sort.push(("created_at".to_owned(), Direction::Desc));
+        }
+        Ok(query)
+    }
+
+    /// Whether the query looks at IP addresses (the servers' caches are needed).
+    #[must_use]
+    pub fn needs_addresses(&self) -> bool {
+        self.ip.is_some() || self.ip6.is_some()
+    }
+
+    /// Whether `server` (with its cache, if the query needs it) passes the filters.
+    #[must_use]
+    pub fn matches(&self, server: &Server, info: Option<&NetworkInfo>) -> bool {
+        let listed = match (self.deleted, self.changes_since) {
+            (true, _) => server.is_deleted(),
+            // changes-since shows what changed, deletions included.
+            (false, Some(since)) => server.updated_at >= since,
+            (false, None) => !server.is_deleted(),
+        };
+        listed
+            && self.name.as_ref().is_none_or(|r| r.is_match(&server.name))
+            && self.status.as_ref().is_none_or(|s| server.api_status() == s)
+            && self.flavor.as_ref().is_none_or(|f| server.flavor_ref == *f)
+            && self.image.as_ref().is_none_or(|i| server.image_ref == *i)
+            && self
+                .host
+                .as_ref()
+                .is_none_or(|h| server.host.as_ref().is_some_and(|sh| sh.as_str() == h))
+            && self.ip.as_ref().is_none_or(|p| has_ip(info, 4, p))
+            && self.ip6.as_ref().is_none_or(|p| has_ip(info, 6, p))
+    }
+
+    /// Orders servers by the sort keys, then by id (so pages never overlap).
+    pub fn sort(&self, servers: &mut [Server]) {
+        servers.sort_by(|a, b| {
+            self.sort
+                .iter()
+                .map(|(key, dir)| {
+                    let order = compare(key, a, b);
+                    if *dir == Direction::Desc {
+                        order.reverse()
+                    } else {
+                        order
+                    }
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or_else(|| b.id.to_string().cmp(&a.id.to_string()))
+        });
+    }
+}
+
+/// The IP filters match a part of an address (Nova: a regular expression over
+/// the cache's addresses) — netcache's records, never Neutron's device_id view.
+fn has_ip(info: Option<&NetworkInfo>, version: u8, pattern: &str) -> bool {
+    info.is_some_and(|info| {
+        info.0
+            .iter()
+            .flat_map(Vif::fixed_ips)
+            .any(|ip| ip.ip.version == Some(version) && ip.ip.address.as_deref().is_some_and(|a| a.contains(pattern)))
+    })
+}
+
+fn compare(key: &str, a: &Server, b: &Server) -> Ordering {
+    match key {
+        "created_at" => a.created_at.cmp(&b.created_at),
+        "updated_at" => a.updated_at.cmp(&b.updated_at),
+        "launched_at" => a.launched_at.cmp(&b.launched_at),
+        "terminated_at" => a.deleted_at.cmp(&b.deleted_at),
+        "display_name" => a.name.cmp(&b.name),
+        "uuid" => a.id.to_string().cmp(&b.id.to_string()),
+        "vm_state" => a.vm_state.as_str().cmp(b.vm_state.as_str()),
+        "task_state" => a
+            .task_state
+            .map(TaskState::as_str)
+            .cmp(&b.task_state.map(TaskState::as_str)),
+        "power_state" => a.power_state().cmp(&b.power_state()),
+        "host" | "node" => a
+            .host
+            .as_ref()
+            .map(HostName::as_str)
+            .cmp(&b.host.as_ref().map(HostName::as_str)),
+        "image_ref" => a.image_ref.cmp(&b.image_ref),
+        "instance_type_id" => a.flavor_ref.cmp(&b.flavor_ref),
+        "availability_zone" => a.availability_zone.cmp(&b.availability_zone),
+        "project_id" => a.project_id.as_str().cmp(b.project_id.as_str()),
+        "user_id" => a.user_id.cmp(&b.user_id),
+        _ => Ordering::Equal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn bad_values_are_novas_400s_and_unknown_keys_are_ignored() {
+        for bad in [
+            [("limit", "-1")],
+            [("limit", "testing")],
+            [("changes-since", "2011/01/01")],
+            [("sort_key", "shoe_size")],
+            [("sort_dir", "sideways")],
+            [("name", "(")],
+        ] {
+            assert!(ServerQuery::parse(&pairs(&bad), false).is_err(), "{bad:?}");
+        }
+        let q = ServerQuery::parse(&pairs(&[("flavor_id", "x"), ("limit", "5000")]), false).unwrap();
+        assert_eq!(q.paging.limit, Some(MAX_LIMIT));
+    }
+
+    #[test]
+    fn changes_since_reads_novas_forms() {
+        for text in [
+            "2011-01-24T17:08Z",
+            "2011-01-24T17:08:00Z",
+            "2011-01-24T17:08:00",
+            "2011-01-24T17:08",
+            "2011-01-24T18:08:00+01:00",
+        ] {
+            let q = ServerQuery::parse(&pairs(&[("changes-since", text)]), false).unwrap();
+            assert_eq!(
+                q.changes_since.unwrap(),
+                "2011-01-24T17:08:00Z".parse::<DateTime<Utc>>().unwrap(),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn admin_filters_are_ignored_for_others() {
+        let q = ServerQuery::parse(
+            &pairs(&[("deleted", "true"), ("host", "h1"), ("sort_key", "host")]),
+            false,
+        )
+        .unwrap();
+        assert!(!q.deleted);
+        assert!(q.host.is_none());
+        assert_eq!(q.sort, [("created_at".to_owned(), Direction::Desc)]);
+        let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true).unwrap();
+        assert!(q.deleted);
+        assert_eq!(q.sort, [("host".to_owned(), Direction::Desc)]);
+    }
+}

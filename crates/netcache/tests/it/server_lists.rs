@@ -1,0 +1,104 @@
+//! Server lists as Nova filters, sorts and pages them at 2.1: `name` as a
+//! regular expression, `flavor`, `image`, `changes-since` (deletions included),
+//! admin-only `deleted` and `host`, `sort_key`/`sort_dir` (newest first by
+//! default), and Nova's 400s for values its schema refuses.
+
+use crate::common;
+
+use common::TestApp;
+use serde_json::{Value, json};
+
+const IMAGE: &str = "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11";
+
+fn names(body: &Value) -> Vec<String> {
+    body["servers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no servers in {body}"))
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Boots `name` with no network, one after the other (so creation times order them).
+async fn boot(t: &TestApp, name: &str, flavor: &str, image: &str) -> String {
+    let body = json!({"server": {"name": name, "flavorRef": flavor, "imageRef": image, "networks": "none"}});
+    let (status, body) = t.post("/servers", body).await;
+    assert_eq!(status, 202, "{body}");
+    t.app().compute.settle().await;
+    body["server"]["id"].as_str().unwrap().to_owned()
+}
+
+async fn list(t: &TestApp, query: &str) -> Vec<String> {
+    let (status, body) = t.get(&format!("/servers?{query}")).await;
+    assert_eq!(status, 200, "{query}: {body}");
+    names(&body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_filter_sort_and_page_as_nova_does() {
+    let t = TestApp::start().await;
+    boot(&t, "vm-1", "1", IMAGE).await;
+    boot(&t, "vm-2", "2", IMAGE).await;
+    let gone = boot(&t, "web-3", "1", IMAGE).await;
+    boot(&t, "vm-10", "1", IMAGE).await;
+    let before_delete = chrono::Utc::now() - chrono::TimeDelta::seconds(1);
+    let (status, _) = t.delete(&format!("/servers/{gone}")).await;
+    assert_eq!(status, 204);
+
+    // Newest first, deleted servers left out.
+    assert_eq!(list(&t, "").await, ["vm-10", "vm-2", "vm-1"]);
+    assert_eq!(list(&t, "name=^vm-[0-9]$").await, ["vm-2", "vm-1"]);
+    assert_eq!(list(&t, "name=1").await, ["vm-10", "vm-1"]);
+    assert_eq!(list(&t, "flavor=2").await, ["vm-2"]);
+    assert!(list(&t, "flavor=1234").await.is_empty());
+    assert_eq!(list(&t, &format!("image={IMAGE}")).await.len(), 3);
+    assert_eq!(
+        list(&t, &format!("image=http://127.0.0.1:8774/images/{IMAGE}"))
+            .await
+            .len(),
+        3
+    );
+    assert!(list(&t, "image=1234abcd-zzz0-aaa9-ppp3-0987654abcde").await.is_empty());
+    assert!(list(&t, "status=BALONEY").await.is_empty());
+    assert_eq!(
+        list(&t, "sort_key=display_name&sort_dir=asc").await,
+        ["vm-1", "vm-10", "vm-2"]
+    );
+    assert_eq!(
+        list(
+            &t,
+            "sort_key=instance_type_id&sort_dir=desc&sort_key=display_name&sort_dir=asc"
+        )
+        .await,
+        ["vm-2", "vm-1", "vm-10"]
+    );
+    assert_eq!(
+        list(&t, "sort_key=created_at&sort_dir=asc&limit=2").await,
+        ["vm-1", "vm-2"]
+    );
+
+    // changes-since shows what changed since, the deletion included.
+    let since = before_delete.format("%Y-%m-%dT%H:%M:%SZ");
+    let changed = list(&t, &format!("changes-since={since}")).await;
+    assert!(changed.contains(&"web-3".to_owned()), "{changed:?}");
+    assert!(list(&t, "changes-since=2051-01-01T12:34:00Z").await.is_empty());
+    // Only admins list deleted servers or filter by host (for others: ignored).
+    let as_admin = |query: &str| common::send(common::as_admin(t.http.get(t.url(&format!("/servers?{query}")))));
+    assert_eq!(names(&as_admin("deleted=true").await.1), ["web-3"]);
+    assert!(names(&as_admin("host=no-such-host").await.1).is_empty());
+    assert_eq!(list(&t, "deleted=true").await, ["vm-10", "vm-2", "vm-1"]);
+    assert_eq!(list(&t, "host=no-such-host").await, ["vm-10", "vm-2", "vm-1"]);
+
+    for bad in [
+        "limit=-1",
+        "limit=testing",
+        "changes-since=2011/01/01",
+        "sort_key=shoe_size",
+        "sort_dir=sideways",
+        "name=(",
+    ] {
+        let (status, body) = t.get(&format!("/servers?{bad}")).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!(body["badRequest"]["code"], 400, "{bad}: {body}");
+    }
+}
