@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Drives netcache's compute API with the real `openstack` CLI (python-openstackclient)
-# and checks that what it shows agrees with Neutron: server create/list/show,
+# and checks that what it shows agrees with Neutron: server create/list (with
+# filters)/show, server stop/start/reboot,
 # port list --server, server add/remove port, server add network, floating IPs,
 # a ghost port (Neutron's device_id says "attached", netcache does not adopt it),
 # server delete. Prints every command and its output; exits non-zero on the
@@ -254,6 +255,7 @@ wait_for() {
     done
 }
 
+server_status_is() { [ "$(openstack server show "$SERVER_ID" -f value -c status)" = "$1" ]; }
 server_addresses() { openstack server show "$SERVER_ID" -f json -c addresses | jq_py '[a for ips in d["addresses"].values() for a in ips]'; }
 server_port_ids() { openstack port list --server "$SERVER_ID" -f json -c ID | jq_py 'sorted(p["ID"] for p in d)'; }
 contains() { python3 -c 'import json,sys; sys.exit(0 if sys.argv[2] in json.loads(sys.argv[1]) else 1)' "$1" "$2"; }
@@ -432,7 +434,14 @@ run openstack server list -f json
 [ "$(jq_py "[[s['Image'], s['Flavor']] for s in d if s['ID'] == '$SERVER_ID'][0]" <<< "$OUT")" = "[\"$IMAGE\", \"$FLAVOR\"]" ] || fail "server list does not show image and flavor names"
 run openstack server list --limit 1 -f json
 [ "$(jq_py 'len(d)' <<< "$OUT")" = 1 ] || fail "server list --limit 1 did not return one server"
-ok "listed ACTIVE with private=$BOOT_IP, $IMAGE, $FLAVOR; --limit honoured"
+run openstack server list --flavor "$FLAVOR" --image "$IMAGE" --name "^cli-check-[0-9]+-[0-9]+$" \
+    --changes-since "$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)" -f json -c ID
+contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" || fail "the filtered list misses $SERVER_ID"
+run openstack server list --name '^vm-[0-9]+$' -f json -c ID
+contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" && fail "--name '^vm-[0-9]+\$' matched $NAME"
+run openstack server list --changes-since 2051-01-01T12:34:00Z -f json
+[ "$(jq_py 'len(d)' <<< "$OUT")" = 0 ] || fail "servers changed in 2051 were listed"
+ok "listed ACTIVE with private=$BOOT_IP, $IMAGE, $FLAVOR; --limit, --flavor, --image, --name (a regular expression) and --changes-since honoured"
 
 step "server show"
 run openstack server show "$SERVER_ID" -f json
@@ -441,6 +450,23 @@ run openstack server show "$SERVER_ID" -f json
 run openstack server show "$NAME" -f value -c id
 [ "$OUT" = "$SERVER_ID" ] || fail "server show by name found another server"
 ok "addresses private=$BOOT_IP; name lookup works"
+
+step "server stop, start and reboot (soft and hard)"
+run openstack server stop "$SERVER_ID"
+wait_for "server $SERVER_ID to be SHUTOFF" server_status_is SHUTOFF
+run openstack server show "$SERVER_ID" -f value -c OS-EXT-STS:power_state
+[ "$OUT" = 4 ] || fail "a stopped server's power state is $OUT, not 4 (SHUTDOWN)"
+refused "Cannot 'stop' instance.*vm_state stopped" openstack server stop "$SERVER_ID"
+run openstack server start "$SERVER_ID"
+wait_for "server $SERVER_ID to be ACTIVE" server_status_is ACTIVE
+run openstack server reboot --wait "$SERVER_ID"
+run openstack server reboot --hard --wait "$SERVER_ID"
+server_status_is ACTIVE || fail "server $SERVER_ID is not ACTIVE after the reboots"
+run openstack server event list "$SERVER_ID" -f value -c Action
+for action in create stop start reboot; do
+    grep -qx "$action" <<< "$OUT" || fail "no $action in the server's events"
+done
+ok "stopped (power state 4, a second stop refused), started, rebooted soft and hard; each an instance action"
 
 if [ "$MODE" = keystone ]; then
     step "tokens: none or a bad one is a 401 naming Keystone; cli-a-member's is accepted (curl)"
