@@ -31,6 +31,12 @@ pub enum ApiError {
     /// A request body over the server's limit (oslo.middleware's sizelimit).
     #[error("Request is too large. Larger than max_request_body_size ({limit}).")]
     RequestTooLarge { limit: usize },
+    /// A request line over the server's limit (eventlet's, which Nova runs on).
+    #[error("Request URI too long: more than {limit} bytes.")]
+    UriTooLong { limit: usize },
+    /// A header line, or the number of headers, over the server's limit.
+    #[error("Request header fields too large: {what}.")]
+    HeadersTooLarge { what: String },
     #[error(transparent)]
     Compute(#[from] ComputeError),
 }
@@ -48,6 +54,8 @@ impl ApiError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::IdentityUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::RequestTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
+            Self::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::Compute(e) => match e {
                 C::ServerNotFound(_) | C::InterfaceNotFound { .. } => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)

@@ -454,6 +454,11 @@ async fn error_bodies() {
         ApiError::Unauthorized,
         ApiError::IdentityUnavailable,
         ApiError::RequestTooLarge { limit: 114_688 },
+        ApiError::UriTooLong { limit: 8192 },
+        ApiError::HeadersTooLarge {
+            what: "more than 100 header fields".into(),
+        },
+        ApiError::NotAcceptable("Version 2.99 is not supported by the API. Minimum is 2.1 and maximum is 2.1.".into()),
         netcache_compute::Error::ServerNotFound(server_id).into(),
         netcache_compute::Error::NetworkNotFound(NetworkId::from(NET_PRIVATE)).into(),
         netcache_compute::Error::NetworkAmbiguous.into(),

@@ -157,7 +157,11 @@ async fn serve_connection(
     });
     let service =
         hyper::service::service_fn(move |request| handle(request, router.clone(), limits, Arc::clone(&phase)));
-    let connection = watcher.watch(http1::Builder::new().serve_connection(io, service));
+    let connection = watcher.watch(
+        http1::Builder::new()
+            .max_headers(4 * MAX_HEADERS)
+            .serve_connection(io, service),
+    );
     tokio::select! {
         result = connection => {
             if let Err(e) = result {
@@ -207,8 +211,12 @@ async fn handle(
 ) -> Result<Response<Body>, Box<dyn std::error::Error + Send + Sync>> {
     phase.send_replace(Phase::Body(after(limits.idle_timeout)));
     let (parts, body) = request.into_parts();
-    let response = if body.size_hint().lower() > limits.max_body_bytes as u64 {
-        too_large(limits.max_body_bytes)
+    let response = if let Some(refusal) = head_over_limits(&parts) {
+        refused(refusal)
+    } else if body.size_hint().lower() > limits.max_body_bytes as u64 {
+        refused(ApiError::RequestTooLarge {
+            limit: limits.max_body_bytes,
+        })
     } else {
         match Limited::new(body, limits.max_body_bytes).collect().await {
             Ok(body) => {
@@ -216,7 +224,9 @@ async fn handle(
                 let request = Request::from_parts(parts, Body::from(body.to_bytes()));
                 router.oneshot(request).await.unwrap_or_else(|e: Infallible| match e {})
             }
-            Err(e) if e.is::<LengthLimitError>() => too_large(limits.max_body_bytes),
+            Err(e) if e.is::<LengthLimitError>() => refused(ApiError::RequestTooLarge {
+                limit: limits.max_body_bytes,
+            }),
             // The client went away in the middle of its body.
             Err(e) => return Err(e),
         }
@@ -226,10 +236,37 @@ async fn handle(
     Ok(response)
 }
 
-/// Nova's answer to a request body over the limit (oslo.middleware's sizelimit).
-/// The rest of the body is not read, so the connection closes after it.
-fn too_large(limit: usize) -> Response<Body> {
-    let mut response = ApiError::RequestTooLarge { limit }.into_response();
+/// The longest request line (URI) served: eventlet's, which Nova runs on.
+const MAX_URI_BYTES: usize = 8192;
+/// The longest header line (name and value): Nova's `max_header_line`.
+const MAX_HEADER_LINE_BYTES: usize = 16384;
+/// The most header fields served (hyper's parser is set to read more, so a
+/// request with more is answered here, in Nova's form).
+const MAX_HEADERS: usize = 100;
+
+/// Why a request's head is refused, if it is over a limit.
+fn head_over_limits(parts: &axum::http::request::Parts) -> Option<ApiError> {
+    if parts.uri.to_string().len() > MAX_URI_BYTES {
+        return Some(ApiError::UriTooLong { limit: MAX_URI_BYTES });
+    }
+    if parts.headers.len() > MAX_HEADERS {
+        return Some(ApiError::HeadersTooLarge {
+            what: format!("more than {MAX_HEADERS} header fields"),
+        });
+    }
+    parts
+        .headers
+        .iter()
+        .find(|(name, value)| name.as_str().len() + value.len() > MAX_HEADER_LINE_BYTES)
+        .map(|(name, _)| ApiError::HeadersTooLarge {
+            what: format!("header {name} is longer than {MAX_HEADER_LINE_BYTES} bytes"),
+        })
+}
+
+/// Nova's answer to a request over a limit (a body: oslo.middleware's sizelimit).
+/// The rest of the request is not read, so the connection closes after it.
+fn refused(refusal: ApiError) -> Response<Body> {
+    let mut response = refusal.into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     if let Ok(id) = HeaderValue::from_str(&netcache_compute::new_request_id()) {

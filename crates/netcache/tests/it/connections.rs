@@ -6,6 +6,7 @@
 
 use crate::common;
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use common::{Options, TestApp};
@@ -260,5 +261,38 @@ fn connection_settings_have_defaults_and_are_checked() {
         std::fs::write(&path, toml).unwrap();
         let err = format!("{:#}", Settings::load(Some(&path), &[]).unwrap_err());
         assert!(err.contains(key), "{toml}: {err}");
+    }
+}
+
+/// A request head over Nova's limits (a URI over 8 KiB, a header line over
+/// 16 KiB, more than 100 header fields) is a 414 or 431 with Nova's JSON body,
+/// not a bare status; one just under every limit is served.
+#[tokio::test]
+async fn a_request_head_over_the_limits_is_refused_in_novas_form() {
+    let t = app(|_| {}).await;
+    let long_path = format!("/v2.1/servers?name={}", "a".repeat(8200));
+    let long_header = format!("X-Padding: {}\r\n", "b".repeat(16400));
+    let many_headers = (0..150).fold(String::new(), |mut head, i| {
+        let _ = write!(head, "X-Extra-{i}: {i}\r\n");
+        head
+    });
+    for (path, extra, status) in [
+        (long_path.as_str(), String::new(), 414),
+        ("/v2.1/servers", long_header, 431),
+        ("/v2.1/servers", many_headers, 431),
+        ("/v2.1/servers", format!("X-Padding: {}\r\n", "c".repeat(16000)), 200),
+    ] {
+        let mut stream = connect(&t).await;
+        let head = format!("GET {path} HTTP/1.1\r\nHost: netcache\r\n{extra}\r\n");
+        let (got, _, body) = request(&mut stream, head.as_bytes()).await;
+        assert_eq!(got, status, "{}", String::from_utf8_lossy(&body));
+        if status != 200 {
+            let body: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(body["computeFault"]["code"], status, "{body}");
+            assert!(
+                body["computeFault"]["message"].as_str().unwrap().contains("too"),
+                "{body}"
+            );
+        }
     }
 }
