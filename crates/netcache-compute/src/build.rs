@@ -79,18 +79,22 @@ impl Compute {
 
     /// Nova's `validate_networks`: named networks must exist and be usable by the
     /// caller, requested ports must be usable, requested fixed IPs free, and
-    /// "auto" must find exactly one network. Returns the requests with "auto"
+    /// "auto" must find at most one network. Returns the requests with "auto"
     /// resolved, so a build never has to guess.
     async fn validate_networks(&self, user: User<'_>, requests: &NetworkRequests) -> Result<NetworkRequests> {
         let explicit = match requests {
             NetworkRequests::None => return Ok(NetworkRequests::None),
+            // Nova at 2.1: with no network to use, the server boots without one.
             NetworkRequests::Auto => {
-                let network = self.only_available_network(user).await?;
-                return Ok(NetworkRequests::Explicit(vec![NetworkRequest::Network {
-                    network_id: Some(network),
-                    fixed_ip: None,
-                    tag: None,
-                }]));
+                return match self.only_available_network(user).await {
+                    Ok(network) => Ok(NetworkRequests::Explicit(vec![NetworkRequest::Network {
+                        network_id: Some(network),
+                        fixed_ip: None,
+                        tag: None,
+                    }])),
+                    Err(Error::NoNetworkAvailable) => Ok(NetworkRequests::None),
+                    Err(e) => Err(e),
+                };
             }
             NetworkRequests::Explicit(list) => list,
         };

@@ -391,6 +391,27 @@ async fn auto_network_and_ambiguity() {
     assert_nova_error(status, &body, 409);
 }
 
+/// Nova at 2.1: a boot that names no network, in a project with no network to
+/// use, boots without an interface.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_without_networks_boots_without_an_interface() {
+    let t = TestApp::start().await;
+    let boot = json!({"server": {"name": "lonely", "flavorRef": "1"}});
+    let request = t
+        .http
+        .post(t.url("/servers"))
+        .header("x-project-id", "a-project-with-no-network")
+        .header("x-roles", "member,reader")
+        .json(&boot);
+    let (status, body) = common::send(request).await;
+    assert_eq!(status, 202, "{body}");
+    t.app().compute.settle().await;
+    let id = body["server"]["id"].as_str().unwrap();
+    let (_, server) = common::send(common::as_admin(t.http.get(t.url(&format!("/servers/{id}"))))).await;
+    assert_eq!(server["server"]["status"], "ACTIVE", "{server}");
+    assert_eq!(server["server"]["addresses"], json!({}), "{server}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn boot_and_delete_cost_at_most_two_neutron_calls_each() {
     let t = TestApp::start().await;
