@@ -1,5 +1,5 @@
 //! `POST /v2.1/servers/{id}/action`: the body names one action (`{"os-stop":
-//! null}`, `{"reboot": {"type": "SOFT"}}`, …). As in Nova, a body that is not an
+//! null}`, `{"reboot": {"type": "SOFT"}}`, `{"addFixedIp": {"networkId": …}}`, …). As in Nova, a body that is not an
 //! object with exactly one key is malformed, an action netcache does not have is
 //! a 400, and an action the server's state does not allow a 409.
 
@@ -8,10 +8,15 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::post;
+use std::net::IpAddr;
+
+use netcache_compute::Error as ComputeError;
+use netcache_domain::NetworkId;
 use netcache_domain::power::PowerAction;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::servers::parse_uuid;
 use crate::{AppState, Caller, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -29,10 +34,70 @@ async fn act(
         Value::Object(map) if map.len() == 1 => map.into_iter().next().expect("one key"),
         _ => return Err(ApiError::BadRequest("Malformed request body".into())),
     };
-    let (power, rule) = power_action(&name, &args)?;
-    let server = caller.server(&state, &id, rule).await?;
-    state.compute.power(&caller.ctx, server.id, power).await?;
+    match name.as_str() {
+        "addFixedIp" => {
+            let network_id = network_of(&args)?;
+            let server = caller.server(&state, &id, "os_compute_api:os-multinic:add").await?;
+            // Refusals of the network are the request's fault here (a 400), not
+            // a missing resource as they are to os-interface.
+            let added = state.compute.add_fixed_ip(&caller.ctx, server.id, network_id).await;
+            added.map_err(|e| match e {
+                ComputeError::OnAttach(refusal) => *refusal,
+                other => other,
+            })?;
+        }
+        "removeFixedIp" => {
+            let address = address_of(&args)?;
+            let server = caller.server(&state, &id, "os_compute_api:os-multinic:remove").await?;
+            state.compute.remove_fixed_ip(&caller.ctx, server.id, address).await?;
+        }
+        _ => {
+            let (power, rule) = power_action(&name, &args)?;
+            let server = caller.server(&state, &id, rule).await?;
+            state.compute.power(&caller.ctx, server.id, power).await?;
+        }
+    }
     Ok(StatusCode::ACCEPTED)
+}
+
+/// The single field an action's object must hold, with Nova's messages.
+fn only_field<'a>(action: &str, args: &'a Value, field: &str) -> ApiResult<&'a Value> {
+    let invalid = |what: String| ApiError::BadRequest(format!("Invalid input for field/attribute {action}. {what}"));
+    let fields = args
+        .as_object()
+        .ok_or_else(|| invalid("Value must be an object".into()))?;
+    if let Some(extra) = fields.keys().find(|k| *k != field) {
+        return Err(invalid(format!(
+            "Additional properties are not allowed ('{extra}' was unexpected)"
+        )));
+    }
+    fields
+        .get(field)
+        .ok_or_else(|| invalid(format!("'{field}' is a required property")))
+}
+
+/// `addFixedIp`'s `{"networkId": …}` (a string or a number, as Nova's schema allows).
+fn network_of(args: &Value) -> ApiResult<NetworkId> {
+    let id = match only_field("addFixedIp", args, "networkId")? {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        other => {
+            return Err(ApiError::BadRequest(format!(
+                "Invalid input for field/attribute networkId. Value: {other}"
+            )));
+        }
+    };
+    Ok(NetworkId::from(parse_uuid(&id, "network")?))
+}
+
+/// `removeFixedIp`'s `{"address": "10.0.0.4"}`.
+fn address_of(args: &Value) -> ApiResult<IpAddr> {
+    match only_field("removeFixedIp", args, "address")? {
+        Value::String(s) => wire::parse_ip(s),
+        other => Err(ApiError::BadRequest(format!(
+            "Invalid input for field/attribute address. Value: {other}"
+        ))),
+    }
 }
 
 /// The power action `name` asks for, with the policy rule that guards it.
@@ -56,17 +121,12 @@ fn power_action(name: &str, args: &Value) -> ApiResult<(PowerAction, &'static st
 
 /// `{"type": "SOFT" | "HARD"}` (or `Soft`, `soft`, … as Nova's schema allows), nothing else.
 fn reboot_is_hard(args: &Value) -> ApiResult<bool> {
-    let invalid = |what: &str| ApiError::BadRequest(format!("Invalid input for field/attribute reboot. {what}"));
-    let fields: &Map<String, Value> = args.as_object().ok_or_else(|| invalid("Value must be an object"))?;
-    if let Some(extra) = fields.keys().find(|k| *k != "type") {
-        return Err(invalid(&format!(
-            "Additional properties are not allowed ('{extra}' was unexpected)"
-        )));
-    }
-    match fields.get("type").and_then(Value::as_str) {
+    match only_field("reboot", args, "type")?.as_str() {
         Some("HARD" | "Hard" | "hard") => Ok(true),
         Some("SOFT" | "Soft" | "soft") => Ok(false),
-        Some(kind) => Err(invalid(&format!("Value: {kind} is not one of HARD, SOFT"))),
-        None => Err(invalid("'type' is a required property")),
+        _ => Err(ApiError::BadRequest(format!(
+            "Invalid input for field/attribute type. Value: {}. It is not one of HARD, SOFT",
+            args["type"]
+        ))),
     }
 }

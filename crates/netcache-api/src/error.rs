@@ -64,7 +64,8 @@ impl ApiError {
                 | C::NoNetworkAvailable
                 | C::NoMoreFixedIps(_)
                 | C::FixedIpAlreadyInUse(_)
-                | C::InvalidInput(_) => StatusCode::BAD_REQUEST,
+                | C::InvalidInput(_)
+                | C::FixedIpNotFound { .. } => StatusCode::BAD_REQUEST,
                 C::ExternalNetworkAttachForbidden(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {

@@ -67,6 +67,8 @@ pub const RULES: &[(&str, &str)] = &[
         "os_compute_api:os-suspend-server:resume",
         "rule:project_member_or_admin",
     ),
+    ("os_compute_api:os-multinic:add", "rule:project_member_or_admin"),
+    ("os_compute_api:os-multinic:remove", "rule:project_member_or_admin"),
     ("os_compute_api:os-availability-zone:list", "@"),
     ("os_compute_api:os-availability-zone:detail", "rule:context_is_admin"),
     ("netcache:audit", "rule:context_is_admin"),

@@ -384,7 +384,7 @@ impl Compute {
             .then_some(revision)
     }
 
-    async fn floating_ips_of(&self, port_id: &PortId) -> Result<Vec<netcache_domain::neutron::FloatingIp>> {
+    pub(crate) async fn floating_ips_of(&self, port_id: &PortId) -> Result<Vec<netcache_domain::neutron::FloatingIp>> {
         Ok(self
             .neutron
             .list_floating_ips(&netcache_neutron::FloatingIpFilter {

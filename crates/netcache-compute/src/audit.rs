@@ -300,6 +300,7 @@ impl Compute {
             OperationKind::Detach,
             OperationKind::Release,
             OperationKind::Power,
+            OperationKind::RemoveFixedIp,
         ] {
             for lease in ["live", "expired"] {
                 let n = operations.get(&(kind, lease)).copied().unwrap_or(0);

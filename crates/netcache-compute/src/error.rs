@@ -40,6 +40,8 @@ pub enum Error {
     OnAttach(Box<Error>),
     #[error("Invalid input: {0}")]
     InvalidInput(String),
+    #[error("Instance {server} doesn't have fixed IP '{address}'.")]
+    FixedIpNotFound { server: ServerId, address: IpAddr },
     #[error("Cannot '{action}' instance {server} while it is in vm_state {vm_state}")]
     InvalidState {
         server: ServerId,

@@ -28,6 +28,7 @@ pub mod clock;
 pub mod config;
 mod error;
 mod events;
+mod fixed_ips;
 mod gc;
 mod heal;
 mod hooks;

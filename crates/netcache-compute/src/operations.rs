@@ -283,6 +283,9 @@ impl Compute {
             OperationParams::Detach { port_id } => self.run_detach(op, port_id).await,
             OperationParams::Release => self.run_release(op.server_id).await,
             OperationParams::Power { action } => self.run_power(op, *action).await,
+            OperationParams::RemoveFixedIp { port_id, address } => {
+                self.run_remove_fixed_ip(op, port_id, *address).await
+            }
         }
     }
 

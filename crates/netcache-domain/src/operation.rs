@@ -1,5 +1,5 @@
 //! Durable operations: every mutation of a server (build, delete, interface attach
-//! and detach, power actions, the retry of a release) is a row committed before any side effect,
+//! and detach, power actions, removing a fixed IP, the retry of a release) is a row committed before any side effect,
 //! with exactly one owner at a time. The owner holds a lease it renews while it
 //! works; when the lease runs out (the owner died), any process may take the
 //! operation over and continue it from what the records say was done.
@@ -117,6 +117,11 @@ pub enum OperationParams {
     Power {
         action: PowerAction,
     },
+    /// Takes one address off an interface's port (`removeFixedIp`); the port stays.
+    RemoveFixedIp {
+        port_id: PortId,
+        address: IpAddr,
+    },
 }
 
 impl OperationParams {
@@ -129,6 +134,7 @@ impl OperationParams {
             Self::Detach { .. } => OperationKind::Detach,
             Self::Release => OperationKind::Release,
             Self::Power { .. } => OperationKind::Power,
+            Self::RemoveFixedIp { .. } => OperationKind::RemoveFixedIp,
         }
     }
 
@@ -151,6 +157,7 @@ string_enum!(
         Detach => "detach",
         Release => "release",
         Power => "power",
+        RemoveFixedIp => "remove_fixed_ip",
     }
 );
 

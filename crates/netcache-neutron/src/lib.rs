@@ -74,6 +74,8 @@ pub struct PortUpdate {
     /// `Some(None)` clears the binding host (`null`).
     pub binding_host_id: Option<Option<String>>,
     pub binding_profile: Option<serde_json::Value>,
+    /// The port's addresses, replacing the ones it has.
+    pub fixed_ips: Option<Vec<FixedIpRequest>>,
 }
 
 impl PortUpdate {
@@ -84,7 +86,7 @@ impl PortUpdate {
             device_id: Some(device_id.to_owned()),
             device_owner: Some(device_owner.to_owned()),
             binding_host_id: Some(Some(host.to_owned())),
-            binding_profile: None,
+            ..Self::default()
         }
     }
 
@@ -95,7 +97,16 @@ impl PortUpdate {
             device_id: Some(String::new()),
             device_owner: Some(String::new()),
             binding_host_id: Some(None),
-            binding_profile: None,
+            ..Self::default()
+        }
+    }
+
+    /// Keeps exactly these addresses on the port.
+    #[must_use]
+    pub fn fixed_ips(keep: Vec<FixedIpRequest>) -> Self {
+        Self {
+            fixed_ips: Some(keep),
+            ..Self::default()
         }
     }
 }

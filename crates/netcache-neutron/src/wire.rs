@@ -357,6 +357,8 @@ pub struct PortUpdateBody {
     pub binding_host_id: Option<Option<String>>,
     #[serde(rename = "binding:profile", skip_serializing_if = "Option::is_none")]
     pub binding_profile: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_ips: Option<Vec<FixedIpRequestBody>>,
 }
 
 impl From<&PortUpdate> for PortUpdateEnvelope {
@@ -367,6 +369,10 @@ impl From<&PortUpdate> for PortUpdateEnvelope {
                 device_owner: u.device_owner.clone(),
                 binding_host_id: u.binding_host_id.clone(),
                 binding_profile: u.binding_profile.clone(),
+                fixed_ips: u
+                    .fixed_ips
+                    .as_ref()
+                    .map(|ips| ips.iter().map(FixedIpRequestBody::from).collect()),
             },
         }
     }

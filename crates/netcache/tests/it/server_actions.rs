@@ -141,3 +141,62 @@ async fn what_is_not_an_action_is_novas_400() {
     assert_eq!(code, 404);
     assert_eq!(status_and_power(&t, &id).await, ("ACTIVE".to_owned(), 1));
 }
+
+/// `addFixedIp` gives the server another interface on the network;
+/// `removeFixedIp` takes one address off the port holding it (the port stays
+/// when it has others, as in Nova), and the cache follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_and_remove_fixed_ip_change_the_servers_addresses() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let net = t.topology.private_network_id.clone();
+    let (code, body) = act(&t, &id, json!({"addFixedIp": {"networkId": net}})).await;
+    assert_eq!(code, 202, "{body}");
+    let ports = t.interface_port_ids(&id).await;
+    assert_eq!(ports.len(), 2);
+    let addresses = |server: &Value| -> Vec<String> {
+        server["addresses"]["private"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["addr"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = addresses(&t.server(&id).await);
+    assert_eq!(
+        before.len(),
+        4,
+        "two ports, each with an IPv4 and an IPv6 address: {before:?}"
+    );
+    // (An IPv4 one: Neutron gives a port on a SLAAC subnet its IPv6 address back.)
+    let removed = before.iter().rfind(|a| !a.contains(':')).unwrap().clone();
+    let (code, body) = act(&t, &id, json!({"removeFixedIp": {"address": removed}})).await;
+    assert_eq!(code, 202, "{body}");
+    let after = addresses(&t.server(&id).await);
+    assert_eq!(after.len(), 3, "{after:?}");
+    assert!(!after.contains(&removed), "{after:?}");
+    assert_eq!(t.interface_port_ids(&id).await, ports, "the port stays");
+    let holders = t
+        .neutron_ports(&id)
+        .into_iter()
+        .filter(|p| p["fixed_ips"].to_string().contains(&removed))
+        .count();
+    assert_eq!(holders, 0, "Neutron no longer gives {removed} to the server");
+
+    for (body, message) in [
+        (json!({"removeFixedIp": {"address": removed}}), "doesn't have fixed IP"),
+        (json!({"removeFixedIp": {"address": "not-an-ip"}}), "not-an-ip"),
+        (json!({"removeFixedIp": {}}), "'address' is a required property"),
+        (json!({"addFixedIp": {"networkId": "nope"}}), "uuid"),
+        (json!({"addFixedIp": {"networkId": net, "x": 1}}), "'x' was unexpected"),
+        (
+            json!({"addFixedIp": {"networkId": "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01"}}),
+            "could not be found",
+        ),
+    ] {
+        let (code, answer) = act(&t, &id, body.clone()).await;
+        assert_eq!(code, 400, "{body}: {answer}");
+        let text = answer["badRequest"]["message"].as_str().unwrap();
+        assert!(text.contains(message), "{body}: {text}");
+    }
+}
