@@ -57,7 +57,7 @@ impl ApiError {
             Self::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             Self::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::Compute(e) => match e {
-                C::ServerNotFound(_) | C::InterfaceNotFound { .. } => StatusCode::NOT_FOUND,
+                C::ServerNotFound(_) | C::InterfaceNotFound { .. } | C::KeypairNotFound { .. } => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -65,23 +65,30 @@ impl ApiError {
                 | C::NoMoreFixedIps(_)
                 | C::FixedIpAlreadyInUse(_)
                 | C::InvalidInput(_)
-                | C::FixedIpNotFound { .. } => StatusCode::BAD_REQUEST,
+                | C::FixedIpNotFound { .. }
+                | C::InvalidKeypair(_)
+                | C::InvalidKeyName => StatusCode::BAD_REQUEST,
                 C::ExternalNetworkAttachForbidden(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,
                     _ => StatusCode::NOT_FOUND,
                 },
-                C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } => StatusCode::CONFLICT,
+                C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } | C::KeypairExists(_) => {
+                    StatusCode::CONFLICT
+                }
                 C::OperationInFlight { .. } | C::DeleteRequested(_) => StatusCode::CONFLICT,
                 C::Overloaded | C::Interrupted(_) => StatusCode::SERVICE_UNAVAILABLE,
                 C::Neutron(n) => neutron_status(n),
                 C::Store(s) if s.is_conflict() => StatusCode::CONFLICT,
                 // The create's outcome stayed unknown: Neutron did not answer in time.
                 C::CreateAbandoned { .. } => StatusCode::GATEWAY_TIMEOUT,
-                C::VifPlugTimeout { .. } | C::SpawnFailed { .. } | C::NoValidHost(_) | C::Store(_) | C::Crashed(_) => {
-                    StatusCode::INTERNAL_SERVER_ERROR
-                }
+                C::VifPlugTimeout { .. }
+                | C::SpawnFailed { .. }
+                | C::NoValidHost(_)
+                | C::KeyGeneration(_)
+                | C::Store(_)
+                | C::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
         };
         (status, message)

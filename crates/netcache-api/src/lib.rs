@@ -1,5 +1,5 @@
 //! Nova-compatible compute API (v2.1 subset) over the compute service:
-//! servers, addresses, os-interface and os-instance-actions; for clients such
+//! servers, addresses, os-interface, os-instance-actions and os-keypairs; for clients such
 //! as `openstack`, a fixed flavor catalog, the availability zone and a
 //! read-only Glance v2 image subset at `/image`.
 
@@ -22,6 +22,7 @@ mod events;
 mod flavors;
 mod images;
 mod interfaces;
+mod keypairs;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
@@ -62,6 +63,7 @@ pub fn router(state: AppState) -> Router {
         .merge(servers::routes())
         .merge(actions::routes())
         .merge(interfaces::routes())
+        .merge(keypairs::routes())
         .merge(events::routes())
         .merge(flavors::routes())
         .merge(zones::routes())

@@ -4,7 +4,9 @@
 //! an oslo.policy file does). Roles imply one another as Keystone's default
 //! inference rules make them (`admin` ⊃ `member` ⊃ `reader`); a project rule
 //! applies within the caller's project, and other projects' servers are an
-//! admin's (a non-admin gets 404 for them, see [`crate::Caller::server`]).
+//! admin's (a non-admin gets 404 for them, see [`crate::Caller::server`]); a
+//! user rule applies to the caller's own key pairs (at 2.1 a request names no
+//! other user's).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -69,6 +71,22 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     ("os_compute_api:os-multinic:add", "rule:project_member_or_admin"),
     ("os_compute_api:os-multinic:remove", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:os-keypairs:index",
+        "(rule:context_is_admin) or user_id:%(user_id)s",
+    ),
+    (
+        "os_compute_api:os-keypairs:create",
+        "(rule:context_is_admin) or user_id:%(user_id)s",
+    ),
+    (
+        "os_compute_api:os-keypairs:show",
+        "(rule:context_is_admin) or user_id:%(user_id)s",
+    ),
+    (
+        "os_compute_api:os-keypairs:delete",
+        "(rule:context_is_admin) or user_id:%(user_id)s",
+    ),
     ("os_compute_api:os-availability-zone:list", "@"),
     ("os_compute_api:os-availability-zone:detail", "rule:context_is_admin"),
     ("netcache:audit", "rule:context_is_admin"),
@@ -88,6 +106,9 @@ enum Check {
     /// `project_id:%(project_id)s`: the target is the caller's project. The
     /// handlers scope every server to its project already, so this holds.
     OwnProject,
+    /// `user_id:%(user_id)s`: the target is the caller's user. The key pair
+    /// handlers act on the caller's own key pairs only, so this holds.
+    OwnUser,
     Not(Box<Check>),
     And(Vec<Check>),
     Or(Vec<Check>),
@@ -158,7 +179,7 @@ impl Policy {
 
     fn eval(&self, check: &Check, roles: &[String]) -> bool {
         match check {
-            Check::Always | Check::OwnProject => true,
+            Check::Always | Check::OwnProject | Check::OwnUser => true,
             Check::Never => false,
             Check::Role(role) => roles.iter().any(|r| r == role),
             Check::Rule(name) => self.allows(name, roles),
@@ -175,18 +196,20 @@ impl Check {
             Self::Rule(name) => into.push(name),
             Self::Not(inner) => inner.referred_rules(into),
             Self::And(all) | Self::Or(all) => all.iter().for_each(|c| c.referred_rules(into)),
-            Self::Always | Self::Never | Self::Role(_) | Self::OwnProject => {}
+            Self::Always | Self::Never | Self::Role(_) | Self::OwnProject | Self::OwnUser => {}
         }
     }
 }
 
 /// Parses a check string: atoms `@`, `!`, `role:NAME`, `rule:NAME`,
-/// `project_id:%(project_id)s`, joined by `or`, `and`, `not` and parentheses
-/// (that precedence, as oslo.policy's).
+/// `project_id:%(project_id)s`, `user_id:%(user_id)s`, joined by `or`, `and`,
+/// `not` and parentheses (that precedence, as oslo.policy's).
 fn parse(text: &str) -> Result<Check, String> {
     let spaced = text.replace('(', " ( ").replace(')', " ) ");
-    // `%(project_id)s` holds parentheses of its own: put it back together.
-    let spaced = spaced.replace("% ( project_id ) s", "%(project_id)s");
+    // `%(project_id)s` and `%(user_id)s` hold parentheses of their own: put them back together.
+    let spaced = spaced
+        .replace("% ( project_id ) s", "%(project_id)s")
+        .replace("% ( user_id ) s", "%(user_id)s");
     let tokens: Vec<&str> = spaced.split_whitespace().collect();
     if tokens.is_empty() {
         return Ok(Check::Always);
@@ -254,11 +277,12 @@ impl Parser<'_> {
             Some("@") => Ok(Check::Always),
             Some("!") => Ok(Check::Never),
             Some("project_id:%(project_id)s") => Ok(Check::OwnProject),
+            Some("user_id:%(user_id)s") => Ok(Check::OwnUser),
             Some(atom) => match atom.split_once(':') {
                 Some(("role", role)) if !role.is_empty() => Ok(Check::Role(role.to_lowercase())),
                 Some(("rule", rule)) if !rule.is_empty() => Ok(Check::Rule(rule.to_owned())),
                 _ => Err(format!(
-                    "unsupported check {atom:?} (netcache knows @, !, role:NAME, rule:NAME, project_id:%(project_id)s)"
+                    "unsupported check {atom:?} (netcache knows @, !, role:NAME, rule:NAME, project_id:%(project_id)s, user_id:%(user_id)s)"
                 )),
             },
         }
@@ -295,6 +319,8 @@ mod tests {
             ("context_is_admin", [false, false, true, false]),
             ("service_or_admin", [false, false, true, true]),
             ("os_compute_api:os-availability-zone:list", [true, true, true, true]),
+            // Every user's own key pairs are that user's, whatever the roles.
+            ("os_compute_api:os-keypairs:create", [true, true, true, true]),
         ];
         for (rule, expected) in table {
             let got = ["reader", "member", "admin", "service"].map(|r| policy.allows(rule, &roles(&[r])));
@@ -329,13 +355,17 @@ mod tests {
                 "(role:a or role:b) and project_id:%(project_id)s",
                 Check::And(vec![Check::Or(vec![role("a"), role("b")]), Check::OwnProject]),
             ),
+            (
+                "(rule:context_is_admin) or user_id:%(user_id)s",
+                Check::Or(vec![Check::Rule("context_is_admin".into()), Check::OwnUser]),
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(parse(text), Ok(want), "{text:?}");
         }
         for bad in [
             "role:",
-            "user_id:%(user_id)s",
+            "user_id:%(name)s",
             "role:a or",
             "(role:a",
             "role:a role:b",

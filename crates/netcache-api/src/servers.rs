@@ -219,6 +219,7 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
         image_ref: fields.image_ref.unwrap_or_default(),
         metadata: fields.metadata,
         networks,
+        key_name: fields.key_name,
     })
 }
 

@@ -31,6 +31,7 @@ pub struct CreateServerFields {
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
     pub networks: Option<NetworksField>,
+    pub key_name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,7 +93,7 @@ fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
 }
 
 /// Nova's timestamp format for actions and usage (`2013-10-02T10:31:31.000000`).
-fn iso_micro(t: chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn iso_micro(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
 }
 
@@ -204,7 +205,7 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
         "OS-DCF:diskConfig": "MANUAL",
         "OS-EXT-AZ:availability_zone": server.availability_zone,
         "config_drive": "",
-        "key_name": null,
+        "key_name": server.key_name,
         "OS-SRV-USG:launched_at": server.launched_at.map(iso_micro),
         "OS-SRV-USG:terminated_at": server.deleted_at.map(iso_micro),
         "OS-EXT-SRV-ATTR:host": server.host.as_ref().map(ToString::to_string),

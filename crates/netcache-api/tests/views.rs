@@ -63,6 +63,7 @@ fn server() -> Server {
         image_ref: IMAGE.into(),
         metadata: BTreeMap::from([("role".into(), "web".into())]),
         requested_networks: NetworkRequests::Auto,
+        key_name: None,
         tried_hosts: vec![HostName::from("compute-1")],
         created_at: at("2026-01-02T03:04:05Z"),
         updated_at: at("2026-01-02T03:04:21Z"),

@@ -28,6 +28,8 @@ pub struct CreateServer {
     pub image_ref: String,
     pub metadata: BTreeMap<String, String>,
     pub networks: NetworkRequests,
+    /// One of the caller's key pairs, by name.
+    pub key_name: Option<String>,
 }
 
 const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
@@ -41,6 +43,9 @@ impl Compute {
             project: &project,
             admin: ctx.is_admin(),
         };
+        if let Some(key_name) = &request.key_name {
+            self.check_key_name(ctx, key_name).await?;
+        }
         let networks = self.validate_networks(user, &request.networks).await?;
         let now = self.clock.now();
         let server = Server {
@@ -57,6 +62,7 @@ impl Compute {
             image_ref: request.image_ref,
             metadata: request.metadata,
             requested_networks: networks,
+            key_name: request.key_name,
             tried_hosts: vec![],
             created_at: now,
             updated_at: now,

@@ -42,6 +42,19 @@ pub enum Error {
     InvalidInput(String),
     #[error("Instance {server} doesn't have fixed IP '{address}'.")]
     FixedIpNotFound { server: ServerId, address: IpAddr },
+    /// A key pair's name or public key Nova refuses (the reason in its words).
+    #[error("Keypair data is invalid: {0}")]
+    InvalidKeypair(String),
+    #[error("Key pair '{0}' already exists.")]
+    KeypairExists(String),
+    /// Also the answer for another user's key pair.
+    #[error("Keypair {name} not found for user {user_id}")]
+    KeypairNotFound { name: String, user_id: String },
+    /// A boot's `key_name` names none of the caller's key pairs.
+    #[error("Invalid key_name provided.")]
+    InvalidKeyName,
+    #[error("Key pair generation failed: {0}")]
+    KeyGeneration(String),
     #[error("Cannot '{action}' instance {server} while it is in vm_state {vm_state}")]
     InvalidState {
         server: ServerId,

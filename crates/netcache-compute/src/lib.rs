@@ -33,6 +33,7 @@ mod gc;
 mod heal;
 mod hooks;
 mod interfaces;
+mod keypairs;
 mod loops;
 mod operations;
 mod plugging;
@@ -50,6 +51,7 @@ pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;
 pub use heal::HealReport;
 pub use interfaces::{AttachRequest, Interface};
+pub use keypairs::NewKeyPair;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;

@@ -4,6 +4,7 @@
 use crate::action::{Action, ActionEvent};
 use crate::ghost::GhostSighting;
 use crate::intent::{IntentState, PortIntent};
+use crate::keypair::KeyPair;
 use crate::network_info::NetworkInfo;
 use crate::operation::{Operation, Owner, QueuedDelete};
 use crate::server::Server;
@@ -91,5 +92,12 @@ pub enum Change {
         previous_owner: Owner,
         owner: Owner,
         lease_until: chrono::DateTime<chrono::Utc>,
+    },
+    /// A new key pair; a conflict if its user has one of that name.
+    InsertKeyPair(KeyPair),
+    /// Removes a user's key pair; not found if the user has none of that name.
+    DeleteKeyPair {
+        user_id: String,
+        name: String,
     },
 }

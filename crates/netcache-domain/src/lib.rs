@@ -18,6 +18,7 @@ pub mod gc;
 pub mod ghost;
 pub mod ids;
 pub mod intent;
+pub mod keypair;
 pub mod marker;
 pub mod network_info;
 pub mod neutron;

@@ -22,6 +22,8 @@ pub struct Server {
     pub image_ref: String,
     pub metadata: BTreeMap<String, String>,
     pub requested_networks: NetworkRequests,
+    /// The caller's key pair named at boot (Nova keeps the name, not the key).
+    pub key_name: Option<String>,
     /// Hosts already tried by this build, in order (the reschedule history).
     pub tried_hosts: Vec<HostName>,
     pub created_at: DateTime<Utc>,

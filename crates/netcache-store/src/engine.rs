@@ -12,6 +12,7 @@ use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
 use netcache_domain::server::{Fault, Server};
@@ -22,7 +23,7 @@ use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool,
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
-use crate::{Error, NodeLock, Result, ServerFilter, Store, StoredCache, json, sql};
+use crate::{Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.
 pub(crate) trait Backend: Send + Sync + 'static {
@@ -244,6 +245,23 @@ where
                     return Err(not_owned(*server_id, *id, previous_owner));
                 }
             }
+            Change::InsertKeyPair(keypair) => {
+                let query = sqlx::query(sql::INSERT_KEYPAIR)
+                    .bind(keypair.user_id.as_str())
+                    .bind(keypair.name.as_str())
+                    .bind(keypair.public_key.as_str())
+                    .bind(keypair.fingerprint.as_str())
+                    .bind(DB::ts(keypair.created_at));
+                Self::run(conn, query).await?;
+            }
+            Change::DeleteKeyPair { user_id, name } => {
+                let query = sqlx::query(sql::DELETE_KEYPAIR)
+                    .bind(user_id.as_str())
+                    .bind(name.as_str());
+                if Self::run(conn, query).await? == 0 {
+                    return Err(Error::NotFound(format!("key pair {name:?} of user {user_id:?}")));
+                }
+            }
         }
         Ok(())
     }
@@ -298,6 +316,7 @@ where
             .bind(DB::ts(s.updated_at))
             .bind(s.launched_at.map(DB::ts))
             .bind(s.deleted_at.map(DB::ts))
+            .bind(s.key_name.as_deref())
     }
 
     /// `$1` server, `$2` port, then the other columns (see [`sql::UPDATE_VIF`]).
@@ -377,6 +396,7 @@ where
             image_ref: c.get("image_ref")?,
             metadata: c.json("metadata", json::metadata_from_json)?,
             requested_networks: c.json("requested_networks", json::requests_from_json)?,
+            key_name: c.get("key_name")?,
             tried_hosts: c.json("tried_hosts", json::hosts_from_json)?,
             created_at: c.ts("created_at")?,
             updated_at: c.ts("updated_at")?,
@@ -460,6 +480,20 @@ where
             last_seen: c.ts("last_seen")?,
             times_seen: c.narrow("times_seen", c.get("times_seen")?)?,
             revision_number: c.narrow("revision_number", c.get("revision_number")?)?,
+        })
+    }
+
+    fn keypair(row: &DB::Row) -> Result<StoredKeyPair> {
+        let c = Cols::<DB>(row);
+        Ok(StoredKeyPair {
+            id: c.get("id")?,
+            keypair: KeyPair {
+                user_id: c.get("user_id")?,
+                name: c.get("name")?,
+                public_key: c.get("public_key")?,
+                fingerprint: c.get("fingerprint")?,
+                created_at: c.ts("created_at")?,
+            },
         })
     }
 
@@ -720,6 +754,23 @@ where
             .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(Sql::<B::Db>::ghost).transpose()
+    }
+
+    async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>> {
+        let rows = sqlx::query(sql::SELECT_KEYPAIRS)
+            .bind(user_id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::keypair).collect()
+    }
+
+    async fn keypair(&self, user_id: &str, name: &str) -> Result<Option<StoredKeyPair>> {
+        let row = sqlx::query(sql::SELECT_KEYPAIR)
+            .bind(user_id)
+            .bind(name)
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(Sql::<B::Db>::keypair).transpose()
     }
 }
 

@@ -12,6 +12,7 @@ use netcache_domain::action::Action;
 use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostSighting;
 use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::server::Server;
@@ -52,6 +53,13 @@ pub struct StoredCache {
     pub generation: i64,
 }
 
+/// A key pair as stored, with the integer id Nova shows for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredKeyPair {
+    pub id: i64,
+    pub keypair: KeyPair,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerFilter {
     pub project_id: Option<ProjectId>,
@@ -67,11 +75,12 @@ pub trait Store: Send + Sync + 'static {
     /// or cache changed since read) rolls the whole batch back with [`Error::Conflict`].
     ///
     /// Changes apply in order. Besides the compare-and-swaps, a duplicate key (a port
-    /// already in some server's VIF records, an existing server/intent/action id) is a
-    /// [`Error::Conflict`]; a change naming a row that does not exist (`UpdateVif`,
-    /// `DeleteVif`, `AddActionEvent`, or a record of an unknown server) is
-    /// [`Error::NotFound`]; both roll the whole batch back too. Deleting a ghost
-    /// sighting that is already gone is not an error. A returned `Ok` is durable.
+    /// already in some server's VIF records, an existing server/intent/action id, a
+    /// key pair name its user has already) is a [`Error::Conflict`]; a change naming
+    /// a row that does not exist (`UpdateVif`, `DeleteVif`, `AddActionEvent`,
+    /// `DeleteKeyPair`, or a record of an unknown server) is [`Error::NotFound`]; both
+    /// roll the whole batch back too. Deleting a ghost sighting that is already gone
+    /// is not an error. A returned `Ok` is durable.
     async fn commit(&self, changes: Vec<Change>) -> Result<()>;
 
     async fn server(&self, id: ServerId) -> Result<Option<Server>>;
@@ -128,6 +137,10 @@ pub trait Store: Send + Sync + 'static {
 
     async fn ghost_sightings(&self) -> Result<Vec<GhostSighting>>;
     async fn ghost_sighting(&self, port: &PortId) -> Result<Option<GhostSighting>>;
+
+    /// A user's key pairs, by name.
+    async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>>;
+    async fn keypair(&self, user_id: &str, name: &str) -> Result<Option<StoredKeyPair>>;
 }
 
 /// Opens (creating and migrating if needed) the store named by `url`:

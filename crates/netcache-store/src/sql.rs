@@ -18,14 +18,14 @@ macro_rules! server_columns {
     () => {
         "id, name, project_id, user_id, host, availability_zone, vm_state, task_state, fault_code, \
          fault_message, fault_created, flavor_ref, image_ref, metadata, requested_networks, tried_hosts, \
-         created_at, updated_at, launched_at, deleted_at, generation"
+         created_at, updated_at, launched_at, deleted_at, generation, key_name"
     };
 }
 
 pub(crate) const INSERT_SERVER: &str = concat!(
     "INSERT INTO servers (",
     server_columns!(),
-    ") VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $2)"
+    ") VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $2, $22)"
 );
 
 /// Compare-and-swap on the generation the caller read.
@@ -33,7 +33,7 @@ pub(crate) const UPDATE_SERVER: &str = "UPDATE servers SET name = $3, project_id
      host = $6, availability_zone = $7, vm_state = $8, task_state = $9, fault_code = $10, \
      fault_message = $11, fault_created = $12, flavor_ref = $13, image_ref = $14, metadata = $15, \
      requested_networks = $16, tried_hosts = $17, created_at = $18, updated_at = $19, \
-     launched_at = $20, deleted_at = $21, generation = generation + 1 \
+     launched_at = $20, deleted_at = $21, key_name = $22, generation = generation + 1 \
      WHERE id = $1 AND generation = $2";
 
 pub(crate) const INSERT_EMPTY_CACHE: &str =
@@ -177,6 +177,14 @@ pub(crate) const SELECT_CLAIMABLE_OPERATIONS: &str = select_operations!(
      ORDER BY created_at, server_id LIMIT $4"
 );
 
+// ---- key pairs ($1 user_id, $2 name, then the other columns in order) ----
+
+/// The key `(user_id, name)` makes a second key pair of one name a conflict.
+pub(crate) const INSERT_KEYPAIR: &str =
+    "INSERT INTO keypairs (user_id, name, public_key, fingerprint, created_at) VALUES ($1, $2, $3, $4, $5)";
+
+pub(crate) const DELETE_KEYPAIR: &str = "DELETE FROM keypairs WHERE user_id = $1 AND name = $2";
+
 // ---- singleton leases ----
 
 /// `$1` name, `$2` owner, `$3` until, `$4` now: taken when free, expired, or already ours.
@@ -254,3 +262,15 @@ macro_rules! select_ghosts {
 
 pub(crate) const SELECT_GHOSTS: &str = select_ghosts!("ORDER BY first_seen, port_id");
 pub(crate) const SELECT_GHOST: &str = select_ghosts!("WHERE port_id = $1");
+
+macro_rules! select_keypairs {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, user_id, name, public_key, fingerprint, created_at FROM keypairs ",
+            $tail
+        )
+    };
+}
+
+pub(crate) const SELECT_KEYPAIRS: &str = select_keypairs!("WHERE user_id = $1 ORDER BY name, id");
+pub(crate) const SELECT_KEYPAIR: &str = select_keypairs!("WHERE user_id = $1 AND name = $2");

@@ -64,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
             fixed_ip: None,
             tag: None,
         }]),
+        key_name: None,
     };
     // Warm-up: learn the network, open connections.
     app.compute.create_server(&ctx, boot()).await?;

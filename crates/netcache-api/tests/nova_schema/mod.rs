@@ -355,6 +355,57 @@ pub fn get_version() -> Value {
     object(json!({"version": version()}), &["version"])
 }
 
+/// `GET /os-keypairs` at 2.1: name, public key and fingerprint of each.
+pub fn list_keypairs() -> Value {
+    let keypair = object(
+        json!({
+            "public_key": {"type": "string"},
+            "name": {"type": "string"},
+            "fingerprint": {"type": "string"},
+        }),
+        &["public_key", "name", "fingerprint"],
+    );
+    object(
+        json!({"keypairs": {"type": "array", "items": object(json!({"keypair": keypair}), &["keypair"])}}),
+        &["keypairs"],
+    )
+}
+
+/// `POST /os-keypairs` at 2.1 (200): `private_key` only for a generated key pair.
+pub fn create_keypair() -> Value {
+    object(
+        json!({"keypair": object(json!({
+            "fingerprint": {"type": "string"},
+            "name": {"type": "string"},
+            "public_key": {"type": "string"},
+            "user_id": {"type": "string"},
+            "private_key": {"type": "string"},
+        }), &["fingerprint", "name", "public_key", "user_id"])}),
+        &["keypair"],
+    )
+}
+
+/// `GET /os-keypairs/{name}` at 2.1: the record's columns too.
+pub fn get_keypair() -> Value {
+    let nullable_time = json!({"anyOf": [naive_date_time(), {"type": "null"}]});
+    object(
+        json!({"keypair": object(json!({
+            "public_key": {"type": "string"},
+            "name": {"type": "string"},
+            "fingerprint": {"type": "string"},
+            "user_id": {"type": "string"},
+            "deleted": {"type": "boolean"},
+            "created_at": naive_date_time(),
+            "updated_at": nullable_time,
+            "deleted_at": nullable_time,
+            "id": {"type": "integer"},
+        }), &[
+            "public_key", "name", "fingerprint", "user_id", "deleted", "created_at", "updated_at", "deleted_at", "id",
+        ])}),
+        &["keypair"],
+    )
+}
+
 /// Every error body: one key naming the kind (`itemNotFound`, …) over code and message.
 pub fn nova_error() -> Value {
     let fault = object(

@@ -120,6 +120,7 @@ fn staged_server(id: ServerId, now: chrono::DateTime<chrono::Utc>) -> Server {
         image_ref: "img".into(),
         metadata: BTreeMap::new(),
         requested_networks: NetworkRequests::None,
+        key_name: None,
         tried_hosts: vec![HostName::from("host1")],
         created_at: now,
         updated_at: now,

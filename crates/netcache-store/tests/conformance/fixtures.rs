@@ -6,6 +6,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
@@ -52,6 +53,7 @@ pub fn server(project: &str, created: DateTime<Utc>) -> Server {
                 tag: Some("nic3".into()),
             },
         ]),
+        key_name: Some("laptop key_1".into()),
         tried_hosts: vec![HostName::from("host1"), HostName::from("host2")],
         created_at: created,
         updated_at: created + Duration::seconds(1),
@@ -70,6 +72,7 @@ pub fn bare_server(project: &str, created: DateTime<Utc>) -> Server {
         fault: None,
         metadata: BTreeMap::new(),
         requested_networks: NetworkRequests::Auto,
+        key_name: None,
         tried_hosts: vec![],
         launched_at: None,
         ..server(project, created)
@@ -154,6 +157,16 @@ pub fn event(name: &str, start: DateTime<Utc>) -> ActionEvent {
         result: None,
         details: None,
         host: None,
+    }
+}
+
+pub fn keypair(user: &str, name: &str, created: DateTime<Utc>) -> KeyPair {
+    KeyPair {
+        user_id: user.into(),
+        name: name.into(),
+        public_key: format!("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBvUqwsMzEDlxAfFDFpTPbALb+EAcHBfLLyrKo0gpPqT {name}"),
+        fingerprint: "55:4a:63:6b:16:2d:21:07:f1:d0:a9:3d:60:f8:1f:2a".into(),
+        created_at: created,
     }
 }
 

@@ -34,6 +34,9 @@ conformance!(
     singleton_leases_have_one_holder,
     vif_changes_advance_the_cache_generation,
     ghost_sightings_skip_recorded_ports_and_busy_servers,
+    keypairs_round_trip_per_user_by_name,
+    a_keypair_name_is_unique_per_user,
+    deleting_a_keypair_is_per_user_and_missing_ones_are_not_found,
 );
 
 /// Not per backend: what `open` accepts.

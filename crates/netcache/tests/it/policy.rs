@@ -142,6 +142,15 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             [403, 403, 200, 403, 403, 403],
         ),
         (Method::GET, "/flavors".into(), None, [200; 6]),
+        // A key pair is its user's, whatever the roles (Nova: admin or owner).
+        (Method::GET, "/os-keypairs".into(), None, [200; 6]),
+        (Method::GET, "/os-keypairs/none-such".into(), None, [404; 6]),
+        (
+            Method::POST,
+            "/os-keypairs".into(),
+            Some(json!({"keypair": {"name": "bad/name"}})),
+            [400; 6],
+        ),
         (
             Method::GET,
             "/netcache/v1/audit".into(),

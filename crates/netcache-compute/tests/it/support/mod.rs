@@ -129,6 +129,7 @@ impl Harness {
                         fixed_ip: None,
                         tag: None,
                     }]),
+                    key_name: None,
                 },
             )
             .await

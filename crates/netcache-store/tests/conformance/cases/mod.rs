@@ -16,6 +16,7 @@ use crate::harness::Db;
 
 mod batches;
 mod intents;
+mod keypairs;
 mod operations;
 mod records;
 mod servers;
@@ -23,6 +24,7 @@ mod vifs;
 
 pub use batches::*;
 pub use intents::*;
+pub use keypairs::*;
 pub use operations::*;
 pub use records::*;
 pub use servers::*;

@@ -1,0 +1,213 @@
+//! Key pairs (Nova's os-keypairs): a user's named SSH public keys, imported or
+//! generated here. A generated private key goes to the caller once and is
+//! never stored.
+
+use std::fmt::Write as _;
+
+use md5::{Digest, Md5};
+use netcache_domain::change::Change;
+use netcache_domain::keypair::{self, KeyPair};
+use netcache_store::StoredKeyPair;
+use rsa::pkcs1::{EncodeRsaPrivateKey, LineEnding};
+use rsa::traits::PublicKeyParts;
+use ssh_key::public::{KeyData, RsaPublicKey};
+use ssh_key::{Algorithm, Mpint, PublicKey};
+use tracing::info;
+
+use crate::{Compute, Error, RequestContext, Result};
+
+/// Nova generates RSA keys of this size.
+const GENERATED_KEY_BITS: usize = 2048;
+
+/// Nova's comment on the public half of a key pair it generated.
+const GENERATED_KEY_COMMENT: &str = "Generated-by-Nova";
+
+/// A key pair just created, with the private half if it was generated here.
+#[derive(Debug)]
+pub struct NewKeyPair {
+    pub keypair: KeyPair,
+    /// PKCS#1 PEM (`-----BEGIN RSA PRIVATE KEY-----`), as Nova answers it.
+    pub private_key: Option<String>,
+}
+
+impl Compute {
+    /// The caller's key pairs, by name.
+    pub async fn keypairs(&self, ctx: &RequestContext) -> Result<Vec<StoredKeyPair>> {
+        Ok(self.store.keypairs(&ctx.user_id).await?)
+    }
+
+    /// One of the caller's key pairs; another user's is not found.
+    pub async fn keypair(&self, ctx: &RequestContext, name: &str) -> Result<StoredKeyPair> {
+        self.store
+            .keypair(&ctx.user_id, name)
+            .await?
+            .ok_or_else(|| not_found(ctx, name))
+    }
+
+    /// Imports `public_key` (OpenSSH form) under `name`, or generates an RSA key
+    /// pair when there is none. Nova's checks: the name (400), a key that is not
+    /// an SSH public key (400), a name the caller has already (409).
+    pub async fn create_keypair(
+        &self,
+        ctx: &RequestContext,
+        name: &str,
+        public_key: Option<String>,
+    ) -> Result<NewKeyPair> {
+        keypair::check_name(name).map_err(|reason| Error::InvalidKeypair(reason.to_owned()))?;
+        let (public_key, private_key) = match public_key {
+            Some(public_key) => (public_key, None),
+            // Generating an RSA key takes a while: off the async workers.
+            None => {
+                let (public_key, private_key) = tokio::task::spawn_blocking(generate)
+                    .await
+                    .map_err(|e| Error::KeyGeneration(e.to_string()))??;
+                (public_key, Some(private_key))
+            }
+        };
+        let keypair = KeyPair {
+            user_id: ctx.user_id.clone(),
+            name: name.to_owned(),
+            fingerprint: fingerprint(&public_key)?,
+            public_key,
+            created_at: self.clock.now(),
+        };
+        self.commit(vec![Change::InsertKeyPair(keypair.clone())])
+            .await
+            .map_err(|e| match e {
+                Error::Store(s) if s.is_conflict() => Error::KeypairExists(name.to_owned()),
+                other => other,
+            })?;
+        info!(user.id = %ctx.user_id, keypair.name = %name, "Created key pair {name:?} of user {}", ctx.user_id);
+        Ok(NewKeyPair { keypair, private_key })
+    }
+
+    /// Deletes one of the caller's key pairs; another user's is not found.
+    pub async fn delete_keypair(&self, ctx: &RequestContext, name: &str) -> Result<()> {
+        let delete = Change::DeleteKeyPair {
+            user_id: ctx.user_id.clone(),
+            name: name.to_owned(),
+        };
+        self.commit(vec![delete]).await.map_err(|e| match e {
+            Error::Store(netcache_store::Error::NotFound(_)) => not_found(ctx, name),
+            other => other,
+        })?;
+        info!(user.id = %ctx.user_id, keypair.name = %name, "Deleted key pair {name:?} of user {}", ctx.user_id);
+        Ok(())
+    }
+
+    /// Nova's check of a boot's `key_name`: one of the caller's key pairs.
+    pub(crate) async fn check_key_name(&self, ctx: &RequestContext, key_name: &str) -> Result<()> {
+        match self.store.keypair(&ctx.user_id, key_name).await? {
+            Some(_) => Ok(()),
+            None => Err(Error::InvalidKeyName),
+        }
+    }
+}
+
+fn not_found(ctx: &RequestContext, name: &str) -> Error {
+    Error::KeypairNotFound {
+        name: name.to_owned(),
+        user_id: ctx.user_id.clone(),
+    }
+}
+
+/// Nova's fingerprint of an OpenSSH public key: MD5 of the key blob,
+/// colon-separated lowercase hex. Anything but an RSA, DSA, ECDSA or Ed25519
+/// public key in OpenSSH form is refused with Nova's reason.
+fn fingerprint(public_key: &str) -> Result<String> {
+    let invalid = || Error::InvalidKeypair("failed to generate fingerprint".to_owned());
+    let key = PublicKey::from_openssh(public_key.trim()).map_err(|_| invalid())?;
+    if !matches!(
+        key.algorithm(),
+        Algorithm::Rsa { .. } | Algorithm::Dsa | Algorithm::Ecdsa { .. } | Algorithm::Ed25519
+    ) {
+        return Err(invalid());
+    }
+    let blob = key.to_bytes().map_err(|_| invalid())?;
+    let digest = Md5::digest(&blob);
+    let mut hex = String::with_capacity(digest.len() * 3);
+    for (i, byte) in digest.iter().enumerate() {
+        if i > 0 {
+            hex.push(':');
+        }
+        let _ = write!(hex, "{byte:02x}");
+    }
+    Ok(hex)
+}
+
+/// A new RSA key pair: the public half in OpenSSH form, the private half in
+/// PKCS#1 PEM (what Nova's generated keys look like).
+fn generate() -> Result<(String, String)> {
+    let failed = |e: &dyn std::fmt::Display| Error::KeyGeneration(e.to_string());
+    let private = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, GENERATED_KEY_BITS).map_err(|e| failed(&e))?;
+    let mpint = |n: &rsa::BigUint| Mpint::from_positive_bytes(&n.to_bytes_be()).map_err(|e| failed(&e));
+    let key_data = KeyData::Rsa(RsaPublicKey {
+        e: mpint(private.e())?,
+        n: mpint(private.n())?,
+    });
+    let public = PublicKey::new(key_data, GENERATED_KEY_COMMENT)
+        .to_openssh()
+        .map_err(|e| failed(&e))?;
+    let pem = private.to_pkcs1_pem(LineEnding::LF).map_err(|e| failed(&e))?;
+    Ok((public, pem.as_str().to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Made with `ssh-keygen -t rsa -b 2048` and `-t ed25519`; the fingerprints
+    // are `ssh-keygen -l -E md5`'s.
+    const RSA: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCiaM+xl25Iv6Ja3cVo9zQEIiUS3Pftke5Vh0qHbNHYWz2J14sTW2TIaiWbjjC5Far2pH2s+4SQIU6JdOZbsjXMxkfyh9ERS9pMnrcTJKSV+7X+mAFEM7IBByDfLy5dz/5ay8UPQrGsnjW7ufI8MO6r4arawDNMI+2fTlK6mKsiW67w6grRz49L69uscCYMSNV48qAu62UZeZCbjZ4sasMLptl/UP6QUJ76jdfu/ZIU6BpCQt8j7iRJNe7f41h/g4myEIBKE6jFkiJX434Leq/W8WyLJ9EeEIiBh91IrjfOFPRHRtQxX5rV7Kejm77tSJBRORPWNI+uZVJxnv4uf+fb fixture@netcache";
+    const ED25519: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINABGpOwjISXlBZnPqjbkUMUVZSjlmmqNCvvgcBwsU1J fixture@netcache";
+
+    #[test]
+    fn fingerprints_are_md5_of_the_key_blob_as_ssh_keygen_gives_them() {
+        assert_eq!(
+            fingerprint(RSA).unwrap(),
+            "fe:5b:92:0c:25:d3:e6:c8:fc:10:18:48:eb:dd:43:0d"
+        );
+        assert_eq!(
+            fingerprint(&format!("{ED25519}\n")).unwrap(),
+            "9d:26:20:4a:ed:e4:65:93:f9:b7:2c:be:64:68:3e:3c"
+        );
+        let no_comment = ED25519.rsplit_once(' ').unwrap().0;
+        assert_eq!(fingerprint(no_comment).unwrap(), fingerprint(ED25519).unwrap());
+    }
+
+    #[test]
+    fn what_is_not_an_openssh_public_key_is_refused() {
+        let truncated = &ED25519[..ED25519.len() - 30];
+        let mislabelled = ED25519.replacen("ssh-ed25519", "ssh-rsa", 1);
+        for bad in [
+            "",
+            "not a key",
+            "ssh-rsa",
+            "ssh-rsa not-base64!",
+            truncated,
+            &mislabelled,
+            "-----BEGIN PUBLIC KEY-----",
+        ] {
+            match fingerprint(bad) {
+                Err(Error::InvalidKeypair(reason)) => assert_eq!(reason, "failed to generate fingerprint"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_generated_key_pair_is_rsa_in_novas_forms() {
+        let (public, private) = generate().unwrap();
+        let parsed = PublicKey::from_openssh(&public).unwrap();
+        assert_eq!(parsed.algorithm(), Algorithm::Rsa { hash: None });
+        assert_eq!(parsed.comment(), "Generated-by-Nova");
+        let KeyData::Rsa(rsa) = parsed.key_data() else {
+            panic!("{public}")
+        };
+        assert_eq!(rsa.n.as_positive_bytes().unwrap().len() * 8, GENERATED_KEY_BITS);
+        assert!(private.starts_with("-----BEGIN RSA PRIVATE KEY-----\n"), "{private}");
+        assert!(private.trim_end().ends_with("-----END RSA PRIVATE KEY-----"));
+        fingerprint(&public).unwrap();
+    }
+}
