@@ -49,7 +49,7 @@ impl ApiError {
             Self::IdentityUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::RequestTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Compute(e) => match e {
-                C::ServerNotFound(_) | C::InterfaceNotFound { .. } => StatusCode::NOT_FOUND,
+                C::ServerNotFound(_) | C::InterfaceNotFound { .. } | C::MetadataItemNotFound => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -57,7 +57,8 @@ impl ApiError {
                 | C::NoMoreFixedIps(_)
                 | C::FixedIpAlreadyInUse(_)
                 | C::InvalidInput(_) => StatusCode::BAD_REQUEST,
-                C::ExternalNetworkAttachForbidden(_) => StatusCode::FORBIDDEN,
+                // Nova answers a quota error 403 on a boot and on the metadata calls.
+                C::ExternalNetworkAttachForbidden(_) | C::MetadataLimitExceeded { .. } => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,

@@ -1,5 +1,6 @@
 //! Nova-compatible compute API (v2.1 subset) over the compute service:
-//! servers, addresses, os-interface and os-instance-actions; for clients such
+//! servers (with their update and metadata), addresses, os-interface and
+//! os-instance-actions; for clients such
 //! as `openstack`, a fixed flavor catalog, the availability zone and a
 //! read-only Glance v2 image subset at `/image`.
 
@@ -19,11 +20,14 @@ pub mod auth;
 mod error;
 mod events;
 mod flavors;
-mod images;
+pub mod images;
 mod interfaces;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
+mod schema;
+mod server_metadata;
+mod server_update;
 mod servers;
 mod versions;
 pub mod wire;
@@ -58,6 +62,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v2.1", get(versions::v2_1))
         .route("/v2.1/", get(versions::v2_1))
         .merge(servers::routes())
+        .merge(server_update::routes())
+        .merge(server_metadata::routes())
         .merge(interfaces::routes())
         .merge(events::routes())
         .merge(flavors::routes())
