@@ -57,7 +57,10 @@ impl ApiError {
             Self::UriTooLong { .. } => StatusCode::URI_TOO_LONG,
             Self::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Self::Compute(e) => match e {
-                C::ServerNotFound(_) | C::InterfaceNotFound { .. } | C::KeypairNotFound { .. } => StatusCode::NOT_FOUND,
+                C::ServerNotFound(_)
+                | C::InterfaceNotFound { .. }
+                | C::KeypairNotFound { .. }
+                | C::MetadataItemNotFound => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -68,7 +71,8 @@ impl ApiError {
                 | C::FixedIpNotFound { .. }
                 | C::InvalidKeypair(_)
                 | C::InvalidKeyName => StatusCode::BAD_REQUEST,
-                C::ExternalNetworkAttachForbidden(_) => StatusCode::FORBIDDEN,
+                // Nova answers a quota error 403 on a boot and on the metadata calls.
+                C::ExternalNetworkAttachForbidden(_) | C::MetadataLimitExceeded { .. } => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,

@@ -1,6 +1,6 @@
 //! `/v2.1/flavors`: a fixed catalog in Nova's shape, so clients can resolve a
 //! flavor name (`openstack server create --flavor m1.tiny`) and show flavor
-//! names. netcache has no flavor store; `flavorRef` is not checked against it.
+//! names; a boot's `flavorRef` must name one of them.
 
 use axum::extract::{Path, State};
 use axum::routing::get;
@@ -50,6 +50,12 @@ pub const FLAVORS: &[Flavor] = &[
     },
 ];
 
+/// The flavor with this id.
+#[must_use]
+pub fn find(id: &str) -> Option<&'static Flavor> {
+    FLAVORS.iter().find(|f| f.id == id)
+}
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v2.1/flavors", get(list))
@@ -70,10 +76,7 @@ async fn list_detail(State(state): State<AppState>) -> Json<Value> {
 }
 
 async fn show(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let flavor = FLAVORS
-        .iter()
-        .find(|f| f.id == id)
-        .ok_or_else(|| ApiError::NotFound(format!("Flavor {id} could not be found.")))?;
+    let flavor = find(&id).ok_or_else(|| ApiError::NotFound(format!("Flavor {id} could not be found.")))?;
     Ok(Json(
         json!({"flavor": wire::flavor_detail(&state.config.public_url, flavor)}),
     ))

@@ -1,5 +1,6 @@
 //! Nova-compatible compute API (v2.1 subset) over the compute service:
-//! servers, addresses, os-interface, os-instance-actions and os-keypairs; for clients such
+//! servers (with their update and metadata), addresses, os-interface,
+//! os-instance-actions and os-keypairs; for clients such
 //! as `openstack`, a fixed flavor catalog, the availability zone and a
 //! read-only Glance v2 image subset at `/image`.
 
@@ -20,13 +21,16 @@ pub mod auth;
 mod error;
 mod events;
 mod flavors;
-mod images;
+pub mod images;
 mod interfaces;
 mod keypairs;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
+mod schema;
+mod server_metadata;
 mod server_query;
+mod server_update;
 mod servers;
 mod versions;
 pub mod wire;
@@ -62,6 +66,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v2.1/", get(versions::v2_1))
         .merge(servers::routes())
         .merge(actions::routes())
+        .merge(server_update::routes())
+        .merge(server_metadata::routes())
         .merge(interfaces::routes())
         .merge(keypairs::routes())
         .merge(events::routes())

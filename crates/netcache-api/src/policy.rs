@@ -25,7 +25,17 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:servers:detail:get_all_tenants", "rule:context_is_admin"),
     ("os_compute_api:servers:show", "rule:project_reader_or_admin"),
     ("os_compute_api:servers:create", "rule:project_member_or_admin"),
+    ("os_compute_api:servers:update", "rule:project_member_or_admin"),
     ("os_compute_api:servers:delete", "rule:project_member_or_admin"),
+    ("os_compute_api:server-metadata:index", "rule:project_reader_or_admin"),
+    ("os_compute_api:server-metadata:show", "rule:project_reader_or_admin"),
+    ("os_compute_api:server-metadata:create", "rule:project_member_or_admin"),
+    ("os_compute_api:server-metadata:update", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:server-metadata:update_all",
+        "rule:project_member_or_admin",
+    ),
+    ("os_compute_api:server-metadata:delete", "rule:project_member_or_admin"),
     ("os_compute_api:ips:index", "rule:project_reader_or_admin"),
     ("os_compute_api:ips:show", "rule:project_reader_or_admin"),
     (

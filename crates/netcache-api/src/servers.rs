@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::server_query::ServerQuery;
 use crate::wire::{self, CreateServerBody, NetworksField};
-use crate::{AppState, Caller};
+use crate::{AppState, Caller, flavors, images, schema};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -155,16 +155,22 @@ async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> A
     ))
 }
 
-/// Nova's schema checks for a boot request, with its messages.
+/// Nova's checks of a boot request, with its messages, in its order: the
+/// schema (name, image id, flavor, metadata, access addresses, networks), an
+/// image at all (only a boot from volume may go without, and netcache has no
+/// volumes), the flavor, then the image.
 fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
     let fields = body.server;
-    let name = fields.name.ok_or_else(|| {
+    let name = schema::name(fields.name.as_ref().ok_or_else(|| {
         ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
-    })?;
-    if name.trim().is_empty() || name.len() > 255 {
-        return Err(ApiError::BadRequest(format!(
-            "Invalid input for field/attribute name. Value: {name:?}"
-        )));
+    })?)?;
+    let image_ref = fields.image_ref.unwrap_or_default();
+    if !image_ref.is_empty() && uuid::Uuid::try_parse(&image_ref).is_err() {
+        return Err(schema::invalid(
+            "imageRef",
+            &Value::String(image_ref.clone()),
+            &format!("'{image_ref}' is not valid under any of the given schemas"),
+        ));
     }
     let flavor_ref = match fields.flavor_ref {
         Some(Value::String(s)) if !s.is_empty() => s,
@@ -175,6 +181,14 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
             ));
         }
     };
+    let metadata = fields
+        .metadata
+        .as_ref()
+        .map(|m| schema::metadata("metadata", m))
+        .transpose()?
+        .unwrap_or_default();
+    let access_ip_v4 = fields.access_ip_v4.as_ref().map(schema::access_ip_v4).transpose()?;
+    let access_ip_v6 = fields.access_ip_v6.as_ref().map(schema::access_ip_v6).transpose()?;
     let networks = match fields.networks {
         None => NetworkRequests::Auto,
         Some(NetworksField::Keyword(k)) if k == "auto" => NetworkRequests::Auto,
@@ -213,11 +227,24 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
             NetworkRequests::Explicit(requests)
         }
     };
+    if image_ref.is_empty() {
+        return Err(ApiError::BadRequest("Missing imageRef attribute".into()));
+    }
+    // Nova takes the id from a flavor's URL too.
+    let flavor_id = flavor_ref.rsplit('/').next().unwrap_or_default();
+    if flavors::find(flavor_id).is_none() {
+        return Err(ApiError::BadRequest(format!("Flavor {flavor_id} could not be found.")));
+    }
+    if images::find(&image_ref).is_none() {
+        return Err(ApiError::BadRequest("Can not find requested image".into()));
+    }
     Ok(CreateServer {
         name,
-        flavor_ref,
-        image_ref: fields.image_ref.unwrap_or_default(),
-        metadata: fields.metadata,
+        flavor_ref: flavor_id.to_owned(),
+        image_ref,
+        metadata,
+        access_ip_v4,
+        access_ip_v6,
         networks,
         key_name: fields.key_name,
     })

@@ -23,13 +23,17 @@ pub struct CreateServerBody {
 
 #[derive(Debug, Deserialize)]
 pub struct CreateServerFields {
-    pub name: Option<String>,
+    /// Checked by `schema::name`, as the metadata and access addresses are.
+    pub name: Option<Value>,
     #[serde(rename = "imageRef", default)]
     pub image_ref: Option<String>,
     #[serde(rename = "flavorRef")]
     pub flavor_ref: Option<Value>,
-    #[serde(default)]
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: Option<Value>,
+    #[serde(rename = "accessIPv4")]
+    pub access_ip_v4: Option<Value>,
+    #[serde(rename = "accessIPv6")]
+    pub access_ip_v6: Option<Value>,
     pub networks: Option<NetworksField>,
     pub key_name: Option<String>,
 }
@@ -199,8 +203,8 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
         "created": iso(server.created_at),
         "updated": iso(server.updated_at),
         "addresses": addresses(server, info, true),
-        "accessIPv4": "",
-        "accessIPv6": "",
+        "accessIPv4": server.access_ip_v4.map_or_else(String::new, |ip| ip.to_string()),
+        "accessIPv6": server.access_ip_v6.map_or_else(String::new, |ip| ip.to_string()),
         "links": links(base, "servers", &id),
         "OS-DCF:diskConfig": "MANUAL",
         "OS-EXT-AZ:availability_zone": server.availability_zone,

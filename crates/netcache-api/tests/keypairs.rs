@@ -7,7 +7,7 @@ mod common;
 mod nova_schema;
 
 use axum::http::{Method, StatusCode};
-use common::Api;
+use common::{Api, IMAGE};
 use nova_schema::assert_satisfies;
 use serde_json::{Value, json};
 
@@ -269,8 +269,7 @@ async fn a_boot_names_one_of_the_callers_keypairs_and_the_server_shows_it() {
     let api = Api::start().await;
     let (status, _) = create(&api, "alice", json!({"name": "boot key", "public_key": ED25519_KEY})).await;
     assert_eq!(status, StatusCode::OK);
-    let boot =
-        |key_name: Value| json!({"server": {"name": "vm", "flavorRef": "1", "networks": "none", "key_name": key_name}});
+    let boot = |key_name: Value| json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": IMAGE, "networks": "none", "key_name": key_name}});
 
     let (status, created) = call_as(
         &api,

@@ -62,6 +62,8 @@ fn server() -> Server {
         flavor_ref: "1".into(),
         image_ref: IMAGE.into(),
         metadata: BTreeMap::from([("role".into(), "web".into())]),
+        access_ip_v4: None,
+        access_ip_v6: None,
         requested_networks: NetworkRequests::Auto,
         key_name: None,
         tried_hosts: vec![HostName::from("compute-1")],

@@ -27,6 +27,8 @@ pub struct CreateServer {
     pub flavor_ref: String,
     pub image_ref: String,
     pub metadata: BTreeMap<String, String>,
+    pub access_ip_v4: Option<std::net::Ipv4Addr>,
+    pub access_ip_v6: Option<std::net::Ipv6Addr>,
     pub networks: NetworkRequests,
     /// One of the caller's key pairs, by name.
     pub key_name: Option<String>,
@@ -43,6 +45,7 @@ impl Compute {
             project: &project,
             admin: ctx.is_admin(),
         };
+        crate::edit::check_metadata_quota(&request.metadata)?;
         if let Some(key_name) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;
         }
@@ -61,6 +64,8 @@ impl Compute {
             flavor_ref: request.flavor_ref,
             image_ref: request.image_ref,
             metadata: request.metadata,
+            access_ip_v4: request.access_ip_v4,
+            access_ip_v6: request.access_ip_v6,
             requested_networks: networks,
             key_name: request.key_name,
             tried_hosts: vec![],
@@ -353,7 +358,7 @@ impl Compute {
                 }
             }
         }
-        // Allocation never writes the server row, so `server` is still current.
+        // Allocation never writes the server row; a user's edit meanwhile is kept.
         let spawning = self
             .save_server(Server {
                 task_state: Some(TaskState::Spawning),
@@ -573,16 +578,35 @@ impl Compute {
     }
 
     /// Writes a server row with optimistic concurrency; returns it as stored.
+    /// A user's edit that moved the row on meanwhile (name, access addresses,
+    /// metadata: see [`Server::keeping_user_edits_of`]) is kept and the write
+    /// retried; any other conflict (a lost fence) is returned.
     pub(crate) async fn save_server(&self, server: Server) -> Result<Server> {
-        let server = Server {
+        let mut server = Server {
             updated_at: self.clock.now(),
             ..server
         };
-        self.commit(vec![Change::UpdateServer(server.clone())]).await?;
-        Ok(Server {
-            generation: server.generation + 1,
-            ..server
-        })
+        let mut attempt = 0;
+        loop {
+            match self.commit(vec![Change::UpdateServer(server.clone())]).await {
+                Ok(()) => {
+                    return Ok(Server {
+                        generation: server.generation + 1,
+                        ..server
+                    });
+                }
+                Err(Error::Store(e)) if e.is_conflict() && attempt < 5 => {
+                    attempt += 1;
+                    match self.store.server(server.id).await? {
+                        Some(current) if current.generation != server.generation => {
+                            server = server.keeping_user_edits_of(&current);
+                        }
+                        _ => return Err(Error::Store(e)),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     pub(crate) async fn add_event(&self, server_id: ServerId, request_id: &str, event: ActionEvent) -> Result<()> {

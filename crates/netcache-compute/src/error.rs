@@ -78,6 +78,11 @@ pub enum Error {
     VifPlugTimeout { server: ServerId, ports: String },
     #[error("No valid host was found. {0}")]
     NoValidHost(String),
+    /// Nova's `MetadataLimitExceeded` (its quota `metadata_items`).
+    #[error("Maximum number of metadata items exceeds {allowed}")]
+    MetadataLimitExceeded { allowed: usize },
+    #[error("Metadata item was not found")]
+    MetadataItemNotFound,
     #[error("Cannot '{action}' instance {server} while it is in task_state {kind}")]
     OperationInFlight {
         server: ServerId,

@@ -26,6 +26,7 @@ mod build;
 pub mod catalog;
 pub mod clock;
 pub mod config;
+mod edit;
 mod error;
 mod events;
 mod fixed_ips;
@@ -46,6 +47,7 @@ pub use build::CreateServer;
 #[cfg(feature = "testing")]
 pub use config::Sabotage;
 pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
+pub use edit::{MAX_METADATA_ITEMS, ServerEdit};
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;

@@ -1,7 +1,7 @@
 //! Servers (instances) and what a boot request asks for.
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use chrono::{DateTime, Utc};
 
@@ -21,6 +21,10 @@ pub struct Server {
     pub flavor_ref: String,
     pub image_ref: String,
     pub metadata: BTreeMap<String, String>,
+    /// Nova's `accessIPv4` / `accessIPv6`: addresses the user names for reaching
+    /// the server (netcache only keeps and shows them).
+    pub access_ip_v4: Option<Ipv4Addr>,
+    pub access_ip_v6: Option<Ipv6Addr>,
     pub requested_networks: NetworkRequests,
     /// The caller's key pair named at boot (Nova keeps the name, not the key).
     pub key_name: Option<String>,
@@ -71,6 +75,23 @@ impl Server {
             VmState::Stopped => 4,
             VmState::Suspended => 7,
             VmState::Building | VmState::Error | VmState::Deleted => 0,
+        }
+    }
+
+    /// This server (an operation's next state of it) with the user's fields of
+    /// `current` — name, access addresses, metadata — and its generation: while an
+    /// operation holds a server, it alone writes the other fields, and a user's
+    /// edit (a compare-and-swap outside operations) writes only these, so an
+    /// operation whose write lost to such an edit keeps the edit.
+    #[must_use]
+    pub fn keeping_user_edits_of(self, current: &Self) -> Self {
+        Self {
+            name: current.name.clone(),
+            access_ip_v4: current.access_ip_v4,
+            access_ip_v6: current.access_ip_v6,
+            metadata: current.metadata.clone(),
+            generation: current.generation,
+            ..self
         }
     }
 }
@@ -183,4 +204,72 @@ pub enum NetworkRequest {
     },
     /// A port the user created.
     Port { port_id: PortId, tag: Option<String> },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> Server {
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        Server {
+            id: ServerId::new_v4(),
+            name: "old".into(),
+            project_id: ProjectId::from("p"),
+            user_id: "u".into(),
+            host: None,
+            availability_zone: "nova".into(),
+            vm_state: VmState::Building,
+            task_state: Some(TaskState::Scheduling),
+            fault: None,
+            flavor_ref: "1".into(),
+            image_ref: "i".into(),
+            metadata: BTreeMap::new(),
+            access_ip_v4: None,
+            access_ip_v6: None,
+            key_name: None,
+            requested_networks: NetworkRequests::None,
+            tried_hosts: vec![],
+            created_at: at,
+            updated_at: at,
+            launched_at: None,
+            deleted_at: None,
+            generation: 3,
+        }
+    }
+
+    #[test]
+    fn an_operation_keeps_a_users_edit_and_its_own_state() {
+        let read = server();
+        let next = Server {
+            host: Some(HostName::from("h1")),
+            task_state: Some(TaskState::Networking),
+            ..read.clone()
+        };
+        let edited = Server {
+            name: "new".into(),
+            access_ip_v4: Some(Ipv4Addr::new(192, 0, 2, 1)),
+            access_ip_v6: Some(Ipv6Addr::LOCALHOST),
+            metadata: BTreeMap::from([("k".to_owned(), "v".to_owned())]),
+            generation: 4,
+            ..read
+        };
+        let rebased = next.clone().keeping_user_edits_of(&edited);
+        assert_eq!(
+            (rebased.host.as_ref(), rebased.task_state),
+            (next.host.as_ref(), next.task_state),
+            "the operation's state"
+        );
+        assert_eq!(
+            (
+                &rebased.name,
+                rebased.access_ip_v4,
+                rebased.access_ip_v6,
+                &rebased.metadata
+            ),
+            (&edited.name, edited.access_ip_v4, edited.access_ip_v6, &edited.metadata),
+            "the user's edit"
+        );
+        assert_eq!(rebased.generation, 4, "the generation the edit left");
+    }
 }

@@ -316,6 +316,8 @@ where
             .bind(DB::ts(s.updated_at))
             .bind(s.launched_at.map(DB::ts))
             .bind(s.deleted_at.map(DB::ts))
+            .bind(s.access_ip_v4.map(|ip| ip.to_string()))
+            .bind(s.access_ip_v6.map(|ip| ip.to_string()))
             .bind(s.key_name.as_deref())
     }
 
@@ -395,6 +397,8 @@ where
             flavor_ref: c.get("flavor_ref")?,
             image_ref: c.get("image_ref")?,
             metadata: c.json("metadata", json::metadata_from_json)?,
+            access_ip_v4: c.parse_opt("access_ip_v4")?,
+            access_ip_v6: c.parse_opt("access_ip_v6")?,
             requested_networks: c.json("requested_networks", json::requests_from_json)?,
             key_name: c.get("key_name")?,
             tried_hosts: c.json("tried_hosts", json::hosts_from_json)?,

@@ -59,6 +59,8 @@ async fn main() -> anyhow::Result<()> {
         flavor_ref: "1".into(),
         image_ref: "img".into(),
         metadata: Default::default(),
+        access_ip_v4: None,
+        access_ip_v6: None,
         networks: NetworkRequests::Explicit(vec![NetworkRequest::Network {
             network_id: Some(NetworkId::from(network_id.as_str())),
             fixed_ip: None,

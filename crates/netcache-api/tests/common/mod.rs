@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 pub const BASE: &str = "http://127.0.0.1:8774";
+/// The first image of the image subset (Tempest's `image_ref`).
+pub const IMAGE: &str = netcache_api::images::IMAGES[0].id;
 
 pub struct Api {
     router: Router,
@@ -85,9 +87,33 @@ impl Api {
     }
 
     pub async fn boot(&self, name: &str) -> String {
-        let body = json!({"server": {"name": name, "flavorRef": "1", "imageRef": "", "networks": "none"}});
-        let (status, body) = self.call(Method::POST, "/v2.1/servers", Some(body)).await;
+        self.boot_with(json!({"name": name})).await
+    }
+
+    /// Boots with `fields` added to a valid request (no networks); returns the id.
+    pub async fn boot_with(&self, fields: Value) -> String {
+        let mut server = json!({"name": "vm", "flavorRef": "1", "imageRef": IMAGE, "networks": "none"});
+        server
+            .as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        let (status, body) = self
+            .call(Method::POST, "/v2.1/servers", Some(json!({ "server": server })))
+            .await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         body["server"]["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Waits until the server leaves BUILD; answers its status.
+    pub async fn built(&self, id: &str) -> String {
+        for _ in 0..500 {
+            let (_, body) = self.get(&format!("/v2.1/servers/{id}")).await;
+            let status = body["server"]["status"].as_str().unwrap_or_default().to_owned();
+            if status != "BUILD" {
+                return status;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("server {id} is still building");
     }
 }

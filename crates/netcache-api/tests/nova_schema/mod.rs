@@ -98,8 +98,9 @@ pub fn list_servers() -> Value {
     )
 }
 
-/// The detail view of a server at 2.1.
-fn server_detail() -> Value {
+/// Nova's basic server view at 2.1 (Tempest's `common_show_server`): what an
+/// update answers (below 2.75), and what the detail view builds on.
+fn common_show_server() -> Value {
     let image = json!({"oneOf": [
         object(json!({"id": {"type": "string"}, "links": links()}), &["id", "links"]),
         {"type": "string", "maxLength": 0},
@@ -111,7 +112,6 @@ fn server_detail() -> Value {
         }),
         &["code", "created", "message"],
     );
-    let nullable_string = json!({"type": ["string", "null"]});
     object(
         json!({
             "id": {"type": "string", "format": "uuid"},
@@ -131,24 +131,11 @@ fn server_detail() -> Value {
             "progress": {"type": "integer"},
             "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
             "links": links(),
-            "addresses": addresses(true),
+            "addresses": addresses(false),
             "hostId": {"type": "string"},
             "OS-DCF:diskConfig": {"type": "string", "enum": ["MANUAL", "AUTO"]},
             "accessIPv4": {"type": "string", "anyOf": [{"format": "ipv4"}, {"maxLength": 0}]},
             "accessIPv6": {"type": "string", "anyOf": [{"format": "ipv6"}, {"maxLength": 0}]},
-            "key_name": nullable_string,
-            "security_groups": {"type": "array"},
-            "OS-SRV-USG:launched_at": nullable_string,
-            "OS-SRV-USG:terminated_at": nullable_string,
-            "OS-EXT-AZ:availability_zone": {"type": "string"},
-            "OS-EXT-STS:task_state": nullable_string,
-            "OS-EXT-STS:vm_state": {"type": "string"},
-            "OS-EXT-STS:power_state": {"type": "integer", "enum": [0, 1, 3, 4, 6, 7]},
-            "OS-EXT-SRV-ATTR:host": nullable_string,
-            "OS-EXT-SRV-ATTR:instance_name": {"type": "string"},
-            "OS-EXT-SRV-ATTR:hypervisor_hostname": nullable_string,
-            "os-extended-volumes:volumes_attached": {"type": "array", "items": object(json!({"id": {"type": "string"}}), &[])},
-            "config_drive": {"type": "string"},
         }),
         &[
             "id",
@@ -165,6 +152,57 @@ fn server_detail() -> Value {
             "addresses",
             "hostId",
         ],
+    )
+}
+
+/// The detail view of a server at 2.1: the basic view, the extensions' keys,
+/// and addresses with their type and MAC.
+fn server_detail() -> Value {
+    let nullable_string = json!({"type": ["string", "null"]});
+    let mut view = common_show_server();
+    let properties = view["properties"].as_object_mut().unwrap();
+    properties.insert("addresses".into(), addresses(true));
+    properties.extend(
+        json!({
+            "key_name": nullable_string,
+            "security_groups": {"type": "array"},
+            "OS-SRV-USG:launched_at": nullable_string,
+            "OS-SRV-USG:terminated_at": nullable_string,
+            "OS-EXT-AZ:availability_zone": {"type": "string"},
+            "OS-EXT-STS:task_state": nullable_string,
+            "OS-EXT-STS:vm_state": {"type": "string"},
+            "OS-EXT-STS:power_state": {"type": "integer", "enum": [0, 1, 3, 4, 6, 7]},
+            "OS-EXT-SRV-ATTR:host": nullable_string,
+            "OS-EXT-SRV-ATTR:instance_name": {"type": "string"},
+            "OS-EXT-SRV-ATTR:hypervisor_hostname": nullable_string,
+            "os-extended-volumes:volumes_attached": {"type": "array", "items": object(json!({"id": {"type": "string"}}), &[])},
+            "config_drive": {"type": "string"},
+        })
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    view
+}
+
+/// `PUT /servers/{id}` at 2.1: the basic view.
+pub fn update_server() -> Value {
+    object(json!({"server": common_show_server()}), &["server"])
+}
+
+/// `GET`, `POST` and `PUT /servers/{id}/metadata`.
+pub fn server_metadata() -> Value {
+    object(
+        json!({"metadata": {"type": "object", "patternProperties": {"^.+$": {"type": "string"}}}}),
+        &["metadata"],
+    )
+}
+
+/// `GET` and `PUT /servers/{id}/metadata/{key}`.
+pub fn server_metadata_item() -> Value {
+    object(
+        json!({"meta": {"type": "object", "patternProperties": {"^.+$": {"type": "string"}}}}),
+        &["meta"],
     )
 }
 

@@ -119,6 +119,8 @@ fn staged_server(id: ServerId, now: chrono::DateTime<chrono::Utc>) -> Server {
         flavor_ref: "1".into(),
         image_ref: "img".into(),
         metadata: BTreeMap::new(),
+        access_ip_v4: None,
+        access_ip_v6: None,
         requested_networks: NetworkRequests::None,
         key_name: None,
         tried_hosts: vec![HostName::from("host1")],

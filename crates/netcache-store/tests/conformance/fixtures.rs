@@ -37,6 +37,8 @@ pub fn server(project: &str, created: DateTime<Utc>) -> Server {
         flavor_ref: "m1.small".into(),
         image_ref: "cirros".into(),
         metadata: BTreeMap::from([("role".into(), "db".into()), ("empty".into(), String::new())]),
+        access_ip_v4: Some("192.0.2.10".parse().unwrap()),
+        access_ip_v6: Some("2001:db8::10".parse().unwrap()),
         requested_networks: NetworkRequests::Explicit(vec![
             NetworkRequest::Network {
                 network_id: Some(NetworkId::from("net-a")),
@@ -71,6 +73,8 @@ pub fn bare_server(project: &str, created: DateTime<Utc>) -> Server {
         task_state: None,
         fault: None,
         metadata: BTreeMap::new(),
+        access_ip_v4: None,
+        access_ip_v6: None,
         requested_networks: NetworkRequests::Auto,
         key_name: None,
         tried_hosts: vec![],

@@ -16,6 +16,7 @@ conformance!(
     timestamps_keep_microseconds_and_sort_in_time_order,
     servers_are_oldest_first_and_filtered,
     update_server_compares_and_swaps_the_generation,
+    access_ips_are_set_and_cleared_with_the_row,
     vifs_round_trip_by_position,
     missing_vifs_are_not_found,
     a_port_is_in_at_most_one_servers_records,

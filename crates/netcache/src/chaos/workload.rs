@@ -306,7 +306,7 @@ impl Workload {
             }
             _ => (OpKind::BootNetwork, json!([{"uuid": nets.private}])),
         };
-        let body = json!({"server": {"name": format!("chaos-{idx}"), "flavorRef": "1", "imageRef": "cirros", "networks": networks}});
+        let body = json!({"server": {"name": format!("chaos-{idx}"), "flavorRef": "1", "imageRef": netcache_api::images::IMAGES[0].id, "networks": networks}});
         let answer = self.send(process, Method::POST, "/servers", Some(body), hold).await;
         let id = answer.body["server"]["id"].as_str().map(str::to_owned);
         if let Some(id) = &id

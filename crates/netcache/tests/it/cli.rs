@@ -41,7 +41,7 @@ async fn boot_named(t: &TestApp, name: &str) -> String {
     let (status, body) = t
         .post(
             "/servers",
-            json!({"server": {"name": name, "flavorRef": "1", "networks": "none"}}),
+            json!({"server": {"name": name, "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}}),
         )
         .await;
     assert_eq!(status, 202, "{body}");

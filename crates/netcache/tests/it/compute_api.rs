@@ -75,7 +75,7 @@ async fn a_port_in_use_or_of_another_project_is_refused() {
     let (status, body) = t
         .post(
             "/servers",
-            json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": used["id"]}]}}),
+            json!({"server": {"name": "x", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"port": used["id"]}]}}),
         )
         .await;
     assert_nova_error(status, &body, 409);
@@ -87,7 +87,7 @@ async fn a_port_in_use_or_of_another_project_is_refused() {
     let (status, body) = t
         .post(
             "/servers",
-            json!({"server": {"name": "x", "flavorRef": "1", "networks": [{"port": other["port"]["id"]}]}}),
+            json!({"server": {"name": "x", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"port": other["port"]["id"]}]}}),
         )
         .await;
     assert_nova_error(status, &body, 400);
@@ -224,14 +224,18 @@ async fn bad_input_gets_nova_format_4xx_never_500() {
             "bad network uuid",
             reqwest::Method::POST,
             "/servers".into(),
-            Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "nope"}]}}"#),
+            Some(
+                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "nope"}]}}"#,
+            ),
             400,
         ),
         (
             "bad networks keyword",
             reqwest::Method::POST,
             "/servers".into(),
-            Some(r#"{"server": {"name": "a", "flavorRef": "1", "networks": "some"}}"#),
+            Some(
+                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": "some"}}"#,
+            ),
             400,
         ),
         (
@@ -239,7 +243,7 @@ async fn bad_input_gets_nova_format_4xx_never_500() {
             reqwest::Method::POST,
             "/servers".into(),
             Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "fixed_ip": "10.0.0.999"}]}}"#,
+                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "fixed_ip": "10.0.0.999"}]}}"#,
             ),
             400,
         ),
@@ -248,7 +252,7 @@ async fn bad_input_gets_nova_format_4xx_never_500() {
             reqwest::Method::POST,
             "/servers".into(),
             Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
+                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
             ),
             400,
         ),
@@ -257,7 +261,7 @@ async fn bad_input_gets_nova_format_4xx_never_500() {
             reqwest::Method::POST,
             "/servers".into(),
             Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "networks": [{"port": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
+                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"port": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
             ),
             400,
         ),
@@ -385,7 +389,7 @@ async fn auto_network_and_ambiguity() {
     let (status, body) = t
         .post(
             "/servers",
-            json!({"server": {"name": "a", "flavorRef": "1", "networks": "auto"}}),
+            json!({"server": {"name": "a", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "auto"}}),
         )
         .await;
     assert_nova_error(status, &body, 409);
@@ -396,7 +400,7 @@ async fn auto_network_and_ambiguity() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_without_networks_boots_without_an_interface() {
     let t = TestApp::start().await;
-    let boot = json!({"server": {"name": "lonely", "flavorRef": "1"}});
+    let boot = json!({"server": {"name": "lonely", "flavorRef": "1", "imageRef": common::IMAGE}});
     let request = t
         .http
         .post(t.url("/servers"))
@@ -481,7 +485,7 @@ async fn server_list_filters_by_name_status_and_ip_from_netcaches_records() {
         let (status, _) = t
             .post(
                 "/servers",
-                json!({"server": {"name": name, "flavorRef": "1", "networks": [{"uuid": net}]}}),
+                json!({"server": {"name": name, "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": net}]}}),
             )
             .await;
         assert_eq!(status, 202);

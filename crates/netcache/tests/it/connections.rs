@@ -183,7 +183,7 @@ async fn a_request_being_handled_is_not_cut_by_the_timeouts() {
 async fn a_body_over_the_limit_is_refused_as_nova_does() {
     const LIMIT: usize = 1024;
     let t = app(|s| s.api.max_body_bytes = LIMIT).await;
-    let boot = |name: String| json!({"server": {"name": name, "flavorRef": "1", "imageRef": "cirros"}});
+    let boot = |name: String| json!({"server": {"name": name, "flavorRef": "1", "imageRef": common::IMAGE}});
 
     // Announced by Content-Length.
     let (status, body) = t.post("/servers", boot("x".repeat(2 * LIMIT))).await;

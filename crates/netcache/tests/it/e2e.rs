@@ -135,7 +135,7 @@ impl E2e {
             .api(
                 Method::POST,
                 "/servers",
-                Some(json!({"server": {"name": "e2e", "flavorRef": "1", "networks": networks}})),
+                Some(json!({"server": {"name": "e2e", "flavorRef": "1", "imageRef": common::IMAGE, "networks": networks}})),
             )
             .await;
         assert_eq!(status, 202, "{body}");

@@ -98,7 +98,7 @@ async fn event_codes_and_overall_status_match_nova() {
     let (_, created) = t
         .post(
             "/servers",
-            json!({"server": {"name": "nohost", "flavorRef": "1", "networks": "none"}}),
+            json!({"server": {"name": "nohost", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}}),
         )
         .await;
     let no_host = created["server"]["id"].as_str().unwrap().to_owned();
@@ -178,7 +178,7 @@ async fn a_build_waits_for_network_vif_plugged() {
     let (_, created) = t
         .post(
             "/servers",
-            json!({"server": {"name": "w", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}),
+            json!({"server": {"name": "w", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": t.topology.private_network_id}]}}),
         )
         .await;
     let id = created["server"]["id"].as_str().unwrap().to_owned();

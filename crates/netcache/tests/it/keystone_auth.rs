@@ -122,7 +122,7 @@ async fn no_token_or_a_bad_one_is_401_with_the_keystone_uri() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tokens_project_and_roles_decide_whatever_headers_say() {
     let (t, _) = keystone_app().await;
-    let boot = json!({"server": {"name": "k", "flavorRef": "1", "networks": "none"}});
+    let boot = json!({"server": {"name": "k", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}});
     let (status, body) = call(&t, Some("member-token"), Method::POST, "/servers", Some(boot.clone())).await;
     assert_eq!(status, 202, "{body}");
     let id = body["server"]["id"].as_str().unwrap().to_owned();
@@ -228,7 +228,7 @@ async fn a_service_token_lets_an_expired_user_token_through() {
     let (status, body) = list(Some("service-token")).await;
     assert_eq!(status, 200, "beside a service token: {body}");
     // The user's token still decides who acts: alice in demo, a member.
-    let boot = json!({"server": {"name": "late", "flavorRef": "1", "networks": "none"}});
+    let boot = json!({"server": {"name": "late", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}});
     let (status, body) = common::send(
         t.http
             .post(t.url("/servers"))

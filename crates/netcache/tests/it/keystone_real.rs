@@ -37,7 +37,7 @@ async fn real_keystone_tokens_decide_who_does_what() {
     assert_eq!(t.get("/servers").await.0, 401, "no token");
     assert_eq!(call(&t, "not-a-token", Method::GET, "/servers", None).await.0, 401);
 
-    let boot = json!({"server": {"name": "k", "flavorRef": "1", "networks": "none"}});
+    let boot = json!({"server": {"name": "k", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}});
     let (status, body) = call(&t, &alice, Method::POST, "/servers", Some(boot.clone())).await;
     assert_eq!(status, 202, "{body}");
     let id = body["server"]["id"].as_str().unwrap().to_owned();

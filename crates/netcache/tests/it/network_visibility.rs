@@ -52,7 +52,7 @@ async fn call(t: &TestApp, who: Who, method: Method, path: &str, body: Option<Va
 
 /// Asks for a boot on `networks`; on 202 waits for the build.
 async fn boot(t: &TestApp, who: Who, networks: Value) -> (u16, Value) {
-    let body = json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": "cirros", "networks": networks}});
+    let body = json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": networks}});
     let answer = call(t, who, Method::POST, "/servers", Some(body)).await;
     t.app().compute.settle().await;
     answer

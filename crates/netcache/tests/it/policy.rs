@@ -114,6 +114,49 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             None,
             [200, 200, 200, 403, 404, 200],
         ),
+        (
+            Method::PUT,
+            format!("/servers/{s}"),
+            Some(json!({"server": {"name": "renamed"}})),
+            [403, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::GET,
+            format!("/servers/{s}/metadata"),
+            None,
+            [200, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::POST,
+            format!("/servers/{s}/metadata"),
+            Some(json!({"metadata": {"k": "v"}})),
+            [403, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::PUT,
+            format!("/servers/{s}/metadata"),
+            Some(json!({"metadata": {"k": "v"}})),
+            [403, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::PUT,
+            format!("/servers/{s}/metadata/k"),
+            Some(json!({"meta": {"k": "v"}})),
+            [403, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::GET,
+            format!("/servers/{s}/metadata/k"),
+            None,
+            [200, 200, 200, 403, 404, 200],
+        ),
+        // Allowed callers reach the lookup of an item the server does not have.
+        (
+            Method::DELETE,
+            format!("/servers/{s}/metadata/nokey"),
+            None,
+            [403, 404, 404, 403, 404, 404],
+        ),
         // Allowed callers reach the lookup of a port the server does not have.
         (
             Method::DELETE,
@@ -180,7 +223,7 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_members_and_admins_boot_delete_and_attach() {
     let t = TestApp::start().await;
-    let boot = json!({"server": {"name": "p", "flavorRef": "1", "networks": "none"}});
+    let boot = json!({"server": {"name": "p", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}});
     for (who, want) in EVERYONE.iter().zip([403, 202, 202, 403, 202, 202]) {
         let (got, body) = call(&t, *who, Method::POST, "/servers", Some(boot.clone())).await;
         assert_eq!(got, want, "boot as {who:?}: {body}");
@@ -229,7 +272,7 @@ async fn empty_or_unreadable_identity_headers_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_sees_other_projects_only_with_all_tenants() {
     let t = TestApp::start().await;
-    let boot = json!({"server": {"name": "theirs", "flavorRef": "1", "networks": "none"}});
+    let boot = json!({"server": {"name": "theirs", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}});
     let (status, body) = call(&t, Who::OtherMember, Method::POST, "/servers", Some(boot)).await;
     assert_eq!(status, 202, "{body}");
     let theirs = body["server"]["id"].as_str().unwrap().to_owned();
@@ -280,7 +323,7 @@ async fn a_policy_override_changes_one_rule_by_name() {
         .policy
         .insert("os_compute_api:servers:create".into(), "role:admin".into());
     t.restart(|_| {}).await;
-    let boot = json!({"server": {"name": "p", "flavorRef": "1", "networks": "none"}});
+    let boot = json!({"server": {"name": "p", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"}});
     let (status, body) = call(&t, Who::Member, Method::POST, "/servers", Some(boot.clone())).await;
     assert_eq!(status, 403, "{body}");
     assert_eq!(

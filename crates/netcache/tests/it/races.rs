@@ -160,7 +160,7 @@ async fn a_build_waiting_for_plug_events_takes_them_in_one_batch() {
     let (status, created) = t
         .post(
             "/servers",
-            json!({"server": {"name": "w", "flavorRef": "1", "networks": [{"uuid": net}, {"uuid": net}]}}),
+            json!({"server": {"name": "w", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": net}, {"uuid": net}]}}),
         )
         .await;
     assert_eq!(status, 202, "{created}");

@@ -5,10 +5,8 @@
 
 use crate::common;
 
-use common::TestApp;
+use common::{IMAGE, TestApp};
 use serde_json::{Value, json};
-
-const IMAGE: &str = "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11";
 
 fn names(body: &Value) -> Vec<String> {
     body["servers"]

@@ -95,7 +95,7 @@ async fn a_restarting_process_leaves_a_live_processs_build_alone() {
     let (status, created) = t
         .post(
             "/servers",
-            json!({"server": {"name": "vm", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}),
+            json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": t.topology.private_network_id}]}}),
         )
         .await;
     assert_eq!(status, 202, "{created}");
@@ -160,7 +160,7 @@ async fn a_build_sees_plug_events_the_other_process_took() {
     let (status, created) = t
         .post(
             "/servers",
-            json!({"server": {"name": "w", "flavorRef": "1", "networks": [{"uuid": t.topology.private_network_id}]}}),
+            json!({"server": {"name": "w", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": t.topology.private_network_id}]}}),
         )
         .await;
     assert_eq!(status, 202, "{created}");

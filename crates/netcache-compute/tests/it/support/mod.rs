@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use netcache_compute::virt::FakeVirt;
+use netcache_compute::virt::{FakeVirt, VirtDriver};
 use netcache_compute::{Compute, ComputeConfig, CreateServer, RequestContext};
 use netcache_domain::neutron::{FloatingIp, Network, Port, Subnet};
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
@@ -79,6 +79,12 @@ impl Harness {
     }
 
     pub async fn with_sim(config: ComputeConfig, sim: SimConfig) -> Self {
+        let virt = Arc::new(FakeVirt::new(&config.virt));
+        Self::with_virt(config, sim, virt).await
+    }
+
+    /// With a virt driver of the test's own.
+    pub async fn with_virt(config: ComputeConfig, sim: SimConfig, virt: Arc<dyn VirtDriver>) -> Self {
         let sim = NeutronSim::start(sim, "127.0.0.1:0".parse().unwrap()).await.unwrap();
         let topology = sim.handle().create_default_topology(PROJECT);
         let dir = tempfile::tempdir().unwrap();
@@ -93,7 +99,6 @@ impl Harness {
             deletes: Mutex::default(),
             updates: Mutex::default(),
         });
-        let virt = Arc::new(FakeVirt::new(&config.virt));
         let compute = Compute::start(config, store, neutron.clone(), virt).await.unwrap();
         sim.handle().reset_stats();
         Self {
@@ -124,6 +129,8 @@ impl Harness {
                     flavor_ref: "1".into(),
                     image_ref: "img".into(),
                     metadata: BTreeMap::new(),
+                    access_ip_v4: None,
+                    access_ip_v6: None,
                     networks: NetworkRequests::Explicit(vec![NetworkRequest::Network {
                         network_id: Some(NetworkId::from(self.topology.private_network_id.as_str())),
                         fixed_ip: None,

@@ -205,3 +205,45 @@ pub async fn update_server_compares_and_swaps_the_generation(db: &Db) {
             .await,
     );
 }
+
+/// Migration 0003's columns: a server's access addresses are written and cleared
+/// by the compare-and-swap update like its other fields, and read back in their
+/// canonical form (`0:0::babe:220.12.22.2` is `::babe:dc0c:1602`, as Nova shows it).
+pub async fn access_ips_are_set_and_cleared_with_the_row(db: &Db) {
+    let original = bare_server("p", at(0));
+    insert_server(&*db.store, &original).await;
+    assert_eq!(db.store.server(original.id).await.unwrap().unwrap().access_ip_v4, None);
+
+    let with_ips = Server {
+        access_ip_v4: Some("1.1.1.1".parse().unwrap()),
+        access_ip_v6: Some("0000:0000:0000:0000:0000:babe:220.12.22.2".parse().unwrap()),
+        ..original.clone()
+    };
+    commit(&*db.store, vec![Change::UpdateServer(with_ips.clone())]).await;
+    let stored = db.store.server(original.id).await.unwrap().unwrap();
+    assert_eq!(
+        stored,
+        Server {
+            generation: 1,
+            ..with_ips
+        }
+    );
+    assert_eq!(
+        stored.access_ip_v6.map(|ip| ip.to_string()).as_deref(),
+        Some("::babe:dc0c:1602")
+    );
+
+    let cleared = Server {
+        access_ip_v4: None,
+        access_ip_v6: None,
+        ..stored
+    };
+    commit(&*db.store, vec![Change::UpdateServer(cleared.clone())]).await;
+    assert_eq!(
+        db.store.server(original.id).await.unwrap().unwrap(),
+        Server {
+            generation: 2,
+            ..cleared
+        }
+    );
+}

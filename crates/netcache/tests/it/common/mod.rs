@@ -16,6 +16,8 @@ use neutron_sim::{DefaultTopology, FaultRule, NeutronSim, RunningSim, SimConfig,
 use serde_json::{Value, json};
 
 pub const PROJECT: &str = "demo";
+/// The image boots name (Nova refuses a boot without one, or with one it cannot find).
+pub const IMAGE: &str = netcache_api::images::IMAGES[0].id;
 
 pub struct TestApp {
     pub app: Option<App>,
@@ -247,7 +249,7 @@ impl TestApp {
         let (status, body) = self
             .post(
                 "/servers",
-                json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": "cirros", "networks": networks}}),
+                json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": IMAGE, "networks": networks}}),
             )
             .await;
         assert_eq!(status, 202, "{body}");

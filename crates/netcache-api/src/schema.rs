@@ -1,0 +1,274 @@
+//! Nova's request-schema checks of the server fields a user sets (name, access
+//! addresses, metadata) and of request bodies' keys, with the messages of Nova's
+//! validator: `Invalid input for field/attribute FIELD. Value: VALUE. REASON`,
+//! where FIELD is the last step of the path and VALUE is printed as Python
+//! prints it (a failure at the top of the body is the reason alone).
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use serde_json::{Map, Value};
+
+use crate::error::{ApiError, ApiResult};
+
+/// Nova's `metadata` key pattern: `^[a-zA-Z0-9-_:. ]{1,255}$`.
+const METADATA_KEY_MAX: usize = 255;
+const METADATA_VALUE_MAX: usize = 255;
+const NAME_MAX: usize = 255;
+
+/// A 400 for `value` at `field`.
+pub fn invalid(field: &str, value: &Value, reason: &str) -> ApiError {
+    ApiError::BadRequest(format!(
+        "Invalid input for field/attribute {field}. Value: {}. {reason}",
+        python_str(value)
+    ))
+}
+
+/// How Python's `str()` prints a JSON value (a string bare, the rest as `repr`).
+fn python_str(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => python_repr(other),
+    }
+}
+
+/// How Python's `repr()` prints a JSON value: `{'k': 'v'}`, `None`, `True`.
+pub fn python_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        Value::Array(items) => format!("[{}]", items.iter().map(python_repr).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", python_repr(&Value::String(k.clone())), python_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn not_of_type(field: &str, value: &Value, wanted: &str) -> ApiError {
+    invalid(
+        field,
+        value,
+        &format!("{} is not of type '{wanted}'", python_repr(value)),
+    )
+}
+
+/// `value` as an object (`field` names it; `None`: the body itself), with only
+/// the `allowed` keys and every `required` one.
+pub fn object<'a>(
+    field: Option<&str>,
+    value: &'a Value,
+    allowed: &[&str],
+    required: &[&str],
+) -> ApiResult<&'a Map<String, Value>> {
+    let fail = |reason: String| match field {
+        Some(field) => invalid(field, value, &reason),
+        None => ApiError::BadRequest(reason),
+    };
+    let Value::Object(map) = value else {
+        return Err(fail(format!("{} is not of type 'object'", python_repr(value))));
+    };
+    if let Some(missing) = required.iter().find(|k| !map.contains_key(**k)) {
+        return Err(fail(format!("'{missing}' is a required property")));
+    }
+    let extra: Vec<String> = map
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| python_repr(&Value::String(k.clone())))
+        .collect();
+    match extra.as_slice() {
+        [] => Ok(map),
+        [one] => Err(fail(format!(
+            "Additional properties are not allowed ({one} was unexpected)"
+        ))),
+        many => Err(fail(format!(
+            "Additional properties are not allowed ({} were unexpected)",
+            many.join(", ")
+        ))),
+    }
+}
+
+/// Nova's `name` (servers): a string of 1 to 255 printable characters, with no
+/// whitespace at either end.
+pub fn name(value: &Value) -> ApiResult<String> {
+    let Value::String(text) = value else {
+        return Err(not_of_type("name", value, "string"));
+    };
+    let repr = python_repr(value);
+    if text.is_empty() {
+        return Err(invalid("name", value, &format!("{repr} is too short")));
+    }
+    if text.chars().count() > NAME_MAX {
+        return Err(invalid("name", value, &format!("{repr} is too long")));
+    }
+    let edge_space = text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace);
+    if edge_space || text.chars().any(char::is_control) {
+        return Err(invalid(
+            "name",
+            value,
+            &format!(
+                "{repr} does not match the name pattern (printable characters, no leading or trailing whitespace)"
+            ),
+        ));
+    }
+    Ok(text.clone())
+}
+
+/// Nova's `accessIPv4`: a string in IPv4 format.
+pub fn access_ip_v4(value: &Value) -> ApiResult<Ipv4Addr> {
+    access_ip(value, "accessIPv4", "ipv4")
+}
+
+/// Nova's `accessIPv6`: a string in IPv6 format.
+pub fn access_ip_v6(value: &Value) -> ApiResult<Ipv6Addr> {
+    access_ip(value, "accessIPv6", "ipv6")
+}
+
+fn access_ip<T: std::str::FromStr>(value: &Value, field: &str, format: &str) -> ApiResult<T> {
+    let Value::String(text) = value else {
+        return Err(not_of_type(field, value, "string"));
+    };
+    text.parse()
+        .map_err(|_| invalid(field, value, &format!("{} is not a '{format}'", python_repr(value))))
+}
+
+/// Nova's `metadata` (`field` names it: `metadata` or `meta`): an object whose
+/// keys match `^[a-zA-Z0-9-_:. ]{1,255}$` and whose values are strings of at
+/// most 255 characters. The item count is the quota's (checked by Compute).
+pub fn metadata(field: &str, value: &Value) -> ApiResult<BTreeMap<String, String>> {
+    let Value::Object(map) = value else {
+        return Err(not_of_type(field, value, "object"));
+    };
+    let bad_key = |k: &String| {
+        k.is_empty()
+            || k.chars().count() > METADATA_KEY_MAX
+            || !k
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.' | ' '))
+    };
+    if let Some(key) = map.keys().find(|k| bad_key(k)) {
+        return Err(invalid(
+            field,
+            value,
+            &format!(
+                "Additional properties are not allowed ({} was unexpected)",
+                python_repr(&Value::String(key.clone()))
+            ),
+        ));
+    }
+    let mut items = BTreeMap::new();
+    for (key, item) in map {
+        let Value::String(text) = item else {
+            return Err(not_of_type(key, item, "string"));
+        };
+        if text.chars().count() > METADATA_VALUE_MAX {
+            return Err(invalid(key, item, &format!("{} is too long", python_repr(item))));
+        }
+        items.insert(key.clone(), text.clone());
+    }
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(result: ApiResult<impl std::fmt::Debug>) -> String {
+        result.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn values_print_as_python_prints_them() {
+        assert_eq!(
+            python_str(&json!({"": "data1", "n": 1, "b": true, "z": null})),
+            "{'': 'data1', 'n': 1, 'b': True, 'z': None}"
+        );
+        assert_eq!(python_str(&json!("it's")), "it's");
+        assert_eq!(python_repr(&json!("it's")), r"'it\'s'");
+    }
+
+    #[test]
+    fn names_follow_novas_rules() {
+        assert_eq!(name(&json!("web 1")).unwrap(), "web 1");
+        assert_eq!(name(&json!("é".repeat(255))).unwrap().chars().count(), 255);
+        assert_eq!(
+            message(name(&json!(""))),
+            "Invalid input for field/attribute name. Value: . '' is too short"
+        );
+        assert!(message(name(&json!("a".repeat(256)))).ends_with("is too long"));
+        assert!(message(name(&json!(" a"))).contains("does not match"));
+        assert!(message(name(&json!("a\n"))).contains("does not match"));
+        assert_eq!(
+            message(name(&json!(5))),
+            "Invalid input for field/attribute name. Value: 5. 5 is not of type 'string'"
+        );
+    }
+
+    #[test]
+    fn access_addresses_are_checked_by_family() {
+        assert_eq!(access_ip_v4(&json!("1.1.1.1")).unwrap(), Ipv4Addr::new(1, 1, 1, 1));
+        assert_eq!(
+            access_ip_v6(&json!("0000:0000:0000:0000:0000:babe:220.12.22.2"))
+                .unwrap()
+                .to_string(),
+            "::babe:dc0c:1602"
+        );
+        assert_eq!(
+            message(access_ip_v4(&json!("::1"))),
+            "Invalid input for field/attribute accessIPv4. Value: ::1. '::1' is not a 'ipv4'"
+        );
+        assert!(message(access_ip_v6(&json!("1.1.1.1"))).ends_with("'1.1.1.1' is not a 'ipv6'"));
+        assert!(message(access_ip_v4(&json!(""))).ends_with("'' is not a 'ipv4'"));
+    }
+
+    #[test]
+    fn metadata_keys_and_values_are_limited() {
+        let long_key = "k".repeat(256);
+        assert_eq!(
+            metadata("metadata", &json!({"a-b_c:d. e": "v"})).unwrap(),
+            BTreeMap::from([("a-b_c:d. e".to_owned(), "v".to_owned())])
+        );
+        assert_eq!(
+            message(metadata("metadata", &json!({"": "data1"}))),
+            "Invalid input for field/attribute metadata. Value: {'': 'data1'}. \
+             Additional properties are not allowed ('' was unexpected)"
+        );
+        assert!(message(metadata("metadata", &json!({ long_key: "v" }))).contains("was unexpected"));
+        assert!(message(metadata("meta", &json!({"k/1": "v"}))).starts_with("Invalid input for field/attribute meta."));
+        assert_eq!(
+            message(metadata("metadata", &json!({"k": "v".repeat(256)}))),
+            format!(
+                "Invalid input for field/attribute k. Value: {v}. '{v}' is too long",
+                v = "v".repeat(256)
+            )
+        );
+        assert_eq!(
+            message(metadata("metadata", &json!({"k": 1}))),
+            "Invalid input for field/attribute k. Value: 1. 1 is not of type 'string'"
+        );
+        assert!(message(metadata("metadata", &json!([]))).ends_with("[] is not of type 'object'"));
+    }
+
+    #[test]
+    fn objects_refuse_unknown_keys_and_want_required_ones() {
+        let body = json!({"server": {"name": "a", "adminPass": "x"}});
+        let top = object(None, &body, &["server"], &["server"]).unwrap();
+        assert_eq!(
+            message(object(Some("server"), &top["server"], &["name"], &[])),
+            "Invalid input for field/attribute server. Value: {'name': 'a', 'adminPass': 'x'}. \
+             Additional properties are not allowed ('adminPass' was unexpected)"
+        );
+        assert_eq!(
+            message(object(None, &json!({}), &["metadata"], &["metadata"])),
+            "'metadata' is a required property"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! A user's edits of a server (Nova's server update and metadata calls): no
+//! operation, a compare-and-swap on the server row, read again and retried when
+//! another writer got there first. An operation's own writes keep such an edit
+//! (see `Compute::save_server`), so a rename during a build is never lost.
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use netcache_domain::ServerId;
+use netcache_domain::change::Change;
+use netcache_domain::server::{Server, VmState};
+
+use crate::{Compute, Error, Result};
+
+/// Nova's default quota `metadata_items`: the most items a server's metadata holds.
+pub const MAX_METADATA_ITEMS: usize = 128;
+
+/// Compare-and-swap attempts of an edit before the conflict is answered.
+const ATTEMPTS: usize = 5;
+
+/// What a user changes on a server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerEdit {
+    /// `PUT /servers/{id}`: each field given replaces the stored one.
+    Update {
+        name: Option<String>,
+        access_ip_v4: Option<Ipv4Addr>,
+        access_ip_v6: Option<Ipv6Addr>,
+    },
+    /// Metadata items merged into the server's (`replace`: in place of all of them).
+    SetMetadata {
+        items: BTreeMap<String, String>,
+        replace: bool,
+    },
+    DeleteMetadata {
+        key: String,
+    },
+}
+
+impl ServerEdit {
+    /// The server after the edit, or Nova's refusal: metadata changes only on an
+    /// active server without a task (409), within the quota (403); deleting an
+    /// item that is not there is a 404 first.
+    fn apply(&self, server: &Server) -> Result<Server> {
+        let mut edited = server.clone();
+        match self {
+            Self::Update {
+                name,
+                access_ip_v4,
+                access_ip_v6,
+            } => {
+                if let Some(name) = name {
+                    edited.name.clone_from(name);
+                }
+                edited.access_ip_v4 = access_ip_v4.or(server.access_ip_v4);
+                edited.access_ip_v6 = access_ip_v6.or(server.access_ip_v6);
+            }
+            Self::SetMetadata { items, replace } => {
+                metadata_changeable(server, "update metadata")?;
+                if *replace {
+                    edited.metadata.clone_from(items);
+                } else {
+                    edited.metadata.extend(items.clone());
+                }
+                check_metadata_quota(&edited.metadata)?;
+            }
+            Self::DeleteMetadata { key } => {
+                if edited.metadata.remove(key).is_none() {
+                    return Err(Error::MetadataItemNotFound);
+                }
+                metadata_changeable(server, "delete metadata")?;
+            }
+        }
+        Ok(edited)
+    }
+}
+
+/// Nova's `check_instance_state` of the metadata calls (active, paused,
+/// suspended or stopped, with no task), with its 409s.
+fn metadata_changeable(server: &Server, action: &'static str) -> Result<()> {
+    let allowed = [VmState::Active, VmState::Paused, VmState::Suspended, VmState::Stopped];
+    if !allowed.contains(&server.vm_state) {
+        return Err(Error::InvalidState {
+            server: server.id,
+            action,
+            vm_state: server.vm_state.to_string(),
+        });
+    }
+    if let Some(task) = server.task_state {
+        return Err(Error::OperationInFlight {
+            server: server.id,
+            kind: task.to_string(),
+            action: action.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Nova's quota check of a server's metadata (on a boot and on every change).
+pub(crate) fn check_metadata_quota(metadata: &BTreeMap<String, String>) -> Result<()> {
+    if metadata.len() > MAX_METADATA_ITEMS {
+        return Err(Error::MetadataLimitExceeded {
+            allowed: MAX_METADATA_ITEMS,
+        });
+    }
+    Ok(())
+}
+
+impl Compute {
+    /// Applies a user's edit: a compare-and-swap on the server row from the
+    /// generation just read, retried from a fresh read when another writer (an
+    /// operation, another edit) got there first. Answers the server as stored.
+    pub async fn edit_server(&self, server_id: ServerId, edit: &ServerEdit) -> Result<Server> {
+        let mut attempt = 0;
+        loop {
+            let server = self.server(server_id).await?;
+            let edited = edit.apply(&server)?;
+            if edited == server {
+                return Ok(server);
+            }
+            let edited = Server {
+                updated_at: self.clock.now(),
+                ..edited
+            };
+            match self.commit(vec![Change::UpdateServer(edited.clone())]).await {
+                Ok(()) => {
+                    return Ok(Server {
+                        generation: edited.generation + 1,
+                        ..edited
+                    });
+                }
+                Err(Error::Store(e)) if e.is_conflict() && attempt + 1 < ATTEMPTS => attempt += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}

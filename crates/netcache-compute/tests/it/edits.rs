@@ -1,0 +1,177 @@
+//! A user's edits of a server (rename, access addresses, metadata): compare-and-
+//! swaps outside operations, which an operation's own writes keep.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use netcache_compute::virt::VirtDriver;
+use netcache_compute::{CreateServer, Error, MAX_METADATA_ITEMS, ServerEdit};
+use netcache_domain::HostName;
+use netcache_domain::power::PowerAction;
+use netcache_domain::server::{NetworkRequests, Server, TaskState, VmState};
+use neutron_sim::SimConfig;
+use support::{Harness, config};
+use tokio::sync::{Notify, Semaphore};
+
+/// Holds every spawn until the test opens the gate, and counts them.
+struct GatedVirt {
+    spawning: Notify,
+    gate: Semaphore,
+    spawns: AtomicUsize,
+}
+
+impl GatedVirt {
+    fn closed() -> Self {
+        Self {
+            spawning: Notify::new(),
+            gate: Semaphore::new(0),
+            spawns: AtomicUsize::new(0),
+        }
+    }
+}
+
+#[async_trait]
+impl VirtDriver for GatedVirt {
+    async fn spawn(&self, _host: &HostName, _server: &Server) -> Result<(), String> {
+        self.spawns.fetch_add(1, Ordering::SeqCst);
+        self.spawning.notify_one();
+        self.gate.acquire().await.map_err(|e| e.to_string())?.forget();
+        Ok(())
+    }
+
+    async fn power(&self, _host: &HostName, _server: &Server, _action: PowerAction) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {
+    CreateServer {
+        name: "vm".into(),
+        flavor_ref: "1".into(),
+        image_ref: "img".into(),
+        metadata,
+        access_ip_v4: None,
+        access_ip_v6: None,
+        key_name: None,
+        networks: NetworkRequests::None,
+    }
+}
+
+fn items(range: std::ops::Range<usize>) -> BTreeMap<String, String> {
+    range.map(|i| (format!("k{i}"), format!("v{i}"))).collect()
+}
+
+/// The build is spawning (its next write is ACTIVE) when the user renames the
+/// server: the rename is kept, and the build finishes without a retried step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
+    let virt = Arc::new(GatedVirt::closed());
+    let h = Harness::with_virt(config(), SimConfig::default(), virt.clone()).await;
+    let server = h
+        .compute
+        .create_server(&Harness::ctx(), boot_request(BTreeMap::new()))
+        .await
+        .unwrap();
+    virt.spawning.notified().await;
+
+    let rename = ServerEdit::Update {
+        name: Some("renamed".into()),
+        access_ip_v4: Some("192.0.2.7".parse().unwrap()),
+        access_ip_v6: None,
+    };
+    let edited = h.compute.edit_server(server.id, &rename).await.unwrap();
+    assert_eq!(
+        (edited.name.as_str(), edited.task_state),
+        ("renamed", Some(TaskState::Spawning))
+    );
+    // Metadata waits for an active server without a task, as in Nova (409).
+    let set = ServerEdit::SetMetadata {
+        items: items(0..1),
+        replace: false,
+    };
+    let refused = h.compute.edit_server(server.id, &set).await.unwrap_err();
+    assert!(matches!(refused, Error::InvalidState { .. }), "{refused:?}");
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "Cannot 'update metadata' instance {} while it is in vm_state building",
+            server.id
+        )
+    );
+
+    virt.gate.add_permits(100);
+    h.compute.settle().await;
+    let built = h.compute.server(server.id).await.unwrap();
+    assert_eq!(built.vm_state, VmState::Active, "{built:?}");
+    assert_eq!(
+        (built.name.as_str(), built.access_ip_v4),
+        ("renamed", Some("192.0.2.7".parse().unwrap()))
+    );
+    assert_eq!(
+        virt.spawns.load(Ordering::SeqCst),
+        1,
+        "the build's write after the rename was retried from its records"
+    );
+}
+
+/// Concurrent edits each land (compare-and-swap, retried on a conflict); the
+/// quota counts the merged metadata; deleting a missing item is a 404 first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_metadata_edits_all_land_within_the_quota() {
+    let h = Harness::start(config()).await;
+    let server = h
+        .compute
+        .create_server(&Harness::ctx(), boot_request(items(0..2)))
+        .await
+        .unwrap();
+    h.compute.settle().await;
+
+    let writers = (10..14).map(|i| {
+        let compute = h.compute.clone();
+        tokio::spawn(async move {
+            let edit = ServerEdit::SetMetadata {
+                items: items(i..i + 1),
+                replace: false,
+            };
+            compute.edit_server(server.id, &edit).await
+        })
+    });
+    for writer in writers.collect::<Vec<_>>() {
+        writer.await.unwrap().unwrap();
+    }
+    let stored = h.compute.server(server.id).await.unwrap();
+    let keys: Vec<&str> = stored.metadata.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["k0", "k1", "k10", "k11", "k12", "k13"]);
+
+    // Six stored and 123 new ones: one over.
+    let full = ServerEdit::SetMetadata {
+        items: items(0..MAX_METADATA_ITEMS - 5)
+            .into_iter()
+            .map(|(k, v)| (format!("new-{k}"), v))
+            .collect(),
+        replace: false,
+    };
+    let refused = h.compute.edit_server(server.id, &full).await.unwrap_err();
+    assert_eq!(refused.to_string(), "Maximum number of metadata items exceeds 128");
+    let replaced = ServerEdit::SetMetadata {
+        items: items(0..MAX_METADATA_ITEMS),
+        replace: true,
+    };
+    let stored = h.compute.edit_server(server.id, &replaced).await.unwrap();
+    assert_eq!(stored.metadata.len(), MAX_METADATA_ITEMS);
+
+    let missing = ServerEdit::DeleteMetadata { key: "nope".into() };
+    let refused = h.compute.edit_server(server.id, &missing).await.unwrap_err();
+    assert!(matches!(refused, Error::MetadataItemNotFound), "{refused:?}");
+
+    let too_many = boot_request(items(0..MAX_METADATA_ITEMS + 1));
+    let refused = h.compute.create_server(&Harness::ctx(), too_many).await.unwrap_err();
+    assert!(
+        matches!(refused, Error::MetadataLimitExceeded { allowed: 128 }),
+        "{refused:?}"
+    );
+}
