@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod microversion;
 pub mod policy;
 mod schema;
+mod server_create;
 mod server_metadata;
 mod server_query;
 mod server_update;

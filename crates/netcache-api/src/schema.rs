@@ -51,6 +51,25 @@ pub fn python_repr(value: &Value) -> String {
     }
 }
 
+/// Nova's `boolean`: true or false, or one of the words and digits it reads as them.
+pub fn boolean(field: &str, value: &Value) -> ApiResult<bool> {
+    let word = match value {
+        Value::Bool(b) => return Ok(*b),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.to_lowercase(),
+        _ => String::new(),
+    };
+    match word.as_str() {
+        "true" | "1" | "t" | "on" | "y" | "yes" => Ok(true),
+        "false" | "0" | "f" | "off" | "n" | "no" => Ok(false),
+        _ => Err(invalid(
+            field,
+            value,
+            &format!("{} is not one of the boolean values", python_repr(value)),
+        )),
+    }
+}
+
 fn not_of_type(field: &str, value: &Value, wanted: &str) -> ApiError {
     invalid(
         field,

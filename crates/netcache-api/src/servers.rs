@@ -1,26 +1,22 @@
-//! `/v2.1/servers`, addresses and instance actions.
+//! `/v2.1/servers` (lists, show, delete; a boot is `server_create`), addresses
+//! and instance actions.
 
-use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use netcache_compute::CreateServer;
-use netcache_domain::server::{NetworkRequest, NetworkRequests, Server};
-use netcache_domain::{NetworkId, PortId};
-use rand::Rng;
-use rand::distr::Alphanumeric;
+use netcache_domain::server::Server;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::server_query::ServerQuery;
-use crate::wire::{self, CreateServerBody, NetworksField};
-use crate::{AppState, Caller, flavors, images, schema};
+use crate::wire;
+use crate::{AppState, Caller, server_create};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/v2.1/servers", get(list).post(create))
+        .route("/v2.1/servers", get(list).post(server_create::create))
         .route("/v2.1/servers/detail", get(list_detail))
         .route("/v2.1/servers/{id}", get(show).delete(delete))
         .route("/v2.1/servers/{id}/ips", get(ips))
@@ -137,117 +133,6 @@ async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<Stri
     Ok(Json(
         json!({"server": wire::server_detail(&state.config.public_url, &server, &info)}),
     ))
-}
-
-async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    caller.authorize("os_compute_api:servers:create")?;
-    let body: CreateServerBody = wire::parse_body(&body)?;
-    let request = parse_create(body)?;
-    let server = state.compute.create_server(&caller.ctx, request).await?;
-    let password: String = rand::rng()
-        .sample_iter(&Alphanumeric)
-        .take(12)
-        .map(char::from)
-        .collect();
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({"server": wire::server_created(&state.config.public_url, &server, &password)})),
-    ))
-}
-
-/// Nova's checks of a boot request, with its messages, in its order: the
-/// schema (name, image id, flavor, metadata, access addresses, networks), an
-/// image at all (only a boot from volume may go without, and netcache has no
-/// volumes), the flavor, then the image.
-fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
-    let fields = body.server;
-    let name = schema::name(fields.name.as_ref().ok_or_else(|| {
-        ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
-    })?)?;
-    let image_ref = fields.image_ref.unwrap_or_default();
-    if !image_ref.is_empty() && uuid::Uuid::try_parse(&image_ref).is_err() {
-        return Err(schema::invalid(
-            "imageRef",
-            &Value::String(image_ref.clone()),
-            &format!("'{image_ref}' is not valid under any of the given schemas"),
-        ));
-    }
-    let flavor_ref = match fields.flavor_ref {
-        Some(Value::String(s)) if !s.is_empty() => s,
-        Some(Value::Number(n)) => n.to_string(),
-        _ => {
-            return Err(ApiError::BadRequest(
-                "Invalid input for field/attribute server. Value: 'flavorRef' is a required property".into(),
-            ));
-        }
-    };
-    let metadata = fields
-        .metadata
-        .as_ref()
-        .map(|m| schema::metadata("metadata", m))
-        .transpose()?
-        .unwrap_or_default();
-    let access_ip_v4 = fields.access_ip_v4.as_ref().map(schema::access_ip_v4).transpose()?;
-    let access_ip_v6 = fields.access_ip_v6.as_ref().map(schema::access_ip_v6).transpose()?;
-    let networks = match fields.networks {
-        None => NetworkRequests::Auto,
-        Some(NetworksField::Keyword(k)) if k == "auto" => NetworkRequests::Auto,
-        Some(NetworksField::Keyword(k)) if k == "none" => NetworkRequests::None,
-        Some(NetworksField::Keyword(k)) => {
-            return Err(ApiError::BadRequest(format!(
-                "Invalid input for field/attribute networks. Value: {k}"
-            )));
-        }
-        Some(NetworksField::List(entries)) => {
-            let mut requests = Vec::with_capacity(entries.len());
-            for entry in entries {
-                let tag = entry.tag;
-                requests.push(match (entry.port, entry.uuid) {
-                    (Some(port), _) => {
-                        if entry.fixed_ip.is_some() {
-                            return Err(ApiError::BadRequest("Cannot give both a port and a fixed IP.".into()));
-                        }
-                        NetworkRequest::Port {
-                            port_id: PortId::from(parse_uuid(&port, "port")?),
-                            tag,
-                        }
-                    }
-                    (None, Some(uuid)) => NetworkRequest::Network {
-                        network_id: Some(NetworkId::from(parse_uuid(&uuid, "network")?)),
-                        fixed_ip: entry.fixed_ip.as_deref().map(wire::parse_ip).transpose()?,
-                        tag,
-                    },
-                    (None, None) => {
-                        return Err(ApiError::BadRequest(
-                            "Bad networks format: each network needs a 'uuid' or a 'port'".into(),
-                        ));
-                    }
-                });
-            }
-            NetworkRequests::Explicit(requests)
-        }
-    };
-    if image_ref.is_empty() {
-        return Err(ApiError::BadRequest("Missing imageRef attribute".into()));
-    }
-    // Nova takes the id from a flavor's URL too.
-    let flavor_id = flavor_ref.rsplit('/').next().unwrap_or_default();
-    if flavors::find(flavor_id).is_none() {
-        return Err(ApiError::BadRequest(format!("Flavor {flavor_id} could not be found.")));
-    }
-    if images::find(&image_ref).is_none() {
-        return Err(ApiError::BadRequest("Can not find requested image".into()));
-    }
-    Ok(CreateServer {
-        name,
-        flavor_ref: flavor_id.to_owned(),
-        image_ref,
-        metadata,
-        access_ip_v4,
-        access_ip_v6,
-        networks,
-        key_name: fields.key_name,
-    })
 }
 
 /// Neutron ids are UUIDs; anything else is a 400 before Neutron is asked.

@@ -36,6 +36,9 @@ pub struct CreateServerFields {
     pub access_ip_v6: Option<Value>,
     pub networks: Option<NetworksField>,
     pub key_name: Option<String>,
+    pub min_count: Option<Value>,
+    pub max_count: Option<Value>,
+    pub return_reservation_id: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]

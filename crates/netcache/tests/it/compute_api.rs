@@ -520,3 +520,65 @@ async fn server_list_filters_by_name_status_and_ip_from_netcaches_records() {
     let (_, body) = t.get(&format!("/servers?ip={ghost_ip}")).await;
     assert!(names(&body).is_empty(), "{body}");
 }
+
+/// `min_count`/`max_count` boot several servers named as Nova names them, each
+/// its own build; `return_reservation_id` answers a reservation id instead; a
+/// port or a fixed IP cannot go to several servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_and_max_count_boot_several_servers() {
+    let t = TestApp::start().await;
+    let net = t.topology.private_network_id.clone();
+    let boot = |extra: Value| {
+        let mut server =
+            json!({"name": "multi", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": net}]});
+        server
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({ "server": server })
+    };
+    let (status, body) = t
+        .post("/servers", boot(json!({"min_count": 2, "max_count": "3"})))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    assert!(body["server"]["id"].is_string(), "{body}");
+    t.app().compute.settle().await;
+    let (_, list) = t.get("/servers/detail?name=^multi-").await;
+    let mut names = Vec::new();
+    for server in list["servers"].as_array().unwrap() {
+        assert_eq!(server["status"], "ACTIVE", "{server}");
+        assert_eq!(t.neutron_ports(server["id"].as_str().unwrap()).len(), 1, "{server}");
+        names.push(server["name"].as_str().unwrap());
+    }
+    names.sort_unstable();
+    assert_eq!(names, ["multi-1", "multi-2", "multi-3"]);
+
+    let (status, body) = t.post("/servers", boot(json!({"return_reservation_id": "True"}))).await;
+    assert_eq!(status, 202, "{body}");
+    assert!(body["reservation_id"].as_str().unwrap().starts_with("r-"), "{body}");
+    assert!(body.get("server").is_none(), "{body}");
+
+    let port = t.user_port(json!({}))["id"].as_str().unwrap().to_owned();
+    for (extra, message) in [
+        (
+            json!({"min_count": 3, "max_count": 2}),
+            "min_count must be <= max_count",
+        ),
+        (json!({"max_count": 0}), "less than the minimum of 1"),
+        (json!({"min_count": "two"}), "min_count"),
+        (json!({"return_reservation_id": "maybe"}), "boolean"),
+        (
+            json!({"max_count": 2, "networks": [{"port": port}]}),
+            "single configured port ID",
+        ),
+        (
+            json!({"max_count": 2, "networks": [{"uuid": net, "fixed_ip": "10.0.0.200"}]}),
+            "fixed_ip",
+        ),
+    ] {
+        let (status, body) = t.post("/servers", boot(extra.clone())).await;
+        assert_nova_error(status, &body, 400);
+        let text = body["badRequest"]["message"].as_str().unwrap();
+        assert!(text.contains(message), "{extra}: {text}");
+    }
+}

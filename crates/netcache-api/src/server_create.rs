@@ -1,0 +1,232 @@
+//! `POST /v2.1/servers`: Nova's checks of a boot request, in its order and with
+//! its messages, then one server — or, with `min_count`/`max_count`, several
+//! (named `NAME-1`, `NAME-2`, … as Nova names them), each its own build.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use netcache_compute::CreateServer;
+use netcache_domain::server::{NetworkRequest, NetworkRequests};
+use netcache_domain::{NetworkId, PortId};
+use rand::Rng;
+use rand::distr::Alphanumeric;
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiResult};
+use crate::servers::parse_uuid;
+use crate::wire::{self, CreateServerBody, NetworksField};
+use crate::{AppState, Caller, flavors, images, schema};
+
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    caller.authorize("os_compute_api:servers:create")?;
+    let body: CreateServerBody = wire::parse_body(&body)?;
+    let count = Count::of(&body.server)?;
+    let request = parse_create(body)?;
+    count.check(&request.networks)?;
+    let mut first = None;
+    for index in 1..=count.max {
+        let mut one = request.clone();
+        if count.max > 1 {
+            one.name = format!("{}-{index}", request.name);
+        }
+        let server = state.compute.create_server(&caller.ctx, one).await?;
+        first.get_or_insert(server);
+    }
+    let server = first.expect("max_count is at least 1");
+    if count.return_reservation_id {
+        let reservation: String = random_text(8).to_lowercase();
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({"reservation_id": format!("r-{reservation}")})),
+        ));
+    }
+    let password = random_text(12);
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"server": wire::server_created(&state.config.public_url, &server, &password)})),
+    ))
+}
+
+fn random_text(len: usize) -> String {
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(len)
+        .map(char::from)
+        .collect()
+}
+
+/// How many servers a boot asks for (`min_count`, `max_count`, both 1 by
+/// default) and whether it wants a reservation id instead of the server.
+struct Count {
+    max: u32,
+    return_reservation_id: bool,
+}
+
+impl Count {
+    fn of(fields: &wire::CreateServerFields) -> ApiResult<Self> {
+        let min = fields
+            .min_count
+            .as_ref()
+            .map(|v| positive("min_count", v))
+            .transpose()?;
+        let max = fields
+            .max_count
+            .as_ref()
+            .map(|v| positive("max_count", v))
+            .transpose()?;
+        // netcache has no capacity limit short of max_count: min_count is only checked.
+        let max = match (min, max) {
+            (Some(min), Some(max)) if min > max => {
+                return Err(ApiError::BadRequest("min_count must be <= max_count".into()));
+            }
+            (min, max) => max.or(min).unwrap_or(1),
+        };
+        let return_reservation_id = match &fields.return_reservation_id {
+            None => false,
+            Some(value) => schema::boolean("return_reservation_id", value)?,
+        };
+        Ok(Self {
+            max,
+            return_reservation_id,
+        })
+    }
+
+    /// Nova refuses to boot several servers on one port or one fixed IP.
+    fn check(&self, networks: &NetworkRequests) -> ApiResult<()> {
+        let NetworkRequests::Explicit(requests) = networks else {
+            return Ok(());
+        };
+        if self.max == 1 {
+            return Ok(());
+        }
+        for request in requests {
+            match request {
+                NetworkRequest::Port { .. } => {
+                    return Err(ApiError::BadRequest(
+                        "Unable to launch multiple instances with a single configured port ID. Please launch your instance one by one with different ports.".into(),
+                    ));
+                }
+                NetworkRequest::Network { fixed_ip: Some(_), .. } => {
+                    return Err(ApiError::BadRequest(
+                        "max_count cannot be greater than 1 if an fixed_ip is specified.".into(),
+                    ));
+                }
+                NetworkRequest::Network { .. } => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Nova's `positive_integer`: a number, or digits in a string, of at least 1.
+fn positive(field: &str, value: &Value) -> ApiResult<u32> {
+    let parsed = match value {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        _ => None,
+    };
+    parsed
+        .filter(|n| *n >= 1)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| schema::invalid(field, value, &format!("{value} is less than the minimum of 1")))
+}
+
+/// Nova's checks of a boot request, with its messages, in its order: the
+/// schema (name, image id, flavor, metadata, access addresses, networks), an
+/// image at all (only a boot from volume may go without, and netcache has no
+/// volumes), the flavor, then the image.
+fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
+    let fields = body.server;
+    let name = schema::name(fields.name.as_ref().ok_or_else(|| {
+        ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
+    })?)?;
+    let image_ref = fields.image_ref.unwrap_or_default();
+    if !image_ref.is_empty() && uuid::Uuid::try_parse(&image_ref).is_err() {
+        return Err(schema::invalid(
+            "imageRef",
+            &Value::String(image_ref.clone()),
+            &format!("'{image_ref}' is not valid under any of the given schemas"),
+        ));
+    }
+    let flavor_ref = match fields.flavor_ref {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        Some(Value::Number(n)) => n.to_string(),
+        _ => {
+            return Err(ApiError::BadRequest(
+                "Invalid input for field/attribute server. Value: 'flavorRef' is a required property".into(),
+            ));
+        }
+    };
+    let metadata = fields
+        .metadata
+        .as_ref()
+        .map(|m| schema::metadata("metadata", m))
+        .transpose()?
+        .unwrap_or_default();
+    let access_ip_v4 = fields.access_ip_v4.as_ref().map(schema::access_ip_v4).transpose()?;
+    let access_ip_v6 = fields.access_ip_v6.as_ref().map(schema::access_ip_v6).transpose()?;
+    let networks = match fields.networks {
+        None => NetworkRequests::Auto,
+        Some(NetworksField::Keyword(k)) if k == "auto" => NetworkRequests::Auto,
+        Some(NetworksField::Keyword(k)) if k == "none" => NetworkRequests::None,
+        Some(NetworksField::Keyword(k)) => {
+            return Err(ApiError::BadRequest(format!(
+                "Invalid input for field/attribute networks. Value: {k}"
+            )));
+        }
+        Some(NetworksField::List(entries)) => {
+            let mut requests = Vec::with_capacity(entries.len());
+            for entry in entries {
+                let tag = entry.tag;
+                requests.push(match (entry.port, entry.uuid) {
+                    (Some(port), _) => {
+                        if entry.fixed_ip.is_some() {
+                            return Err(ApiError::BadRequest("Cannot give both a port and a fixed IP.".into()));
+                        }
+                        NetworkRequest::Port {
+                            port_id: PortId::from(parse_uuid(&port, "port")?),
+                            tag,
+                        }
+                    }
+                    (None, Some(uuid)) => NetworkRequest::Network {
+                        network_id: Some(NetworkId::from(parse_uuid(&uuid, "network")?)),
+                        fixed_ip: entry.fixed_ip.as_deref().map(wire::parse_ip).transpose()?,
+                        tag,
+                    },
+                    (None, None) => {
+                        return Err(ApiError::BadRequest(
+                            "Bad networks format: each network needs a 'uuid' or a 'port'".into(),
+                        ));
+                    }
+                });
+            }
+            NetworkRequests::Explicit(requests)
+        }
+    };
+    if image_ref.is_empty() {
+        return Err(ApiError::BadRequest("Missing imageRef attribute".into()));
+    }
+    // Nova takes the id from a flavor's URL too.
+    let flavor_id = flavor_ref.rsplit('/').next().unwrap_or_default();
+    if flavors::find(flavor_id).is_none() {
+        return Err(ApiError::BadRequest(format!("Flavor {flavor_id} could not be found.")));
+    }
+    if images::find(&image_ref).is_none() {
+        return Err(ApiError::BadRequest("Can not find requested image".into()));
+    }
+    Ok(CreateServer {
+        name,
+        flavor_ref: flavor_id.to_owned(),
+        image_ref,
+        metadata,
+        access_ip_v4,
+        access_ip_v6,
+        networks,
+        key_name: fields.key_name,
+    })
+}
