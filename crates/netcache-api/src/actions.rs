@@ -10,9 +10,10 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use std::net::IpAddr;
 
-use netcache_compute::Error as ComputeError;
+use netcache_compute::{Error as ComputeError, ServerEdit};
 use netcache_domain::NetworkId;
 use netcache_domain::power::PowerAction;
+use netcache_domain::server::LockedBy;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
@@ -45,6 +46,31 @@ async fn act(
                 ComputeError::OnAttach(refusal) => *refusal,
                 other => other,
             })?;
+        }
+        "lock" => {
+            let server = caller.server(&state, &id, "os_compute_api:os-lock-server:lock").await?;
+            // Nova records who locked it: the server's own project, or an admin of another.
+            let by = if server.project_id.as_str() == caller.ctx.project_id {
+                LockedBy::Owner
+            } else {
+                LockedBy::Admin
+            };
+            state.compute.edit_server(server.id, &ServerEdit::Lock(by)).await?;
+        }
+        "unlock" => {
+            let server = caller
+                .server(&state, &id, "os_compute_api:os-lock-server:unlock")
+                .await?;
+            // Unlocking a lock someone else's side set takes the override (admins).
+            let mine = if server.project_id.as_str() == caller.ctx.project_id {
+                LockedBy::Owner
+            } else {
+                LockedBy::Admin
+            };
+            if server.locked_by.is_some_and(|by| by != mine) {
+                caller.authorize("os_compute_api:os-lock-server:unlock:unlock_override")?;
+            }
+            state.compute.edit_server(server.id, &ServerEdit::Unlock).await?;
         }
         "removeFixedIp" => {
             let address = address_of(&args)?;

@@ -78,7 +78,7 @@ impl ApiError {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,
                     _ => StatusCode::NOT_FOUND,
                 },
-                C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } | C::KeypairExists(_) => {
+                C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } | C::KeypairExists(_) | C::Locked(_) => {
                     StatusCode::CONFLICT
                 }
                 C::OperationInFlight { .. } | C::DeleteRequested(_) => StatusCode::CONFLICT,

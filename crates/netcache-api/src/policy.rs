@@ -79,6 +79,12 @@ pub const RULES: &[(&str, &str)] = &[
         "os_compute_api:os-suspend-server:resume",
         "rule:project_member_or_admin",
     ),
+    ("os_compute_api:os-lock-server:lock", "rule:project_member_or_admin"),
+    ("os_compute_api:os-lock-server:unlock", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:os-lock-server:unlock:unlock_override",
+        "rule:context_is_admin",
+    ),
     ("os_compute_api:os-multinic:add", "rule:project_member_or_admin"),
     ("os_compute_api:os-multinic:remove", "rule:project_member_or_admin"),
     (

@@ -10,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use netcache_compute::ServerEdit;
+use netcache_compute::{Compute, ServerEdit};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
@@ -102,6 +102,7 @@ async fn set(
     replace: bool,
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(state, id, rule).await?;
+    Compute::check_unlocked(&caller.ctx, &server)?;
     let server = state
         .compute
         .edit_server(server.id, &ServerEdit::SetMetadata { items, replace })
@@ -139,6 +140,7 @@ async fn update(
     let server = caller
         .server(&state, &id, "os_compute_api:server-metadata:update")
         .await?;
+    Compute::check_unlocked(&caller.ctx, &server)?;
     let edit = ServerEdit::SetMetadata {
         items: items.clone(),
         replace: false,
@@ -155,6 +157,7 @@ async fn delete(
     let server = caller
         .server(&state, &id, "os_compute_api:server-metadata:delete")
         .await?;
+    Compute::check_unlocked(&caller.ctx, &server)?;
     state
         .compute
         .edit_server(server.id, &ServerEdit::DeleteMetadata { key })

@@ -66,6 +66,7 @@ fn server() -> Server {
         access_ip_v6: None,
         requested_networks: NetworkRequests::Auto,
         key_name: None,
+        locked_by: None,
         tried_hosts: vec![HostName::from("compute-1")],
         created_at: at("2026-01-02T03:04:05Z"),
         updated_at: at("2026-01-02T03:04:21Z"),

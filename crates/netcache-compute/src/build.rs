@@ -68,6 +68,7 @@ impl Compute {
             access_ip_v6: request.access_ip_v6,
             requested_networks: networks,
             key_name: request.key_name,
+            locked_by: None,
             tried_hosts: vec![],
             created_at: now,
             updated_at: now,
@@ -458,6 +459,7 @@ impl Compute {
     pub async fn delete_server(self: &Arc<Self>, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
         for _ in 0..5 {
             let server = self.server(server_id).await?;
+            Self::check_unlocked(ctx, &server)?;
             let now = self.clock.now();
             let start = Change::StartAction(action(ctx, server_id, "delete", now));
             match self.store.operation(server_id).await? {

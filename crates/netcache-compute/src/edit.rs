@@ -8,9 +8,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use netcache_domain::ServerId;
 use netcache_domain::change::Change;
-use netcache_domain::server::{Server, VmState};
+use netcache_domain::server::{LockedBy, Server, VmState};
 
-use crate::{Compute, Error, Result};
+use crate::{Compute, Error, RequestContext, Result};
 
 /// Nova's default quota `metadata_items`: the most items a server's metadata holds.
 pub const MAX_METADATA_ITEMS: usize = 128;
@@ -35,6 +35,9 @@ pub enum ServerEdit {
     DeleteMetadata {
         key: String,
     },
+    /// Nova's lock (`lockServer`) and unlock: who may unlock is the API's policy.
+    Lock(LockedBy),
+    Unlock,
 }
 
 impl ServerEdit {
@@ -64,6 +67,8 @@ impl ServerEdit {
                 }
                 check_metadata_quota(&edited.metadata)?;
             }
+            Self::Lock(by) => edited.locked_by = Some(*by),
+            Self::Unlock => edited.locked_by = None,
             Self::DeleteMetadata { key } => {
                 if edited.metadata.remove(key).is_none() {
                     return Err(Error::MetadataItemNotFound);
@@ -107,6 +112,15 @@ pub(crate) fn check_metadata_quota(metadata: &BTreeMap<String, String>) -> Resul
 }
 
 impl Compute {
+    /// Nova's `check_instance_lock`: a locked server refuses every lifecycle
+    /// action but an admin's (409).
+    pub fn check_unlocked(ctx: &RequestContext, server: &Server) -> Result<()> {
+        if server.locked_by.is_some() && !ctx.is_admin() {
+            return Err(Error::Locked(server.id));
+        }
+        Ok(())
+    }
+
     /// Applies a user's edit: a compare-and-swap on the server row from the
     /// generation just read, retried from a fresh read when another writer (an
     /// operation, another edit) got there first. Answers the server as stored.

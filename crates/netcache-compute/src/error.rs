@@ -40,6 +40,8 @@ pub enum Error {
     OnAttach(Box<Error>),
     #[error("Invalid input: {0}")]
     InvalidInput(String),
+    #[error("Instance {0} is locked")]
+    Locked(ServerId),
     #[error("Instance {server} doesn't have fixed IP '{address}'.")]
     FixedIpNotFound { server: ServerId, address: IpAddr },
     /// A key pair's name or public key Nova refuses (the reason in its words).

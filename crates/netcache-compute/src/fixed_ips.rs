@@ -45,7 +45,7 @@ impl Compute {
         server_id: ServerId,
         address: IpAddr,
     ) -> Result<()> {
-        self.server(server_id).await?;
+        Self::check_unlocked(ctx, &self.server(server_id).await?)?;
         let holder = self
             .store
             .vifs(server_id)

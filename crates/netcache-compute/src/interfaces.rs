@@ -47,6 +47,7 @@ impl Compute {
         request: AttachRequest,
     ) -> Result<Interface> {
         let server = self.server(server_id).await?;
+        Self::check_unlocked(ctx, &server)?;
         // Nova attaches to a running, paused or stopped guest, with no task running.
         let attachable = matches!(server.vm_state, VmState::Active | VmState::Paused | VmState::Stopped);
         if !attachable || server.task_state.is_some() || server.host.is_none() {
@@ -205,7 +206,7 @@ impl Compute {
         server_id: ServerId,
         port_id: &PortId,
     ) -> Result<()> {
-        self.server(server_id).await?;
+        Self::check_unlocked(ctx, &self.server(server_id).await?)?;
         self.attached_vif(server_id, port_id).await?;
         let op = self.new_operation(
             server_id,

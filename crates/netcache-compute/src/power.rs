@@ -22,6 +22,7 @@ impl Compute {
     /// would allow it in the server's state, or if another operation runs.
     pub async fn power(self: &Arc<Self>, ctx: &RequestContext, server_id: ServerId, power: PowerAction) -> Result<()> {
         let server = self.server(server_id).await?;
+        Self::check_unlocked(ctx, &server)?;
         let task = power
             .begin(server.vm_state, server.task_state, server.host.is_some())
             .map_err(|wrong| Error::InvalidState {

@@ -28,6 +28,8 @@ pub struct Server {
     pub requested_networks: NetworkRequests,
     /// The caller's key pair named at boot (Nova keeps the name, not the key).
     pub key_name: Option<String>,
+    /// Nova's lock: who locked the server, if it is locked.
+    pub locked_by: Option<LockedBy>,
     /// Hosts already tried by this build, in order (the reschedule history).
     pub tried_hosts: Vec<HostName>,
     pub created_at: DateTime<Utc>,
@@ -79,7 +81,7 @@ impl Server {
     }
 
     /// This server (an operation's next state of it) with the user's fields of
-    /// `current` — name, access addresses, metadata — and its generation: while an
+    /// `current` — name, access addresses, metadata, lock — and its generation: while an
     /// operation holds a server, it alone writes the other fields, and a user's
     /// edit (a compare-and-swap outside operations) writes only these, so an
     /// operation whose write lost to such an edit keeps the edit.
@@ -90,6 +92,7 @@ impl Server {
             access_ip_v4: current.access_ip_v4,
             access_ip_v6: current.access_ip_v6,
             metadata: current.metadata.clone(),
+            locked_by: current.locked_by,
             generation: current.generation,
             ..self
         }
@@ -137,6 +140,14 @@ string_enum!(
         Suspended => "suspended",
         Error => "error",
         Deleted => "deleted",
+    }
+);
+
+string_enum!(
+    /// Who locked a server: its project (`owner`) or an admin of another one.
+    LockedBy {
+        Owner => "owner",
+        Admin => "admin",
     }
 );
 
@@ -228,6 +239,7 @@ mod tests {
             access_ip_v4: None,
             access_ip_v6: None,
             key_name: None,
+            locked_by: None,
             requested_networks: NetworkRequests::None,
             tried_hosts: vec![],
             created_at: at,

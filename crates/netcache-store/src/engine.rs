@@ -319,6 +319,7 @@ where
             .bind(s.access_ip_v4.map(|ip| ip.to_string()))
             .bind(s.access_ip_v6.map(|ip| ip.to_string()))
             .bind(s.key_name.as_deref())
+            .bind(s.locked_by.map(netcache_domain::server::LockedBy::as_str))
     }
 
     /// `$1` server, `$2` port, then the other columns (see [`sql::UPDATE_VIF`]).
@@ -401,6 +402,7 @@ where
             access_ip_v6: c.parse_opt("access_ip_v6")?,
             requested_networks: c.json("requested_networks", json::requests_from_json)?,
             key_name: c.get("key_name")?,
+            locked_by: c.parse_opt("locked_by")?,
             tried_hosts: c.json("tried_hosts", json::hosts_from_json)?,
             created_at: c.ts("created_at")?,
             updated_at: c.ts("updated_at")?,

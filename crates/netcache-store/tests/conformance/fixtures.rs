@@ -8,7 +8,7 @@ use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
-use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
+use netcache_domain::server::{Fault, LockedBy, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
 use netcache_domain::{HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use netcache_store::{ServerFilter, Store, StoredCache};
@@ -56,6 +56,7 @@ pub fn server(project: &str, created: DateTime<Utc>) -> Server {
             },
         ]),
         key_name: Some("laptop key_1".into()),
+        locked_by: Some(LockedBy::Owner),
         tried_hosts: vec![HostName::from("host1"), HostName::from("host2")],
         created_at: created,
         updated_at: created + Duration::seconds(1),
@@ -77,6 +78,7 @@ pub fn bare_server(project: &str, created: DateTime<Utc>) -> Server {
         access_ip_v6: None,
         requested_networks: NetworkRequests::Auto,
         key_name: None,
+        locked_by: None,
         tried_hosts: vec![],
         launched_at: None,
         ..server(project, created)

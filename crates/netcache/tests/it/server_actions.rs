@@ -200,3 +200,72 @@ async fn add_and_remove_fixed_ip_change_the_servers_addresses() {
         assert!(text.contains(message), "{body}: {text}");
     }
 }
+
+/// Nova's lock: a locked server refuses its users' lifecycle actions (409) but
+/// not an admin's; who locked it decides who may unlock it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_server_refuses_its_users_until_unlocked() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let as_admin =
+        |body: Value| common::send(common::as_admin(t.http.post(t.url(&format!("/servers/{id}/action")))).json(&body));
+    assert_eq!(act(&t, &id, json!({"lock": null})).await.0, 202);
+    let net = &t.topology.private_network_id;
+    let refused = [
+        (
+            reqwest::Method::POST,
+            format!("/servers/{id}/action"),
+            Some(json!({"os-stop": null})),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/servers/{id}/action"),
+            Some(json!({"reboot": {"type": "HARD"}})),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/servers/{id}/os-interface"),
+            Some(json!({"interfaceAttachment": {"net_id": net}})),
+        ),
+        (
+            reqwest::Method::POST,
+            format!("/servers/{id}/metadata"),
+            Some(json!({"metadata": {"a": "b"}})),
+        ),
+        (reqwest::Method::DELETE, format!("/servers/{id}"), None),
+    ];
+    for (method, path, body) in &refused {
+        let (code, answer) = t.call(method.clone(), path, body.clone()).await;
+        assert_eq!(code, 409, "{method} {path}: {answer}");
+        let text = answer["conflictingRequest"]["message"].as_str().unwrap();
+        assert!(text.contains("is locked"), "{text}");
+    }
+    // A rename is not a lifecycle action; an admin's stop goes through.
+    let (code, _) = t
+        .call(
+            reqwest::Method::PUT,
+            &format!("/servers/{id}"),
+            Some(json!({"server": {"name": "renamed"}})),
+        )
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(as_admin(json!({"os-stop": null})).await.0, 202);
+    t.app().compute.settle().await;
+    assert_eq!(status_and_power(&t, &id).await.0, "SHUTOFF");
+    // The owner unlocks its own lock; an admin's lock takes an admin to lift.
+    assert_eq!(act(&t, &id, json!({"unlock": null})).await.0, 202);
+    assert_eq!(act(&t, &id, json!({"os-start": null})).await.0, 202);
+    let other_project_admin = common::send(
+        t.http
+            .post(t.url(&format!("/servers/{id}/action")))
+            .header("x-project-id", "operators")
+            .header("x-roles", "admin,member,reader")
+            .json(&json!({"lock": null})),
+    )
+    .await;
+    assert_eq!(other_project_admin.0, 202, "{}", other_project_admin.1);
+    let (code, answer) = act(&t, &id, json!({"unlock": null})).await;
+    assert_eq!(code, 403, "{answer}");
+    assert_eq!(as_admin(json!({"unlock": null})).await.0, 202);
+    assert_eq!(t.delete(&format!("/servers/{id}")).await.0, 204);
+}
