@@ -1,7 +1,6 @@
 //! Floating IPs: an address from an external network (held by a port the service owns),
 //! associated with a port's fixed IP through a router.
 
-use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
@@ -249,13 +248,10 @@ struct FloatingIpView<'a> {
     port_id: Option<&'a str>,
     fixed_ip_address: Option<IpAddr>,
     status: &'static str,
-    description: &'a str,
     /// `null` when not associated.
     port_details: Option<PortDetailsView<'a>>,
-    tags: &'a BTreeSet<String>,
-    created_at: &'a str,
-    updated_at: &'a str,
-    revision_number: u64,
+    #[serde(flatten)]
+    std: &'a StdAttrs,
 }
 
 /// `port_details`: a summary of the associated port.
@@ -282,7 +278,6 @@ impl<'a> FloatingIpView<'a> {
             port_id: f.port_id.as_deref(),
             fixed_ip_address: f.fixed_ip,
             status: "DOWN",
-            description: &f.std.description,
             port_details: port.map(|p| PortDetailsView {
                 name: &p.name,
                 network_id: &p.network_id,
@@ -292,10 +287,7 @@ impl<'a> FloatingIpView<'a> {
                 device_id: &p.device_id,
                 device_owner: &p.device_owner,
             }),
-            tags: &f.std.tags,
-            created_at: &f.std.created_at,
-            updated_at: &f.std.updated_at,
-            revision_number: f.std.revision,
+            std: &f.std,
         }
     }
 }

@@ -79,11 +79,13 @@ impl Kind {
     }
 }
 
-/// Neutron's standard attributes, which every resource has.
-#[derive(Debug, Clone, PartialEq)]
+/// Neutron's standard attributes, which every resource has (and every view
+/// shows, flattened into it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 struct StdAttrs {
     created_at: String,
     updated_at: String,
+    #[serde(rename = "revision_number")]
     revision: u64,
     tags: BTreeSet<String>,
     description: String,

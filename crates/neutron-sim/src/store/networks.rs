@@ -1,7 +1,6 @@
 //! Networks.
 
 use rand::Rng;
-use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -191,11 +190,8 @@ struct NetworkView<'a> {
     availability_zones: [&'static str; 0],
     ipv4_address_scope: Option<&'static str>,
     ipv6_address_scope: Option<&'static str>,
-    description: &'a str,
-    tags: &'a BTreeSet<String>,
-    created_at: &'a str,
-    updated_at: &'a str,
-    revision_number: u64,
+    #[serde(flatten)]
+    std: &'a StdAttrs,
 }
 
 impl<'a> NetworkView<'a> {
@@ -222,11 +218,7 @@ impl<'a> NetworkView<'a> {
             availability_zones: [],
             ipv4_address_scope: None,
             ipv6_address_scope: None,
-            description: &n.std.description,
-            tags: &n.std.tags,
-            created_at: &n.std.created_at,
-            updated_at: &n.std.updated_at,
-            revision_number: n.std.revision,
+            std: &n.std,
         }
     }
 }

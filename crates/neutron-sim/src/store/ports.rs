@@ -1,7 +1,6 @@
 //! Ports: MACs, fixed IPs (through [`super::ipam`]), binding, policy and the secondary
 //! indexes, and the Nova events their changes cause.
 
-use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use rand::Rng;
@@ -502,7 +501,6 @@ struct PortView<'a> {
     allowed_address_pairs: &'a Value,
     extra_dhcp_opts: &'a Value,
     security_groups: &'a [String],
-    description: &'a str,
     #[serde(rename = "binding:vnic_type")]
     vnic_type: &'a str,
     /// A free-form dictionary, kept as the request gave it.
@@ -515,10 +513,8 @@ struct PortView<'a> {
     #[serde(rename = "binding:vif_details")]
     vif_details: VifDetails,
     port_security_enabled: bool,
-    tags: &'a BTreeSet<String>,
-    created_at: &'a str,
-    updated_at: &'a str,
-    revision_number: u64,
+    #[serde(flatten)]
+    std: &'a StdAttrs,
     tenant_id: &'a str,
 }
 
@@ -558,7 +554,6 @@ impl<'a> PortView<'a> {
             allowed_address_pairs: &p.allowed_address_pairs,
             extra_dhcp_opts: &p.extra_dhcp_opts,
             security_groups: &p.security_groups,
-            description: &p.std.description,
             vnic_type: &p.vnic_type,
             profile: &p.profile,
             host_id: &p.host_id,
@@ -573,10 +568,7 @@ impl<'a> PortView<'a> {
                 VifDetails::Unbound {}
             },
             port_security_enabled: p.port_security,
-            tags: &p.std.tags,
-            created_at: &p.std.created_at,
-            updated_at: &p.std.updated_at,
-            revision_number: p.std.revision,
+            std: &p.std,
             tenant_id: &p.project_id,
         }
     }

@@ -1,7 +1,5 @@
 //! Routers: external gateway and interfaces (both ports the service owns).
 
-use std::collections::BTreeSet;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -327,17 +325,14 @@ struct RouterView<'a> {
     status: &'static str,
     /// `null` without a gateway.
     external_gateway_info: Option<GatewayView<'a>>,
-    description: &'a str,
     availability_zones: [&'static str; 0],
     distributed: bool,
     ha: bool,
     availability_zone_hints: [&'static str; 0],
     routes: [&'static str; 0],
     flavor_id: Option<&'static str>,
-    tags: &'a BTreeSet<String>,
-    created_at: &'a str,
-    updated_at: &'a str,
-    revision_number: u64,
+    #[serde(flatten)]
+    std: &'a StdAttrs,
     tenant_id: &'a str,
 }
 
@@ -358,17 +353,13 @@ impl<'a> RouterView<'a> {
             admin_state_up: r.admin_state_up,
             status: "ACTIVE",
             external_gateway_info,
-            description: &r.std.description,
             availability_zones: [],
             distributed: false,
             ha: false,
             availability_zone_hints: [],
             routes: [],
             flavor_id: None,
-            tags: &r.std.tags,
-            created_at: &r.std.created_at,
-            updated_at: &r.std.updated_at,
-            revision_number: r.std.revision,
+            std: &r.std,
             tenant_id: &r.project_id,
         }
     }

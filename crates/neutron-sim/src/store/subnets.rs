@@ -1,6 +1,6 @@
 //! Subnets: CIDR, gateway and allocation pools (addresses are handed out by [`super::ipam`]).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
@@ -303,14 +303,11 @@ struct SubnetView<'a> {
     /// Free-form lists, kept as the request gave them.
     host_routes: &'a Value,
     dns_nameservers: &'a Value,
-    description: &'a str,
     #[serde(rename = "router:external")]
     external: bool,
     service_types: [&'static str; 0],
-    tags: &'a BTreeSet<String>,
-    created_at: &'a str,
-    updated_at: &'a str,
-    revision_number: u64,
+    #[serde(flatten)]
+    std: &'a StdAttrs,
     tenant_id: &'a str,
 }
 
@@ -346,13 +343,9 @@ impl<'a> SubnetView<'a> {
                 .collect(),
             host_routes: &s.host_routes,
             dns_nameservers: &s.dns,
-            description: &s.std.description,
             external,
             service_types: [],
-            tags: &s.std.tags,
-            created_at: &s.std.created_at,
-            updated_at: &s.std.updated_at,
-            revision_number: s.std.revision,
+            std: &s.std,
             tenant_id: &s.project_id,
         }
     }
