@@ -172,6 +172,12 @@ mod tests {
             fingerprint(&format!("{ED25519}\n")).unwrap(),
             "9d:26:20:4a:ed:e4:65:93:f9:b7:2c:be:64:68:3e:3c"
         );
+        // Tempest's default key type.
+        let ecdsa = "ecdsa-sha2-nistp384 AAAAE2VjZHNhLXNoYTItbmlzdHAzODQAAAAIbmlzdHAzODQAAABhBF+Hixeg71LObZGzJKBWjFgIRhNNg/oQzwQmqGCRUX2abXQ/bOECIs6LRxfs4UDWFwjt9Bve+oCOcaKuqRyJMwPv7+yu975bK+EuIuR0DAYwNsPaupNOGRhokOZDUpRNPQ== tempest";
+        assert_eq!(
+            fingerprint(ecdsa).unwrap(),
+            "b5:7c:b3:e8:6d:5d:74:fb:4f:8b:1e:d2:09:7c:13:ff"
+        );
         let no_comment = ED25519.rsplit_once(' ').unwrap().0;
         assert_eq!(fingerprint(no_comment).unwrap(), fingerprint(ED25519).unwrap());
     }
