@@ -26,6 +26,17 @@ pub async fn create(
     caller.authorize("os_compute_api:servers:create")?;
     let body: CreateServerBody = wire::parse_body(&body)?;
     let count = Count::of(&body.server)?;
+    let password = match &body.server.admin_pass {
+        None => random_text(12),
+        Some(Value::String(given)) => given.clone(),
+        Some(other) => {
+            return Err(schema::invalid(
+                "adminPass",
+                other,
+                &format!("{} is not of type 'string'", schema::python_repr(other)),
+            ));
+        }
+    };
     let request = parse_create(body)?;
     count.check(&request.networks)?;
     let mut first = None;
@@ -45,7 +56,6 @@ pub async fn create(
             Json(json!({"reservation_id": format!("r-{reservation}")})),
         ));
     }
-    let password = random_text(12);
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"server": wire::server_created(&state.config.public_url, &server, &password)})),

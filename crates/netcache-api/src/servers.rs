@@ -91,16 +91,6 @@ async fn page_of_servers(
     Ok((servers, paging))
 }
 
-/// `{"servers": [...]}` plus Nova's `servers_links` when the page is full.
-fn servers_page(base: &str, path: &str, views: Vec<Value>, paging: &wire::Paging) -> Value {
-    let mut body = json!({});
-    if let Some(links) = wire::next_links(base, path, paging.limit, &views) {
-        body["servers_links"] = links;
-    }
-    body["servers"] = Value::Array(views);
-    body
-}
-
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -109,7 +99,7 @@ async fn list(
     let base = &state.config.public_url;
     let (servers, paging) = page_of_servers(&state, &caller, query, INDEX).await?;
     let views = servers.iter().map(|s| wire::server_summary(base, s)).collect();
-    Ok(Json(servers_page(base, "servers", views, &paging)))
+    Ok(Json(wire::page("servers", base, "servers", views, paging.limit)))
 }
 
 async fn list_detail(
@@ -124,7 +114,7 @@ async fn list_detail(
         let info = state.compute.network_info(server.id).await?;
         views.push(wire::server_detail(base, &server, &info));
     }
-    Ok(Json(servers_page(base, "servers/detail", views, &paging)))
+    Ok(Json(wire::page("servers", base, "servers/detail", views, paging.limit)))
 }
 
 async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {

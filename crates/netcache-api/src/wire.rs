@@ -36,6 +36,10 @@ pub struct CreateServerFields {
     pub access_ip_v6: Option<Value>,
     pub networks: Option<NetworksField>,
     pub key_name: Option<String>,
+    /// The password the caller asks for (Nova answers it back; a fake guest
+    /// has no use for it).
+    #[serde(rename = "adminPass")]
+    pub admin_pass: Option<Value>,
     pub min_count: Option<Value>,
     pub max_count: Option<Value>,
     pub return_reservation_id: Option<Value>,
@@ -367,6 +371,17 @@ pub fn next_links(base: &str, path: &str, limit: Option<usize>, page: &[Value]) 
         let marker = last["id"].as_str().unwrap_or_default();
         json!([{"rel": "next", "href": format!("{base}/v2.1/{path}?limit={limit}&marker={marker}")}])
     })
+}
+
+/// `{"<collection>": [...]}` plus Nova's `<collection>_links` when the page is full.
+#[must_use]
+pub fn page(collection: &str, base: &str, path: &str, views: Vec<Value>, limit: Option<usize>) -> Value {
+    let mut body = Map::new();
+    if let Some(links) = next_links(base, path, limit, &views) {
+        body.insert(format!("{collection}_links"), links);
+    }
+    body.insert(collection.to_owned(), Value::Array(views));
+    Value::Object(body)
 }
 
 /// A flavor of the fixed catalog (`GET /v2.1/flavors`).

@@ -218,3 +218,42 @@ async fn a_wrong_method_is_a_405_with_novas_body() {
         assert_eq!(body["badMethod"]["code"], 405, "{method} {uri}: {body}");
     }
 }
+
+/// Flavor lists take Nova's query: `minRam`/`minDisk` floors, `limit` with a
+/// `flavors_links` next link, `marker` (400 if it names no flavor).
+#[tokio::test]
+async fn flavor_lists_filter_and_page_as_nova_does() {
+    let api = Api::start().await;
+    let ids = |body: &Value| -> Vec<String> {
+        body["flavors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (query, expected) in [
+        ("", vec!["1", "2", "3", "4", "5"]),
+        ("?minRam=4096", vec!["3", "4", "5"]),
+        ("?minDisk=80", vec!["4", "5"]),
+        ("?marker=2", vec!["3", "4", "5"]),
+        ("?limit=2&marker=1", vec!["2", "3"]),
+        ("?is_public=None&sort_key=flavorid", vec!["1", "2", "3", "4", "5"]),
+    ] {
+        for path in ["/v2.1/flavors", "/v2.1/flavors/detail"] {
+            let (status, body) = api.get(&format!("{path}{query}")).await;
+            assert_eq!(status, StatusCode::OK, "{path}{query}: {body}");
+            assert_eq!(ids(&body), expected, "{path}{query}");
+        }
+    }
+    let (_, page) = api.get("/v2.1/flavors?limit=2").await;
+    assert_eq!(
+        page["flavors_links"][0]["href"],
+        format!("{BASE}/v2.1/flavors?limit=2&marker=2")
+    );
+    for bad in ["?minRam=lots", "?minDisk=-1", "?limit=x", "?marker=99"] {
+        let (status, body) = api.get(&format!("/v2.1/flavors{bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert_eq!(body["badRequest"]["code"], 400, "{bad}");
+    }
+}

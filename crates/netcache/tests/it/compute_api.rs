@@ -582,3 +582,16 @@ async fn min_and_max_count_boot_several_servers() {
         assert!(text.contains(message), "{extra}: {text}");
     }
 }
+
+/// A boot's `adminPass` is answered back (Nova's); a generated one otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requested_admin_password_is_answered_back() {
+    let t = TestApp::start().await;
+    let boot = |pass: Value| json!({"server": {"name": "p", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none", "adminPass": pass}});
+    let (status, body) = t.post("/servers", boot(json!("s3cret-Pass"))).await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["server"]["adminPass"], "s3cret-Pass");
+    let (status, body) = t.post("/servers", boot(json!(42))).await;
+    assert_nova_error(status, &body, 400);
+    t.app().compute.settle().await;
+}
