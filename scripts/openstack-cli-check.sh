@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drives netcache's compute API with the real `openstack` CLI (python-openstackclient)
 # and checks that what it shows agrees with Neutron: server create/list (with
-# filters)/show, server stop/start/reboot,
+# filters)/show, keypair create, server create --key-name --min 2 --max 3,
+# server set, server stop/start/reboot,
 # port list --server, server add/remove port, server add network, floating IPs,
 # a ghost port (Neutron's device_id says "attached", netcache does not adopt it),
 # server delete. Prints every command and its output; exits non-zero on the
@@ -91,6 +92,7 @@ SERVER_ID=
 USER_PORT=
 GHOST_PORT=
 FIP_ID=
+KEYPAIR=
 STRAY_SERVERS=() # "cloud server-id": created although they should not have been
 # Credentials per caller (curl arguments); filled in per mode below.
 NEUTRON_AUTH=()    # Neutron as admin
@@ -268,6 +270,7 @@ cleanup() {
         openstack --os-cloud "${s%% *}" server delete --wait "${s#* }" > /dev/null 2>&1 # "cloud id"
     done
     if [ -n "$SERVER_ID" ]; then openstack server delete --wait "$SERVER_ID" > /dev/null 2>&1; fi
+    if [ -n "$KEYPAIR" ]; then openstack keypair delete "$KEYPAIR" > /dev/null 2>&1; fi
     if [ -n "$FIP_ID" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/floatingips/$FIP_ID" > /dev/null; fi
     for p in "$USER_PORT" "$GHOST_PORT"; do
         if [ -n "$p" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/ports/$p" > /dev/null; fi
@@ -450,6 +453,34 @@ run openstack server show "$SERVER_ID" -f json
 run openstack server show "$NAME" -f value -c id
 [ "$OUT" = "$SERVER_ID" ] || fail "server show by name found another server"
 ok "addresses private=$BOOT_IP; name lookup works"
+
+step "keypair create, server create --key-name --min 2 --max 3, server set"
+ssh-keygen -q -t ed25519 -N "" -C "$NAME" -f "$TMP/key"
+run openstack keypair create --public-key "$TMP/key.pub" -f json "$NAME-key"
+[ "$(jq_py 'd["fingerprint"]' <<< "$OUT")" = "$(ssh-keygen -l -E md5 -f "$TMP/key.pub" | awk '{print $2}' | sed 's/^MD5://')" ] \
+    || fail "the key pair's fingerprint is not ssh-keygen's MD5 one"
+KEYPAIR="$NAME-key"
+run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --key-name "$KEYPAIR" \
+    --min 2 --max 3 -f json "$NAME-multi"
+multi_active() {
+    [ "$(openstack server list --name "^$NAME-multi-[0-9]+$" --status ACTIVE -f value -c ID | wc -l)" = 3 ]
+}
+wait_for "three servers $NAME-multi-N to be ACTIVE" multi_active
+run openstack server list --name "^$NAME-multi-[0-9]+$" -f value -c ID -c Name
+MULTI_IDS=$(awk '{print $1}' <<< "$OUT")
+for id in $MULTI_IDS; do STRAY_SERVERS+=("$OS_CLOUD $id"); done
+for n in 1 2 3; do grep -q " $NAME-multi-$n$" <<< "$OUT" || fail "no server named $NAME-multi-$n"; done
+run openstack server show "$NAME-multi-1" -f value -c key_name
+[ "$OUT" = "$KEYPAIR" ] || fail "$NAME-multi-1 does not show key pair $KEYPAIR"
+run openstack server set --name "$NAME-renamed" "$NAME-multi-2"
+run openstack server show "$NAME-renamed" -f value -c name
+[ "$OUT" = "$NAME-renamed" ] || fail "server set --name did not rename $NAME-multi-2"
+# shellcheck disable=SC2086 # one id per word
+run openstack server delete --wait $MULTI_IDS
+STRAY_SERVERS=()
+run openstack keypair delete "$KEYPAIR"
+KEYPAIR=
+ok "key pair imported (ssh-keygen's fingerprint); three servers booted with it by --min 2 --max 3, named NAME-multi-N; one renamed; all deleted"
 
 step "server stop, start and reboot (soft and hard)"
 run openstack server stop "$SERVER_ID"
