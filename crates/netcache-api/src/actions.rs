@@ -49,28 +49,25 @@ async fn act(
         }
         "lock" => {
             let server = caller.server(&state, &id, "os_compute_api:os-lock-server:lock").await?;
-            // Nova records who locked it: the server's own project, or an admin of another.
-            let by = if server.project_id.as_str() == caller.ctx.project_id {
-                LockedBy::Owner
-            } else {
-                LockedBy::Admin
-            };
-            state.compute.edit_server(server.id, &ServerEdit::Lock(by)).await?;
+            let by = LockedBy::side_of(&caller.ctx.project_id, &server);
+            state
+                .compute
+                .edit_server(&caller.ctx, server.id, &ServerEdit::Lock(by))
+                .await?;
         }
         "unlock" => {
             let server = caller
                 .server(&state, &id, "os_compute_api:os-lock-server:unlock")
                 .await?;
             // Unlocking a lock someone else's side set takes the override (admins).
-            let mine = if server.project_id.as_str() == caller.ctx.project_id {
-                LockedBy::Owner
-            } else {
-                LockedBy::Admin
-            };
+            let mine = LockedBy::side_of(&caller.ctx.project_id, &server);
             if server.locked_by.is_some_and(|by| by != mine) {
                 caller.authorize("os_compute_api:os-lock-server:unlock:unlock_override")?;
             }
-            state.compute.edit_server(server.id, &ServerEdit::Unlock).await?;
+            state
+                .compute
+                .edit_server(&caller.ctx, server.id, &ServerEdit::Unlock)
+                .await?;
         }
         "removeFixedIp" => {
             let address = address_of(&args)?;

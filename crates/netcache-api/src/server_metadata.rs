@@ -10,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use netcache_compute::{Compute, ServerEdit};
+use netcache_compute::ServerEdit;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
@@ -102,10 +102,9 @@ async fn set(
     replace: bool,
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(state, id, rule).await?;
-    Compute::check_unlocked(&caller.ctx, &server)?;
     let server = state
         .compute
-        .edit_server(server.id, &ServerEdit::SetMetadata { items, replace })
+        .edit_server(&caller.ctx, server.id, &ServerEdit::SetMetadata { items, replace })
         .await?;
     Ok(Json(json!({"metadata": server.metadata})))
 }
@@ -140,12 +139,11 @@ async fn update(
     let server = caller
         .server(&state, &id, "os_compute_api:server-metadata:update")
         .await?;
-    Compute::check_unlocked(&caller.ctx, &server)?;
     let edit = ServerEdit::SetMetadata {
         items: items.clone(),
         replace: false,
     };
-    state.compute.edit_server(server.id, &edit).await?;
+    state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
     Ok(Json(json!({"meta": items})))
 }
 
@@ -157,10 +155,9 @@ async fn delete(
     let server = caller
         .server(&state, &id, "os_compute_api:server-metadata:delete")
         .await?;
-    Compute::check_unlocked(&caller.ctx, &server)?;
     state
         .compute
-        .edit_server(server.id, &ServerEdit::DeleteMetadata { key })
+        .edit_server(&caller.ctx, server.id, &ServerEdit::DeleteMetadata { key })
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

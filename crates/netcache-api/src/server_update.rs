@@ -44,7 +44,7 @@ async fn update(
 ) -> ApiResult<Json<Value>> {
     let edit = parse_update(&wire::parse_body(&body)?)?;
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
-    let server = state.compute.edit_server(server.id, &edit).await?;
+    let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
     let info = state.compute.network_info(server.id).await?;
     let mut view = wire::server_detail(&state.config.public_url, &server, &info);
     if let Value::Object(fields) = &mut view {

@@ -42,9 +42,9 @@ pub enum ServerEdit {
 
 impl ServerEdit {
     /// The server after the edit, or Nova's refusal: metadata changes only on an
-    /// active server without a task (409), within the quota (403); deleting an
-    /// item that is not there is a 404 first.
-    fn apply(&self, server: &Server) -> Result<Server> {
+    /// unlocked (but for admins) server in a state Nova allows, without a task
+    /// (409), within the quota (403); deleting an item that is not there is a 404 first.
+    fn apply(&self, ctx: &RequestContext, server: &Server) -> Result<Server> {
         let mut edited = server.clone();
         match self {
             Self::Update {
@@ -59,7 +59,7 @@ impl ServerEdit {
                 edited.access_ip_v6 = access_ip_v6.or(server.access_ip_v6);
             }
             Self::SetMetadata { items, replace } => {
-                metadata_changeable(server, "update metadata")?;
+                metadata_changeable(ctx, server, "update metadata")?;
                 if *replace {
                     edited.metadata.clone_from(items);
                 } else {
@@ -73,16 +73,17 @@ impl ServerEdit {
                 if edited.metadata.remove(key).is_none() {
                     return Err(Error::MetadataItemNotFound);
                 }
-                metadata_changeable(server, "delete metadata")?;
+                metadata_changeable(ctx, server, "delete metadata")?;
             }
         }
         Ok(edited)
     }
 }
 
-/// Nova's `check_instance_state` of the metadata calls (active, paused,
-/// suspended or stopped, with no task), with its 409s.
-fn metadata_changeable(server: &Server, action: &'static str) -> Result<()> {
+/// Nova's `check_instance_lock` and `check_instance_state` of the metadata calls
+/// (unlocked or an admin; active, paused, suspended or stopped, no task): 409s.
+fn metadata_changeable(ctx: &RequestContext, server: &Server, action: &'static str) -> Result<()> {
+    Compute::check_unlocked(ctx, server)?;
     let allowed = [VmState::Active, VmState::Paused, VmState::Suspended, VmState::Stopped];
     if !allowed.contains(&server.vm_state) {
         return Err(Error::InvalidState {
@@ -124,11 +125,11 @@ impl Compute {
     /// Applies a user's edit: a compare-and-swap on the server row from the
     /// generation just read, retried from a fresh read when another writer (an
     /// operation, another edit) got there first. Answers the server as stored.
-    pub async fn edit_server(&self, server_id: ServerId, edit: &ServerEdit) -> Result<Server> {
+    pub async fn edit_server(&self, ctx: &RequestContext, server_id: ServerId, edit: &ServerEdit) -> Result<Server> {
         let mut attempt = 0;
         loop {
             let server = self.server(server_id).await?;
-            let edited = edit.apply(&server)?;
+            let edited = edit.apply(ctx, &server)?;
             if edited == server {
                 return Ok(server);
             }

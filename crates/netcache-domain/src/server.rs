@@ -151,6 +151,19 @@ string_enum!(
     }
 );
 
+impl LockedBy {
+    /// The side a caller of `caller_project` locks `server` from (Nova's
+    /// `locked_by`): its own project's, or an admin's of another one.
+    #[must_use]
+    pub fn side_of(caller_project: &str, server: &Server) -> Self {
+        if server.project_id.as_str() == caller_project {
+            Self::Owner
+        } else {
+            Self::Admin
+        }
+    }
+}
+
 string_enum!(
     /// Nova's task_state, the subset netcache uses.
     TaskState {

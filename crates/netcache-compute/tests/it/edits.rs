@@ -83,7 +83,11 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
         access_ip_v4: Some("192.0.2.7".parse().unwrap()),
         access_ip_v6: None,
     };
-    let edited = h.compute.edit_server(server.id, &rename).await.unwrap();
+    let edited = h
+        .compute
+        .edit_server(&Harness::ctx(), server.id, &rename)
+        .await
+        .unwrap();
     assert_eq!(
         (edited.name.as_str(), edited.task_state),
         ("renamed", Some(TaskState::Spawning))
@@ -93,7 +97,11 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
         items: items(0..1),
         replace: false,
     };
-    let refused = h.compute.edit_server(server.id, &set).await.unwrap_err();
+    let refused = h
+        .compute
+        .edit_server(&Harness::ctx(), server.id, &set)
+        .await
+        .unwrap_err();
     assert!(matches!(refused, Error::InvalidState { .. }), "{refused:?}");
     assert_eq!(
         refused.to_string(),
@@ -137,7 +145,7 @@ async fn concurrent_metadata_edits_all_land_within_the_quota() {
                 items: items(i..i + 1),
                 replace: false,
             };
-            compute.edit_server(server.id, &edit).await
+            compute.edit_server(&Harness::ctx(), server.id, &edit).await
         })
     });
     for writer in writers.collect::<Vec<_>>() {
@@ -155,17 +163,29 @@ async fn concurrent_metadata_edits_all_land_within_the_quota() {
             .collect(),
         replace: false,
     };
-    let refused = h.compute.edit_server(server.id, &full).await.unwrap_err();
+    let refused = h
+        .compute
+        .edit_server(&Harness::ctx(), server.id, &full)
+        .await
+        .unwrap_err();
     assert_eq!(refused.to_string(), "Maximum number of metadata items exceeds 128");
     let replaced = ServerEdit::SetMetadata {
         items: items(0..MAX_METADATA_ITEMS),
         replace: true,
     };
-    let stored = h.compute.edit_server(server.id, &replaced).await.unwrap();
+    let stored = h
+        .compute
+        .edit_server(&Harness::ctx(), server.id, &replaced)
+        .await
+        .unwrap();
     assert_eq!(stored.metadata.len(), MAX_METADATA_ITEMS);
 
     let missing = ServerEdit::DeleteMetadata { key: "nope".into() };
-    let refused = h.compute.edit_server(server.id, &missing).await.unwrap_err();
+    let refused = h
+        .compute
+        .edit_server(&Harness::ctx(), server.id, &missing)
+        .await
+        .unwrap_err();
     assert!(matches!(refused, Error::MetadataItemNotFound), "{refused:?}");
 
     let too_many = boot_request(items(0..MAX_METADATA_ITEMS + 1));
