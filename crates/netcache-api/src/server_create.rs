@@ -1,6 +1,6 @@
 //! `POST /v2.1/servers`: Nova's checks of a boot request, in its order and with
 //! its messages, then one server — or, with `min_count`/`max_count`, several
-//! (named `NAME-1`, `NAME-2`, … as Nova names them), each its own build.
+//! (`Compute::create_servers`).
 
 use axum::Json;
 use axum::body::Bytes;
@@ -39,16 +39,8 @@ pub async fn create(
     };
     let request = parse_create(body)?;
     count.check(&request.networks)?;
-    let mut first = None;
-    for index in 1..=count.max {
-        let mut one = request.clone();
-        if count.max > 1 {
-            one.name = format!("{}-{index}", request.name);
-        }
-        let server = state.compute.create_server(&caller.ctx, one).await?;
-        first.get_or_insert(server);
-    }
-    let server = first.expect("max_count is at least 1");
+    let servers = state.compute.create_servers(&caller.ctx, request, count.max).await?;
+    let server = servers.into_iter().next().expect("max_count is at least 1");
     if count.return_reservation_id {
         let reservation: String = random_text(8).to_lowercase();
         return Ok((

@@ -40,6 +40,18 @@ impl Compute {
     /// Validates the request's networks and ports (Nova's rules), records the
     /// server as building and starts its build in the background.
     pub async fn create_server(self: &Arc<Self>, ctx: &RequestContext, request: CreateServer) -> Result<Server> {
+        let mut servers = self.create_servers(ctx, request, 1).await?;
+        Ok(servers.remove(0))
+    }
+
+    /// `count` servers of one request (`min_count`/`max_count`), validated once,
+    /// each its own build; several are named `NAME-1` … `NAME-N`, as Nova names them.
+    pub async fn create_servers(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        request: CreateServer,
+        count: u32,
+    ) -> Result<Vec<Server>> {
         let project = ProjectId::from(ctx.project_id.as_str());
         let user = User {
             project: &project,
@@ -50,24 +62,44 @@ impl Compute {
             self.check_key_name(ctx, key_name).await?;
         }
         let networks = self.validate_networks(user, &request.networks).await?;
+        let mut servers = Vec::new();
+        for index in 1..=count {
+            let name = if count > 1 {
+                format!("{}-{index}", request.name)
+            } else {
+                request.name.clone()
+            };
+            servers.push(self.submit_build(ctx, &request, &networks, name).await?);
+        }
+        Ok(servers)
+    }
+
+    /// Records one new server as building, with its build operation and instance action.
+    async fn submit_build(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        request: &CreateServer,
+        networks: &NetworkRequests,
+        name: String,
+    ) -> Result<Server> {
         let now = self.clock.now();
         let server = Server {
             id: ServerId::new_v4(),
-            name: request.name,
-            project_id: project,
+            name,
+            project_id: ProjectId::from(ctx.project_id.as_str()),
             user_id: ctx.user_id.clone(),
             host: None,
             availability_zone: self.config.availability_zone.clone(),
             vm_state: VmState::Building,
             task_state: Some(TaskState::Scheduling),
             fault: None,
-            flavor_ref: request.flavor_ref,
-            image_ref: request.image_ref,
-            metadata: request.metadata,
+            flavor_ref: request.flavor_ref.clone(),
+            image_ref: request.image_ref.clone(),
+            metadata: request.metadata.clone(),
             access_ip_v4: request.access_ip_v4,
             access_ip_v6: request.access_ip_v6,
-            requested_networks: networks,
-            key_name: request.key_name,
+            requested_networks: networks.clone(),
+            key_name: request.key_name.clone(),
             locked_by: None,
             tried_hosts: vec![],
             created_at: now,
