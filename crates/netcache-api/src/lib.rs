@@ -15,6 +15,8 @@ use axum::response::Response;
 use axum::routing::get;
 use netcache_compute::{Compute, RequestContext, new_request_id};
 use netcache_domain::ServerId;
+use tower::Layer;
+use tower::util::MapRequestLayer;
 
 mod actions;
 pub mod auth;
@@ -24,6 +26,7 @@ mod flavors;
 pub mod images;
 mod interfaces;
 mod keypairs;
+mod legacy_v2;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
@@ -60,7 +63,7 @@ pub struct AppState {
 pub fn router(state: AppState) -> Router {
     metrics::handle();
     metrics::describe();
-    Router::new()
+    let api = Router::new()
         .route("/", get(versions::root))
         .route("/metrics", get(metrics::render))
         .route("/v2.1", get(versions::v2_1))
@@ -85,7 +88,9 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(microversion::negotiate))
         .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn(stamp_response))
-        .with_state(state)
+        .with_state(state);
+    // `/v2` is rewritten before routing, so it reaches the v2.1 routes.
+    Router::new().fallback_service(MapRequestLayer::new(legacy_v2::rewrite).layer(api))
 }
 
 /// Every answer carries a request id, as Nova's do.

@@ -12,6 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::ApiError;
+use crate::legacy_v2::LegacyV2;
 
 /// A `2.Y` microversion (the compute API has only ever had major version 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -86,7 +87,8 @@ impl fmt::Display for Microversion {
 pub async fn negotiate(mut request: Request, next: Next) -> Response {
     // The version documents and the image subset are not microversioned.
     let path = request.uri().path();
-    if path != "/v2.1" && !path.starts_with("/v2.1/") {
+    let legacy = request.extensions().get::<LegacyV2>().is_some();
+    if legacy || (path != "/v2.1" && !path.starts_with("/v2.1/")) {
         return next.run(request).await;
     }
     let (version, mut response) = match Microversion::requested(request.headers()) {

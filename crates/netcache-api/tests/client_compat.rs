@@ -7,7 +7,7 @@
 mod common;
 
 use axum::http::{Method, StatusCode};
-use common::{Api, BASE};
+use common::{Api, BASE, IMAGE};
 use serde_json::{Value, json};
 
 fn ids(body: &Value) -> Vec<String> {
@@ -201,6 +201,43 @@ async fn microversions_are_negotiated_as_nova_does() {
     let (_, version) = api.get("/v2.1/").await;
     assert_eq!(version["version"]["min_version"], "2.1");
     assert_eq!(version["version"]["version"], "2.1");
+}
+
+/// `/v2` is Nova's legacy v2.0 API: listed first in the version document, served
+/// by the same handlers as v2.1, without microversions (a version header is
+/// ignored and none is answered).
+#[tokio::test]
+async fn the_legacy_v2_api_serves_the_same_resources_without_microversions() {
+    let api = Api::start().await;
+    let (_, root) = api.get("/").await;
+    let ids: Vec<&str> = root["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["v2.0", "v2.1"], "{root}");
+    let (_, version) = api.get("/v2/").await;
+    assert_eq!(version["version"]["id"], "v2.0", "{version}");
+    assert_eq!(version["version"]["links"][0]["href"], format!("{BASE}/v2/"));
+
+    let boot = json!({"server": {"name": "legacy", "flavorRef": "1", "imageRef": IMAGE, "networks": "none"}});
+    let (status, created) = api.call(Method::POST, "/v2/servers", Some(boot)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+    let id = created["server"]["id"].as_str().unwrap();
+    let headers = [("openstack-api-version", "compute 2.99")];
+    let (status, answer, body) = api
+        .call_with_headers(Method::GET, &format!("/v2/servers/{id}"), &headers, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server"]["name"], "legacy");
+    assert!(answer.get("openstack-api-version").is_none(), "{answer:?}");
+    let (status, _, _) = api
+        .call_with_headers(Method::GET, "/v2.1/servers", &headers, None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE, "v2.1 still negotiates");
+    let (status, missing) = api.call(Method::GET, "/v20/servers", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
 }
 
 /// A Nova path with a method it does not take is a 405 with Nova's JSON body,

@@ -524,6 +524,10 @@ async fn create_response_and_version_documents() {
     assert_eq!(status, StatusCode::OK);
     assert_satisfies("GET /v2.1", &nova_schema::get_version(), &v2_1);
     assert_json_snapshot!("version_v2_1", v2_1);
+    let (status, v2_0) = api.call(Method::GET, "/v2/", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_satisfies("GET /v2/", &nova_schema::get_version(), &v2_0);
+    assert_json_snapshot!("version_v2_0", v2_0);
 
     let (status, missing) = api.call(Method::GET, "/v2.1/no-such-thing", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
