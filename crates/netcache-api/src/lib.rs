@@ -17,7 +17,10 @@ use netcache_compute::{Compute, RequestContext, new_request_id};
 use netcache_domain::ServerId;
 
 mod actions;
+mod admin_actions;
 pub mod auth;
+mod console_output;
+mod deferred_delete;
 mod error;
 mod events;
 mod flavors;
@@ -31,6 +34,7 @@ mod schema;
 mod server_create;
 mod server_metadata;
 mod server_query;
+mod server_rebuild;
 mod server_update;
 mod servers;
 mod versions;
