@@ -1,12 +1,15 @@
 //! `POST /v2.1/servers/{id}/action`: the body names one action (`{"os-stop":
 //! null}`, `{"reboot": {"type": "SOFT"}}`, `{"addFixedIp": {"networkId": …}}`, …). As in Nova, a body that is not an
 //! object with exactly one key is malformed, an action netcache does not have is
-//! a 400, and an action the server's state does not allow a 409.
+//! a 400, and an action the server's state does not allow a 409. Actions with
+//! an answer of their own (`rebuild`, `os-getConsoleOutput`) and those of Nova's
+//! other controllers live in their own modules.
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use std::net::IpAddr;
 
@@ -18,7 +21,7 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::servers::parse_uuid;
-use crate::{AppState, Caller, wire};
+use crate::{AppState, Caller, admin_actions, console_output, deferred_delete, server_rebuild, wire};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}/action", post(act))
@@ -29,13 +32,18 @@ async fn act(
     caller: Caller,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<Response> {
     let body: Value = wire::parse_body(&body)?;
     let (name, args) = match body {
         Value::Object(map) if map.len() == 1 => map.into_iter().next().expect("one key"),
         _ => return Err(ApiError::BadRequest("Malformed request body".into())),
     };
     match name.as_str() {
+        "rebuild" => return server_rebuild::act(&state, &caller, &id, &args).await,
+        "os-getConsoleOutput" => return console_output::act(&state, &caller, &id, &args).await,
+        "os-resetState" => admin_actions::reset_state(&state, &caller, &id, &args).await?,
+        "forceDelete" => deferred_delete::force_delete(&state, &caller, &id).await?,
+        "restore" => deferred_delete::restore(&state, &caller, &id).await?,
         "addFixedIp" => {
             let network_id = network_of(&args)?;
             let server = caller.server(&state, &id, "os_compute_api:os-multinic:add").await?;
@@ -80,7 +88,7 @@ async fn act(
             state.compute.power(&caller.ctx, server.id, power).await?;
         }
     }
-    Ok(StatusCode::ACCEPTED)
+    Ok(StatusCode::ACCEPTED.into_response())
 }
 
 /// The single field an action's object must hold, with Nova's messages.

@@ -70,7 +70,8 @@ impl ApiError {
                 | C::InvalidInput(_)
                 | C::FixedIpNotFound { .. }
                 | C::InvalidKeypair(_)
-                | C::InvalidKeyName => StatusCode::BAD_REQUEST,
+                | C::InvalidKeyName
+                | C::RebuildImageNotFound => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 on a boot and on the metadata calls.
                 C::ExternalNetworkAttachForbidden(_) | C::MetadataLimitExceeded { .. } => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
@@ -81,7 +82,9 @@ impl ApiError {
                 C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } | C::KeypairExists(_) | C::Locked(_) => {
                     StatusCode::CONFLICT
                 }
-                C::OperationInFlight { .. } | C::DeleteRequested(_) => StatusCode::CONFLICT,
+                C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
+                    StatusCode::CONFLICT
+                }
                 C::Overloaded | C::Interrupted(_) => StatusCode::SERVICE_UNAVAILABLE,
                 C::Neutron(n) => neutron_status(n),
                 C::Store(s) if s.is_conflict() => StatusCode::CONFLICT,

@@ -19,7 +19,10 @@ use tower::Layer;
 use tower::util::MapRequestLayer;
 
 mod actions;
+mod admin_actions;
 pub mod auth;
+mod console_output;
+mod deferred_delete;
 mod error;
 mod events;
 mod flavors;
@@ -34,6 +37,7 @@ mod schema;
 mod server_create;
 mod server_metadata;
 mod server_query;
+mod server_rebuild;
 mod server_update;
 mod servers;
 mod versions;

@@ -85,6 +85,17 @@ pub const RULES: &[(&str, &str)] = &[
         "os_compute_api:os-lock-server:unlock:unlock_override",
         "rule:context_is_admin",
     ),
+    ("os_compute_api:servers:rebuild", "rule:project_member_or_admin"),
+    ("os_compute_api:os-console-output", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:os-deferred-delete:restore",
+        "rule:project_member_or_admin",
+    ),
+    (
+        "os_compute_api:os-deferred-delete:force",
+        "rule:project_member_or_admin",
+    ),
+    ("os_compute_api:os-admin-actions:reset_state", "rule:context_is_admin"),
     ("os_compute_api:os-multinic:add", "rule:project_member_or_admin"),
     ("os_compute_api:os-multinic:remove", "rule:project_member_or_admin"),
     (

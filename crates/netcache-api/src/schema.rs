@@ -70,7 +70,13 @@ pub fn boolean(field: &str, value: &Value) -> ApiResult<bool> {
     }
 }
 
-fn not_of_type(field: &str, value: &Value, wanted: &str) -> ApiError {
+/// A string (Nova's `admin_password` and the like).
+pub fn string<'a>(field: &str, value: &'a Value) -> ApiResult<&'a str> {
+    value.as_str().ok_or_else(|| not_of_type(field, value, "string"))
+}
+
+/// A 400 for `value` at `field`, not of the JSON type `wanted` (Nova's words).
+pub fn not_of_type(field: &str, value: &Value, wanted: &str) -> ApiError {
     invalid(
         field,
         value,
@@ -155,6 +161,19 @@ fn access_ip<T: std::str::FromStr>(value: &Value, field: &str, format: &str) -> 
     };
     text.parse()
         .map_err(|_| invalid(field, value, &format!("{} is not a '{format}'", python_repr(value))))
+}
+
+/// Nova's `OS-DCF:diskConfig`: `AUTO` or `MANUAL`. netcache's disk config is
+/// always `MANUAL`: a valid value is accepted and changes nothing.
+pub fn disk_config(value: &Value) -> ApiResult<()> {
+    if matches!(value.as_str(), Some("AUTO" | "MANUAL")) {
+        return Ok(());
+    }
+    Err(invalid(
+        "OS-DCF:diskConfig",
+        value,
+        &format!("{} is not one of ['AUTO', 'MANUAL']", python_repr(value)),
+    ))
 }
 
 /// Nova's `metadata` (`field` names it: `metadata` or `meta`): an object whose

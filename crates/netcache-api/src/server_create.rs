@@ -26,17 +26,7 @@ pub async fn create(
     caller.authorize("os_compute_api:servers:create")?;
     let body: CreateServerBody = wire::parse_body(&body)?;
     let count = Count::of(&body.server)?;
-    let password = match &body.server.admin_pass {
-        None => random_text(12),
-        Some(Value::String(given)) => given.clone(),
-        Some(other) => {
-            return Err(schema::invalid(
-                "adminPass",
-                other,
-                &format!("{} is not of type 'string'", schema::python_repr(other)),
-            ));
-        }
-    };
+    let password = admin_password(body.server.admin_pass.as_ref())?;
     let request = parse_create(body)?;
     count.check(&request.networks)?;
     let servers = state.compute.create_servers(&caller.ctx, request, count.max).await?;
@@ -52,6 +42,14 @@ pub async fn create(
         StatusCode::ACCEPTED,
         Json(json!({"server": wire::server_created(&state.config.public_url, &server, &password)})),
     ))
+}
+
+/// Nova's `adminPass`: the one asked for, or a new random one.
+pub(crate) fn admin_password(given: Option<&Value>) -> ApiResult<String> {
+    given.map_or_else(
+        || Ok(random_text(12)),
+        |value| schema::string("adminPass", value).map(str::to_owned),
+    )
 }
 
 fn random_text(len: usize) -> String {

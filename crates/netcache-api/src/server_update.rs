@@ -15,24 +15,6 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}", put(update))
 }
 
-/// What the detail view adds to Nova's basic server view, which is what an
-/// update answers below microversion 2.75.
-const DETAIL_ONLY: &[&str] = &[
-    "key_name",
-    "security_groups",
-    "config_drive",
-    "OS-EXT-AZ:availability_zone",
-    "OS-SRV-USG:launched_at",
-    "OS-SRV-USG:terminated_at",
-    "OS-EXT-STS:task_state",
-    "OS-EXT-STS:vm_state",
-    "OS-EXT-STS:power_state",
-    "OS-EXT-SRV-ATTR:host",
-    "OS-EXT-SRV-ATTR:hypervisor_hostname",
-    "OS-EXT-SRV-ATTR:instance_name",
-    "os-extended-volumes:volumes_attached",
-];
-
 /// Nova checks the body first (400 before 404), then the caller and the server.
 /// A rename is allowed in any state, a build's included: the build's own writes
 /// keep it (see `Server::keeping_user_edits_of`).
@@ -46,12 +28,9 @@ async fn update(
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
     let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
     let info = state.compute.network_info(server.id).await?;
-    let mut view = wire::server_detail(&state.config.public_url, &server, &info);
-    if let Value::Object(fields) = &mut view {
-        fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()));
-    }
-    view["addresses"] = Value::Object(wire::addresses(&server, &info, false));
-    Ok(Json(json!({ "server": view })))
+    Ok(Json(
+        json!({ "server": wire::server_basic(&state.config.public_url, &server, &info) }),
+    ))
 }
 
 /// Nova's `base_update` schema: `{"server": {name?, OS-DCF:diskConfig?,
@@ -65,14 +44,8 @@ fn parse_update(body: &Value) -> ApiResult<ServerEdit> {
         &["name", "OS-DCF:diskConfig", "accessIPv4", "accessIPv6"],
         &[],
     )?;
-    if let Some(disk_config) = fields.get("OS-DCF:diskConfig")
-        && !matches!(disk_config.as_str(), Some("AUTO" | "MANUAL"))
-    {
-        return Err(schema::invalid(
-            "OS-DCF:diskConfig",
-            disk_config,
-            &format!("{} is not one of ['AUTO', 'MANUAL']", schema::python_repr(disk_config)),
-        ));
+    if let Some(disk_config) = fields.get("OS-DCF:diskConfig") {
+        schema::disk_config(disk_config)?;
     }
     Ok(ServerEdit::Update {
         name: fields.get("name").map(schema::name).transpose()?,

@@ -246,6 +246,35 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
     view
 }
 
+/// What the detail view adds to Nova's basic server view.
+const DETAIL_ONLY: &[&str] = &[
+    "key_name",
+    "security_groups",
+    "config_drive",
+    "OS-EXT-AZ:availability_zone",
+    "OS-SRV-USG:launched_at",
+    "OS-SRV-USG:terminated_at",
+    "OS-EXT-STS:task_state",
+    "OS-EXT-STS:vm_state",
+    "OS-EXT-STS:power_state",
+    "OS-EXT-SRV-ATTR:host",
+    "OS-EXT-SRV-ATTR:hypervisor_hostname",
+    "OS-EXT-SRV-ATTR:instance_name",
+    "os-extended-volumes:volumes_attached",
+];
+
+/// Nova's basic server view: what an update and a rebuild answer below
+/// microversion 2.75 (no extension keys, addresses without type and MAC).
+#[must_use]
+pub fn server_basic(base: &str, server: &Server, info: &NetworkInfo) -> Value {
+    let mut view = server_detail(base, server, info);
+    if let Value::Object(fields) = &mut view {
+        fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()));
+    }
+    view["addresses"] = Value::Object(addresses(server, info, false));
+    view
+}
+
 /// Nova's os-interface view.
 /// os-interface's view, from netcache's record of the port (no Neutron call).
 #[must_use]

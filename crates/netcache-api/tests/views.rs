@@ -5,7 +5,9 @@
 //! bodies go through `ApiError`'s one `IntoResponse`. The create response and the
 //! version documents are assembled in private handlers: they are read through
 //! the router (over the embedded Neutron), and only the values minted per run
-//! (the server id, the admin password) are replaced, after checking their shape.
+//! (the server id, the admin password) are replaced, after checking their shape;
+//! so are the answers of the `rebuild` and `os-getConsoleOutput` actions,
+//! checked against Nova's schemas only (their times are the run's).
 //!
 //! Review a changed snapshot against docs of Nova's API (see
 //! /work/shared/reference/nova-network-cache.md), then accept it with
@@ -533,4 +535,33 @@ async fn create_response_and_version_documents() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_satisfies("a 404", &nova_schema::nova_error(), &missing);
     assert_json_snapshot!("unknown_path", missing);
+}
+
+#[tokio::test]
+async fn rebuild_and_console_output_answers() {
+    let api = Api::start().await;
+    let id = api.boot("web-1").await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let action = format!("/v2.1/servers/{id}/action");
+
+    let length = json!({"os-getConsoleOutput": {"length": 2}});
+    let (status, console) = api.call(Method::POST, &action, Some(length)).await;
+    assert_eq!(status, StatusCode::OK, "{console}");
+    assert_satisfies("os-getConsoleOutput", &nova_schema::get_console_output(), &console);
+    assert_eq!(
+        console["output"], "web-1 login:\n",
+        "the last line, then the empty one after it"
+    );
+
+    let alt = netcache_api::images::IMAGES[1].id;
+    let rebuild = json!({"rebuild": {"imageRef": alt, "adminPass": "rebuildPassw0rd"}});
+    let (status, headers, rebuilt) = api.call_with_headers(Method::POST, &action, &[], Some(rebuild)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{rebuilt}");
+    assert_satisfies("rebuild", &nova_schema::rebuild_server(), &rebuilt);
+    let server = &rebuilt["server"];
+    assert_eq!(
+        (&server["status"], &server["image"]["id"], &server["adminPass"]),
+        (&json!("REBUILD"), &json!(alt), &json!("rebuildPassw0rd"))
+    );
+    assert_eq!(headers["location"], format!("{BASE}/v2.1/servers/{id}").as_str());
 }

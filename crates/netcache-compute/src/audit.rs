@@ -301,6 +301,7 @@ impl Compute {
             OperationKind::Release,
             OperationKind::Power,
             OperationKind::RemoveFixedIp,
+            OperationKind::Rebuild,
         ] {
             for lease in ["live", "expired"] {
                 let n = operations.get(&(kind, lease)).copied().unwrap_or(0);

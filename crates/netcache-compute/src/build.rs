@@ -538,8 +538,8 @@ impl Compute {
     }
 
     /// The delete itself: releases its ports (created ones deleted, user ones
-    /// unbound), resolves its pending intents, empties its cache. Every step is
-    /// idempotent, so a resumed delete just runs again.
+    /// unbound), resolves its pending intents, empties its cache, destroys the
+    /// guest. Every step is idempotent, so a resumed delete just runs again.
     pub(crate) async fn run_delete(&self, op: &Operation) -> Result<()> {
         let server_id = op.server_id;
         let Some(server) = self.store.server(server_id).await?.filter(|s| !s.is_deleted()) else {
@@ -560,6 +560,9 @@ impl Compute {
             ..server
         };
         self.close_pending_intents(server_id).await?;
+        if let Some(host) = &server.host {
+            self.virt.destroy(host, &server).await;
+        }
         let leftover = self.store.vifs(server_id).await?.len();
         let now = self.clock.now();
         self.save_server(Server {
@@ -616,13 +619,21 @@ impl Compute {
     /// metadata: see [`Server::keeping_user_edits_of`]) is kept and the write
     /// retried; any other conflict (a lost fence) is returned.
     pub(crate) async fn save_server(&self, server: Server) -> Result<Server> {
+        self.save_server_with(server, Vec::new()).await
+    }
+
+    /// [`Compute::save_server`] with `changes` (an instance action's event) in
+    /// the same transaction.
+    pub(crate) async fn save_server_with(&self, server: Server, changes: Vec<Change>) -> Result<Server> {
         let mut server = Server {
             updated_at: self.clock.now(),
             ..server
         };
         let mut attempt = 0;
         loop {
-            match self.commit(vec![Change::UpdateServer(server.clone())]).await {
+            let mut batch = vec![Change::UpdateServer(server.clone())];
+            batch.extend(changes.iter().cloned());
+            match self.commit(batch).await {
                 Ok(()) => {
                     return Ok(Server {
                         generation: server.generation + 1,

@@ -171,6 +171,8 @@ pub enum CrashPoint {
     AfterCreateSent,
     /// The driver changed a server's power state; the new state is not recorded.
     AfterPowerChanged,
+    /// The driver rebuilt a server; the outcome is not recorded.
+    AfterRebuildSpawned,
 }
 
 #[cfg(feature = "testing")]
@@ -185,9 +187,11 @@ impl std::str::FromStr for CrashPoint {
             "after-release-sent" => Ok(Self::AfterReleaseSent),
             "before-spawn" => Ok(Self::BeforeSpawn),
             "after-power-changed" => Ok(Self::AfterPowerChanged),
+            "after-rebuild-spawned" => Ok(Self::AfterRebuildSpawned),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
-                 after-release-recorded, after-release-sent, before-spawn or after-power-changed"
+                 after-release-recorded, after-release-sent, before-spawn, after-power-changed or \
+                 after-rebuild-spawned"
             )),
         }
     }

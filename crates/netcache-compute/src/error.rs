@@ -63,6 +63,15 @@ pub enum Error {
         action: &'static str,
         vm_state: String,
     },
+    /// Nova's `check_instance_state` of a server that never launched (a rebuild).
+    #[error("Cannot '{action}' instance {server} while it is in launched_at None")]
+    NeverLaunched { server: ServerId, action: &'static str },
+    /// Nova's `InstanceNotReady`: the server has no host (yet) to ask.
+    #[error("Instance {0} is not ready")]
+    NotReady(ServerId),
+    /// The image a rebuild names is not in the image catalog.
+    #[error("Cannot find image for rebuild")]
+    RebuildImageNotFound,
     #[error(
         "Creating a port on network {network} had an unknown outcome and no port carries intent {intent}: intent abandoned"
     )]

@@ -26,6 +26,7 @@ mod build;
 pub mod catalog;
 pub mod clock;
 pub mod config;
+mod console;
 mod edit;
 mod error;
 mod events;
@@ -39,7 +40,9 @@ mod loops;
 mod operations;
 mod plugging;
 mod power;
+mod rebuild;
 mod resume;
+mod server_state;
 pub mod virt;
 
 pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
@@ -54,6 +57,7 @@ pub use gc::GcReport;
 pub use heal::HealReport;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
+pub use rebuild::RebuildServer;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;

@@ -286,6 +286,7 @@ impl Compute {
             OperationParams::RemoveFixedIp { port_id, address } => {
                 self.run_remove_fixed_ip(op, port_id, *address).await
             }
+            OperationParams::Rebuild => self.run_rebuild(op).await,
         }
     }
 

@@ -1,5 +1,5 @@
 //! Durable operations: every mutation of a server (build, delete, interface attach
-//! and detach, power actions, removing a fixed IP, the retry of a release) is a row committed before any side effect,
+//! and detach, power actions, rebuilds, removing a fixed IP, the retry of a release) is a row committed before any side effect,
 //! with exactly one owner at a time. The owner holds a lease it renews while it
 //! works; when the lease runs out (the owner died), any process may take the
 //! operation over and continue it from what the records say was done.
@@ -122,6 +122,9 @@ pub enum OperationParams {
         port_id: PortId,
         address: IpAddr,
     },
+    /// Re-images the server with the image its row names (set with the row's
+    /// `rebuilding` task, in the commit that started the operation); its ports stay.
+    Rebuild,
 }
 
 impl OperationParams {
@@ -135,6 +138,7 @@ impl OperationParams {
             Self::Release => OperationKind::Release,
             Self::Power { .. } => OperationKind::Power,
             Self::RemoveFixedIp { .. } => OperationKind::RemoveFixedIp,
+            Self::Rebuild => OperationKind::Rebuild,
         }
     }
 
@@ -158,6 +162,7 @@ string_enum!(
         Release => "release",
         Power => "power",
         RemoveFixedIp => "remove_fixed_ip",
+        Rebuild => "rebuild",
     }
 );
 
@@ -242,6 +247,7 @@ mod tests {
             OperationParams::Build,
             OperationParams::Delete,
             OperationParams::Release,
+            OperationParams::Rebuild,
             OperationParams::Detach { port_id: "p1".into() },
             OperationParams::Attach {
                 position: 2,

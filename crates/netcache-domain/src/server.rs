@@ -59,6 +59,7 @@ impl Server {
             (VmState::Building, _) => "BUILD",
             (_, Some(TaskState::Rebooting)) => "REBOOT",
             (_, Some(TaskState::RebootingHard)) => "HARD_REBOOT",
+            (_, Some(TaskState::Rebuilding)) => "REBUILD",
             (VmState::Active, _) => "ACTIVE",
             (VmState::Stopped, _) => "SHUTOFF",
             (VmState::Paused, _) => "PAUSED",
@@ -179,6 +180,7 @@ string_enum!(
         Unpausing => "unpausing",
         Suspending => "suspending",
         Resuming => "resuming",
+        Rebuilding => "rebuilding",
     }
 );
 

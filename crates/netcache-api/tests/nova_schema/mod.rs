@@ -190,6 +190,20 @@ pub fn update_server() -> Value {
     object(json!({"server": common_show_server()}), &["server"])
 }
 
+/// The `rebuild` action's 202 body at 2.1 (Tempest's
+/// `rebuild_server_with_admin_pass`): the basic view with `adminPass`.
+pub fn rebuild_server() -> Value {
+    let mut server = common_show_server();
+    server["properties"]["adminPass"] = json!({"type": "string"});
+    server["required"].as_array_mut().unwrap().push(json!("adminPass"));
+    object(json!({ "server": server }), &["server"])
+}
+
+/// The `os-getConsoleOutput` action's 200 body.
+pub fn get_console_output() -> Value {
+    object(json!({"output": {"type": "string"}}), &["output"])
+}
+
 /// `GET`, `POST` and `PUT /servers/{id}/metadata`.
 pub fn server_metadata() -> Value {
     object(

@@ -46,6 +46,16 @@ impl VirtDriver for GatedVirt {
     async fn power(&self, _host: &HostName, _server: &Server, _action: PowerAction) -> Result<(), String> {
         Ok(())
     }
+
+    async fn rebuild(&self, _host: &HostName, _server: &Server) -> Result<(), String> {
+        Ok(())
+    }
+
+    async fn destroy(&self, _host: &HostName, _server: &Server) {}
+
+    async fn console_log(&self, _host: &HostName, _server: &Server) -> String {
+        String::new()
+    }
 }
 
 fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {

@@ -1,5 +1,5 @@
-//! Durable operations: a crash at every recorded step of build, delete, attach
-//! and detach is finished by the restarted process; events and os-interface do
+//! Durable operations: a crash at every recorded step of build, delete, attach,
+//! detach, a power action and a rebuild is finished by the restarted process; events and os-interface do
 //! not depend on locks or on a live Neutron.
 
 use crate::common;
@@ -93,6 +93,55 @@ async fn a_stop_interrupted_after_the_driver_acted_is_finished_after_a_restart()
         .filter(|a| a["action"] == "stop")
         .collect();
     assert_eq!(stops.len(), 1, "{actions}");
+}
+
+/// A rebuild whose process died before the driver was asked, or after it
+/// rebuilt the guest but before the outcome was recorded: the new incarnation
+/// resumes it (asking the driver again) and the server ends as a rebuild
+/// leaves it — ACTIVE, or SHUTOFF if it was stopped — with the new image, its
+/// port and one finished rebuild action.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebuild_interrupted_at_any_step_is_finished_after_a_restart() {
+    let image = netcache_api::images::IMAGES[1].id;
+    for (point, tweak) in [
+        ("operation-started", crash_at!("operation-started") as Tweak),
+        ("after-rebuild-spawned", crash_at!("after-rebuild-spawned")),
+    ] {
+        for (stopped, status) in [(false, "ACTIVE"), (true, "SHUTOFF")] {
+            // Booted (and stopped) before the crash point is armed: it is the
+            // rebuild's.
+            let mut t = TestApp::start().await;
+            let id = t.boot_on_private().await;
+            let port = t.interface_port_ids(&id).await;
+            let action = format!("/servers/{id}/action");
+            if stopped {
+                assert_eq!(t.post(&action, json!({"os-stop": null})).await.0, 202);
+                t.app().compute.settle().await;
+            }
+            t.restart(tweak).await;
+            let (code, body) = t.post(&action, json!({"rebuild": {"imageRef": image}})).await;
+            assert_eq!(code, 202, "{point}: {body}");
+            t.app().compute.settle().await;
+            assert_eq!(t.server(&id).await["status"], "REBUILD", "{point}");
+            restart_clean(&mut t).await;
+            let server = t.server(&id).await;
+            assert_eq!(
+                (&server["status"], &server["image"]["id"]),
+                (&json!(status), &json!(image)),
+                "{point}, stopped {stopped}: {server}"
+            );
+            assert_eq!(t.interface_port_ids(&id).await, port, "{point}");
+            assert_eq!(ops_left(&t).await, 0, "{point}");
+            let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
+            let rebuilds: Vec<&Value> = actions["instanceActions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|a| a["action"] == "rebuild")
+                .collect();
+            assert_eq!(rebuilds.len(), 1, "{point}: {actions}");
+        }
+    }
 }
 
 type Tweak = fn(&mut netcache::settings::Settings);

@@ -171,6 +171,39 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             Some(json!({"os-start": null})),
             [403, 409, 409, 403, 404, 409],
         ),
+        // …and a rebuild to the image check: this image does not exist.
+        (
+            Method::POST,
+            format!("/servers/{s}/action"),
+            Some(json!({"rebuild": {"imageRef": no_port}})),
+            [403, 400, 400, 403, 404, 400],
+        ),
+        // A restore finds no soft-deleted server (netcache never has one).
+        (
+            Method::POST,
+            format!("/servers/{s}/action"),
+            Some(json!({"restore": null})),
+            [403, 409, 409, 403, 404, 409],
+        ),
+        (
+            Method::POST,
+            format!("/servers/{no_port}/action"),
+            Some(json!({"forceDelete": null})),
+            [403, 404, 404, 403, 404, 404],
+        ),
+        // The console may hold secrets: members and admins only.
+        (
+            Method::POST,
+            format!("/servers/{s}/action"),
+            Some(json!({"os-getConsoleOutput": {"length": 1}})),
+            [403, 200, 200, 403, 404, 200],
+        ),
+        (
+            Method::POST,
+            format!("/servers/{s}/action"),
+            Some(json!({"os-resetState": {"state": "active"}})),
+            [403, 403, 202, 403, 403, 403],
+        ),
         (
             Method::POST,
             "/os-server-external-events".into(),
