@@ -70,9 +70,10 @@ impl ApiError {
                 | C::InvalidInput(_)
                 | C::FixedIpNotFound { .. }
                 | C::InvalidKeypair(_)
-                | C::InvalidKeyName => StatusCode::BAD_REQUEST,
-                // Nova answers a quota error 403 on a boot and on the metadata calls.
-                C::ExternalNetworkAttachForbidden(_) | C::MetadataLimitExceeded { .. } => StatusCode::FORBIDDEN,
+                | C::InvalidKeyName
+                | C::BadQuotaLimit(_) => StatusCode::BAD_REQUEST,
+                // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
+                C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,

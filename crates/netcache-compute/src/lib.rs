@@ -39,6 +39,7 @@ mod loops;
 mod operations;
 mod plugging;
 mod power;
+mod quotas;
 mod resume;
 pub mod virt;
 
@@ -47,13 +48,14 @@ pub use build::CreateServer;
 #[cfg(feature = "testing")]
 pub use config::Sabotage;
 pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
-pub use edit::{MAX_METADATA_ITEMS, ServerEdit};
+pub use edit::ServerEdit;
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;
 pub use heal::HealReport;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
+pub use quotas::QuotaUsage;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;

@@ -14,6 +14,7 @@ mod keystone_real;
 mod network_visibility;
 mod operations;
 mod policy;
+mod quotas;
 mod races;
 mod seed_scenario;
 mod server_actions;
