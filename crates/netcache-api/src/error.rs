@@ -71,9 +71,10 @@ impl ApiError {
                 | C::FixedIpNotFound { .. }
                 | C::InvalidKeypair(_)
                 | C::InvalidKeyName
-                | C::RebuildImageNotFound => StatusCode::BAD_REQUEST,
-                // Nova answers a quota error 403 on a boot and on the metadata calls.
-                C::ExternalNetworkAttachForbidden(_) | C::MetadataLimitExceeded { .. } => StatusCode::FORBIDDEN,
+                | C::RebuildImageNotFound
+                | C::BadQuotaLimit(_) => StatusCode::BAD_REQUEST,
+                // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
+                C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,

@@ -1,6 +1,7 @@
 //! Nova-compatible compute API (v2.1 subset) over the compute service:
 //! servers (with their update and metadata), addresses, os-interface,
-//! os-instance-actions and os-keypairs; for clients such
+//! os-instance-actions, os-keypairs, os-quota-sets, limits and the
+//! extensions list; for clients such
 //! as `openstack`, a fixed flavor catalog, the availability zone and a
 //! read-only Glance v2 image subset at `/image`.
 
@@ -25,14 +26,17 @@ mod console_output;
 mod deferred_delete;
 mod error;
 mod events;
+mod extensions;
 mod flavors;
 pub mod images;
 mod interfaces;
 mod keypairs;
 mod legacy_v2;
+mod limits;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
+mod quota_sets;
 mod schema;
 mod server_create;
 mod server_metadata;
@@ -82,6 +86,9 @@ pub fn router(state: AppState) -> Router {
         .merge(flavors::routes())
         .merge(zones::routes())
         .merge(images::routes())
+        .merge(quota_sets::routes())
+        .merge(limits::routes())
+        .merge(extensions::routes())
         .fallback(|| async { nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })
         .method_not_allowed_fallback(|| async {
             nova_error(

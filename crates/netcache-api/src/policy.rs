@@ -3,7 +3,9 @@
 //! The deployment may override any rule by name (`[policy]` in the settings, as
 //! an oslo.policy file does). Roles imply one another as Keystone's default
 //! inference rules make them (`admin` ⊃ `member` ⊃ `reader`); a project rule
-//! applies within the caller's project, and other projects' servers are an
+//! applies within the caller's project: where a request names a project (the
+//! quota calls) `project_id:%(project_id)s` compares it with the caller's
+//! ([`Caller::authorize_project`]); elsewhere other projects' servers are an
 //! admin's (a non-admin gets 404 for them, see [`crate::Caller::server`]); a
 //! user rule applies to the caller's own key pairs (at 2.1 a request names no
 //! other user's).
@@ -16,8 +18,14 @@ use crate::{ApiError, ApiResult, Caller};
 /// API checks, by its Nova (or netcache) name, with its default check string.
 pub const RULES: &[(&str, &str)] = &[
     ("context_is_admin", "role:admin"),
-    ("project_reader_or_admin", "role:reader or role:member or role:admin"),
-    ("project_member_or_admin", "role:member or role:admin"),
+    (
+        "project_reader_or_admin",
+        "role:admin or ((role:reader or role:member) and project_id:%(project_id)s)",
+    ),
+    (
+        "project_member_or_admin",
+        "role:admin or (role:member and project_id:%(project_id)s)",
+    ),
     ("service_or_admin", "role:service or role:admin"),
     ("os_compute_api:servers:index", "rule:project_reader_or_admin"),
     ("os_compute_api:servers:detail", "rule:project_reader_or_admin"),
@@ -116,6 +124,14 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     ("os_compute_api:os-availability-zone:list", "@"),
     ("os_compute_api:os-availability-zone:detail", "rule:context_is_admin"),
+    ("os_compute_api:os-quota-sets:show", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-quota-sets:detail", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-quota-sets:defaults", "@"),
+    ("os_compute_api:os-quota-sets:update", "rule:context_is_admin"),
+    ("os_compute_api:os-quota-sets:delete", "rule:context_is_admin"),
+    ("os_compute_api:limits", "@"),
+    ("os_compute_api:limits:other_project", "rule:context_is_admin"),
+    ("os_compute_api:extensions", "@"),
     ("netcache:audit", "rule:context_is_admin"),
     ("netcache:metrics", "rule:context_is_admin"),
 ];
@@ -130,8 +146,9 @@ enum Check {
     Never,
     Role(String),
     Rule(String),
-    /// `project_id:%(project_id)s`: the target is the caller's project. The
-    /// handlers scope every server to its project already, so this holds.
+    /// `project_id:%(project_id)s`: the target is the caller's project. Where
+    /// the request names none the handlers scope every server to its project
+    /// already, so this holds; where it names one it is compared.
     OwnProject,
     /// `user_id:%(user_id)s`: the target is the caller's user. The key pair
     /// handlers act on the caller's own key pairs only, so this holds.
@@ -200,19 +217,27 @@ impl Policy {
     /// programming error, caught by the test that walks every handler's rule.
     #[must_use]
     pub fn allows(&self, rule: &str, roles: &[String]) -> bool {
-        let check = self.rules.get(rule).unwrap_or_else(|| panic!("no policy rule {rule}"));
-        self.eval(check, roles)
+        self.allows_on(rule, roles, true)
     }
 
-    fn eval(&self, check: &Check, roles: &[String]) -> bool {
+    /// The same for a request that names a project: `own_project` is whether
+    /// it is the caller's.
+    #[must_use]
+    pub fn allows_on(&self, rule: &str, roles: &[String], own_project: bool) -> bool {
+        let check = self.rules.get(rule).unwrap_or_else(|| panic!("no policy rule {rule}"));
+        self.eval(check, roles, own_project)
+    }
+
+    fn eval(&self, check: &Check, roles: &[String], own_project: bool) -> bool {
         match check {
-            Check::Always | Check::OwnProject | Check::OwnUser => true,
+            Check::Always | Check::OwnUser => true,
+            Check::OwnProject => own_project,
             Check::Never => false,
             Check::Role(role) => roles.iter().any(|r| r == role),
-            Check::Rule(name) => self.allows(name, roles),
-            Check::Not(inner) => !self.eval(inner, roles),
-            Check::And(all) => all.iter().all(|c| self.eval(c, roles)),
-            Check::Or(any) => any.iter().any(|c| self.eval(c, roles)),
+            Check::Rule(name) => self.allows_on(name, roles, own_project),
+            Check::Not(inner) => !self.eval(inner, roles, own_project),
+            Check::And(all) => all.iter().all(|c| self.eval(c, roles, own_project)),
+            Check::Or(any) => any.iter().any(|c| self.eval(c, roles, own_project)),
         }
     }
 }
@@ -319,13 +344,23 @@ impl Parser<'_> {
 impl Caller {
     /// 403 unless the caller's roles pass `rule`, with Nova's message.
     pub fn authorize(&self, rule: &'static str) -> ApiResult<()> {
-        if self.policy.allows(rule, &self.ctx.roles) {
-            Ok(())
-        } else {
-            Err(ApiError::Forbidden(format!(
-                "Policy doesn't allow {rule} to be performed."
-            )))
-        }
+        allowed(rule, self.policy.allows(rule, &self.ctx.roles))
+    }
+
+    /// The same for a request on `project` (Nova's target `project_id`).
+    pub fn authorize_project(&self, rule: &'static str, project: &str) -> ApiResult<()> {
+        let own = project == self.ctx.project_id;
+        allowed(rule, self.policy.allows_on(rule, &self.ctx.roles, own))
+    }
+}
+
+fn allowed(rule: &str, allows: bool) -> ApiResult<()> {
+    if allows {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(format!(
+            "Policy doesn't allow {rule} to be performed."
+        )))
     }
 }
 
@@ -353,6 +388,27 @@ mod tests {
             let got = ["reader", "member", "admin", "service"].map(|r| policy.allows(rule, &roles(&[r])));
             assert_eq!(got, expected, "{rule} for reader, member, admin, service");
         }
+    }
+
+    #[test]
+    fn a_project_rule_holds_only_in_the_callers_project_when_one_is_named() {
+        let policy = Policy::default();
+        let show = "os_compute_api:os-quota-sets:show";
+        for (who, own, other) in [("reader", true, false), ("member", true, false), ("admin", true, true)] {
+            assert_eq!(
+                policy.allows_on(show, &roles(&[who]), true),
+                own,
+                "{who} in its project"
+            );
+            assert_eq!(policy.allows_on(show, &roles(&[who]), false), other, "{who} in another");
+        }
+        assert!(!policy.allows_on(show, &roles(&["service"]), true));
+        let update = "os_compute_api:os-quota-sets:update";
+        assert!(
+            !policy.allows_on(update, &roles(&["member"]), true),
+            "only admins set quotas"
+        );
+        assert!(policy.allows_on(update, &roles(&["admin"]), false));
     }
 
     #[test]

@@ -29,7 +29,10 @@ pub async fn create(
     let password = admin_password(body.server.admin_pass.as_ref())?;
     let request = parse_create(body)?;
     count.check(&request.networks)?;
-    let servers = state.compute.create_servers(&caller.ctx, request, count.max).await?;
+    let servers = state
+        .compute
+        .create_servers(&caller.ctx, request, count.min, count.max)
+        .await?;
     let server = servers.into_iter().next().expect("max_count is at least 1");
     if count.return_reservation_id {
         let reservation: String = random_text(8).to_lowercase();
@@ -61,8 +64,10 @@ fn random_text(len: usize) -> String {
 }
 
 /// How many servers a boot asks for (`min_count`, `max_count`, both 1 by
-/// default) and whether it wants a reservation id instead of the server.
+/// default; the quotas decide how many in between) and whether it wants a
+/// reservation id instead of the server.
 struct Count {
+    min: u32,
     max: u32,
     return_reservation_id: bool,
 }
@@ -79,18 +84,18 @@ impl Count {
             .as_ref()
             .map(|v| positive("max_count", v))
             .transpose()?;
-        // netcache has no capacity limit short of max_count: min_count is only checked.
-        let max = match (min, max) {
+        let (min, max) = match (min, max) {
             (Some(min), Some(max)) if min > max => {
                 return Err(ApiError::BadRequest("min_count must be <= max_count".into()));
             }
-            (min, max) => max.or(min).unwrap_or(1),
+            (min, max) => (min.unwrap_or(1), max.or(min).unwrap_or(1)),
         };
         let return_reservation_id = match &fields.return_reservation_id {
             None => false,
             Some(value) => schema::boolean("return_reservation_id", value)?,
         };
         Ok(Self {
+            min,
             max,
             return_reservation_id,
         })

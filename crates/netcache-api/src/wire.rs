@@ -414,14 +414,7 @@ pub fn page(collection: &str, base: &str, path: &str, views: Vec<Value>, limit: 
 }
 
 /// A flavor of the fixed catalog (`GET /v2.1/flavors`).
-#[derive(Debug, Clone, Copy)]
-pub struct Flavor {
-    pub id: &'static str,
-    pub name: &'static str,
-    pub ram_mb: u32,
-    pub disk_gb: u32,
-    pub vcpus: u32,
-}
+pub use netcache_domain::flavor::Flavor;
 
 #[must_use]
 pub fn flavor_summary(base: &str, flavor: &Flavor) -> Value {

@@ -36,52 +36,87 @@ pub struct CreateServer {
 
 const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
 
+/// Counts of the quota before a boot gives up on racing boots and answers the
+/// last refusal.
+const QUOTA_ATTEMPTS: u32 = 3;
+
 impl Compute {
     /// Validates the request's networks and ports (Nova's rules), records the
     /// server as building and starts its build in the background.
     pub async fn create_server(self: &Arc<Self>, ctx: &RequestContext, request: CreateServer) -> Result<Server> {
-        let mut servers = self.create_servers(ctx, request, 1).await?;
+        let mut servers = self.create_servers(ctx, request, 1, 1).await?;
         Ok(servers.remove(0))
     }
 
-    /// `count` servers of one request (`min_count`/`max_count`), validated once,
-    /// each its own build; several are named `NAME-1` … `NAME-N`, as Nova names them.
+    /// The servers of one request (`min_count`/`max_count`): validated once, as
+    /// many as the quotas allow (at least `min`, else Nova's 403), each its own
+    /// build; several are named `NAME-1` … `NAME-N`, as Nova names them.
     pub async fn create_servers(
         self: &Arc<Self>,
         ctx: &RequestContext,
         request: CreateServer,
-        count: u32,
+        min: u32,
+        max: u32,
     ) -> Result<Vec<Server>> {
         let project = ProjectId::from(ctx.project_id.as_str());
         let user = User {
             project: &project,
             admin: ctx.is_admin(),
         };
-        crate::edit::check_metadata_quota(&request.metadata)?;
+        self.check_metadata_quota(ctx, request.metadata.len()).await?;
         if let Some(key_name) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;
         }
         let networks = self.validate_networks(user, &request.networks).await?;
-        let mut servers = Vec::new();
-        for index in 1..=count {
-            let name = if count > 1 {
-                format!("{}-{index}", request.name)
-            } else {
-                request.name.clone()
-            };
-            servers.push(self.submit_build(ctx, &request, &networks, name).await?);
+        let mut attempt = 1;
+        loop {
+            let (count, claim) = self.claim_servers(ctx, &request.flavor_ref, min, max).await?;
+            match self.submit_builds(ctx, &request, &networks, count, claim).await {
+                // A boot racing this one took the room between the count and
+                // the record: count again (fewer may fit, or none).
+                Err(Error::OverQuota(_)) if attempt < QUOTA_ATTEMPTS => attempt += 1,
+                other => return other,
+            }
         }
-        Ok(servers)
     }
 
-    /// Records one new server as building, with its build operation and instance action.
-    async fn submit_build(
+    /// Records `count` new servers as building, with their build operations
+    /// and instance actions, in one batch fenced by the quota `claim`, and
+    /// starts them.
+    async fn submit_builds(
         self: &Arc<Self>,
         ctx: &RequestContext,
         request: &CreateServer,
         networks: &NetworkRequests,
+        count: u32,
+        claim: Change,
+    ) -> Result<Vec<Server>> {
+        let (servers, ops): (Vec<Server>, Vec<_>) = (1..=count)
+            .map(|index| {
+                let name = if count > 1 {
+                    format!("{}-{index}", request.name)
+                } else {
+                    request.name.clone()
+                };
+                self.new_build(ctx, request, networks, name)
+            })
+            .unzip();
+        self.submit_all(vec![claim], ops).await?;
+        for server in &servers {
+            info!(server.id = %server.id, server.name = %server.name, "Accepted build of server {}", server.id);
+        }
+        Ok(servers)
+    }
+
+    /// A new server, building, with its build operation and the changes that
+    /// record them (the server row, its instance action).
+    fn new_build(
+        &self,
+        ctx: &RequestContext,
+        request: &CreateServer,
+        networks: &NetworkRequests,
         name: String,
-    ) -> Result<Server> {
+    ) -> (Server, (Operation, Vec<Change>)) {
         let now = self.clock.now();
         let server = Server {
             id: ServerId::new_v4(),
@@ -109,16 +144,11 @@ impl Compute {
             generation: 0,
         };
         let op = self.new_operation(server.id, OperationParams::Build, ctx);
-        self.submit(
-            op,
-            vec![
-                Change::InsertServer(server.clone()),
-                Change::StartAction(action(ctx, server.id, "create", now)),
-            ],
-        )
-        .await?;
-        info!(server.id = %server.id, server.name = %server.name, "Accepted build of server {}", server.id);
-        Ok(server)
+        let changes = vec![
+            Change::InsertServer(server.clone()),
+            Change::StartAction(action(ctx, server.id, "create", now)),
+        ];
+        (server, (op, changes))
     }
 
     /// Nova's `validate_networks`: named networks must exist and be usable by the

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use netcache_domain::HostName;
 use netcache_domain::cache::CacheOptions;
+use netcache_domain::quota::QuotaSet;
 
 #[derive(Clone, Debug)]
 pub struct ComputeConfig {
@@ -28,6 +29,9 @@ pub struct ComputeConfig {
     /// Whether that timeout fails the build (Nova's `vif_plugging_is_fatal`).
     pub vif_plugging_is_fatal: bool,
     pub operations: OperationsConfig,
+    /// The default quota limits (Nova's `[quota]`), for projects and users
+    /// without limits of their own.
+    pub quota: QuotaSet,
     /// Test hook: simulates a process death at a point of the protocol.
     #[cfg(feature = "testing")]
     pub crash_at: Option<CrashPoint>,
@@ -90,6 +94,7 @@ impl Default for ComputeConfig {
             vif_plugging_timeout: Duration::ZERO,
             vif_plugging_is_fatal: true,
             operations: OperationsConfig::default(),
+            quota: QuotaSet::default(),
             #[cfg(feature = "testing")]
             crash_at: None,
             #[cfg(feature = "testing")]

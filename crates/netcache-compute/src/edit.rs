@@ -12,9 +12,6 @@ use netcache_domain::server::{LockedBy, Server, VmState};
 
 use crate::{Compute, Error, RequestContext, Result};
 
-/// Nova's default quota `metadata_items`: the most items a server's metadata holds.
-pub const MAX_METADATA_ITEMS: usize = 128;
-
 /// Compare-and-swap attempts of an edit before the conflict is answered.
 const ATTEMPTS: usize = 5;
 
@@ -43,7 +40,8 @@ pub enum ServerEdit {
 impl ServerEdit {
     /// The server after the edit, or Nova's refusal: metadata changes only on an
     /// unlocked (but for admins) server in a state Nova allows, without a task
-    /// (409), within the quota (403); deleting an item that is not there is a 404 first.
+    /// (409); deleting an item that is not there is a 404 first. (The quota of
+    /// the items set is checked after, by `Compute::edit_server`.)
     fn apply(&self, ctx: &RequestContext, server: &Server) -> Result<Server> {
         let mut edited = server.clone();
         match self {
@@ -65,7 +63,6 @@ impl ServerEdit {
                 } else {
                     edited.metadata.extend(items.clone());
                 }
-                check_metadata_quota(&edited.metadata)?;
             }
             Self::Lock(by) => edited.locked_by = Some(*by),
             Self::Unlock => edited.locked_by = None,
@@ -102,16 +99,6 @@ fn metadata_changeable(ctx: &RequestContext, server: &Server, action: &'static s
     Ok(())
 }
 
-/// Nova's quota check of a server's metadata (on a boot and on every change).
-pub(crate) fn check_metadata_quota(metadata: &BTreeMap<String, String>) -> Result<()> {
-    if metadata.len() > MAX_METADATA_ITEMS {
-        return Err(Error::MetadataLimitExceeded {
-            allowed: MAX_METADATA_ITEMS,
-        });
-    }
-    Ok(())
-}
-
 impl Compute {
     /// Nova's `check_instance_lock`: a locked server refuses every lifecycle
     /// action but an admin's (409).
@@ -130,6 +117,9 @@ impl Compute {
         loop {
             let server = self.server(server_id).await?;
             let edited = edit.apply(ctx, &server)?;
+            if matches!(edit, ServerEdit::SetMetadata { .. }) {
+                self.check_metadata_quota(ctx, edited.metadata.len()).await?;
+            }
             if edited == server {
                 return Ok(server);
             }

@@ -89,9 +89,12 @@ pub enum Error {
     VifPlugTimeout { server: ServerId, ports: String },
     #[error("No valid host was found. {0}")]
     NoValidHost(String),
-    /// Nova's `MetadataLimitExceeded` (its quota `metadata_items`).
-    #[error("Maximum number of metadata items exceeds {allowed}")]
-    MetadataLimitExceeded { allowed: usize },
+    /// A quota refuses (servers, key pairs, metadata items): Nova's 403.
+    #[error("{0}")]
+    OverQuota(netcache_domain::quota::Refusal),
+    /// A quota limit an admin may not set (below usage, above the project's room).
+    #[error("{0}")]
+    BadQuotaLimit(netcache_domain::quota::BadLimit),
     #[error("Metadata item was not found")]
     MetadataItemNotFound,
     #[error("Cannot '{action}' instance {server} while it is in task_state {kind}")]
@@ -111,11 +114,22 @@ pub enum Error {
     #[error(transparent)]
     Neutron(#[from] netcache_neutron::Error),
     #[error(transparent)]
-    Store(#[from] netcache_store::Error),
+    Store(netcache_store::Error),
     /// The configured crash point was reached: the operation stops dead, without
     /// cleanup, as a killed process would.
     #[error("simulated crash at {0:?}")]
     Crashed(crate::config::CrashPoint),
+}
+
+/// A batch a quota claim refused is that quota's refusal; any other store
+/// error stays one.
+impl From<netcache_store::Error> for Error {
+    fn from(error: netcache_store::Error) -> Self {
+        match error {
+            netcache_store::Error::OverQuota(refusal) => Self::OverQuota(refusal),
+            other => Self::Store(other),
+        }
+    }
 }
 
 impl Error {

@@ -45,8 +45,9 @@ impl Compute {
     }
 
     /// Imports `public_key` (OpenSSH form) under `name`, or generates an RSA key
-    /// pair when there is none. Nova's checks: the name (400), a key that is not
-    /// an SSH public key (400), a name the caller has already (409).
+    /// pair when there is none. Nova's checks, in its order: the name (400), the
+    /// quota `key_pairs` (403, checked again as the key pair is recorded), a key
+    /// that is not an SSH public key (400), a name the caller has already (409).
     pub async fn create_keypair(
         &self,
         ctx: &RequestContext,
@@ -54,6 +55,7 @@ impl Compute {
         public_key: Option<String>,
     ) -> Result<NewKeyPair> {
         keypair::check_name(name).map_err(|reason| Error::InvalidKeypair(reason.to_owned()))?;
+        let claim = self.claim_keypair(ctx).await?;
         let (public_key, private_key) = match public_key {
             Some(public_key) => (public_key, None),
             // Generating an RSA key takes a while: off the async workers.
@@ -71,7 +73,7 @@ impl Compute {
             public_key,
             created_at: self.clock.now(),
         };
-        self.commit(vec![Change::InsertKeyPair(keypair.clone())])
+        self.commit(vec![claim, Change::InsertKeyPair(keypair.clone())])
             .await
             .map_err(|e| match e {
                 Error::Store(s) if s.is_conflict() => Error::KeypairExists(name.to_owned()),

@@ -41,6 +41,7 @@ mod operations;
 mod plugging;
 mod power;
 mod rebuild;
+mod quotas;
 mod resume;
 mod server_state;
 pub mod virt;
@@ -50,7 +51,7 @@ pub use build::CreateServer;
 #[cfg(feature = "testing")]
 pub use config::Sabotage;
 pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
-pub use edit::{MAX_METADATA_ITEMS, ServerEdit};
+pub use edit::ServerEdit;
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;
@@ -58,6 +59,7 @@ pub use heal::HealReport;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
 pub use rebuild::RebuildServer;
+pub use quotas::QuotaUsage;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;

@@ -93,23 +93,44 @@ impl Compute {
     /// server that already has an operation in flight answers
     /// [`Error::OperationInFlight`]; a full queue [`Error::Overloaded`].
     pub(crate) async fn submit(self: &Arc<Self>, op: Operation, changes: Vec<Change>) -> Result<()> {
-        if self.running.lock().expect("running").len() >= self.config.operations.max_queued {
+        self.submit_all(Vec::new(), vec![(op, changes)]).await
+    }
+
+    /// Commits several operations, each with its changes, in one batch after
+    /// `preconditions` (a quota claim), all or none, and starts them.
+    pub(crate) async fn submit_all(
+        self: &Arc<Self>,
+        preconditions: Vec<Change>,
+        ops: Vec<(Operation, Vec<Change>)>,
+    ) -> Result<()> {
+        let Some(server_id) = ops.first().map(|(op, _)| op.server_id) else {
+            return Ok(());
+        };
+        if self.running.lock().expect("running").len() + ops.len() > self.config.operations.max_queued {
             return Err(Error::Overloaded);
         }
         // On a task of its own: a client that disconnects drops the request's
         // future, and must not leave a committed operation that nobody runs.
-        let (compute, server_id) = (Arc::clone(self), op.server_id);
-        tokio::spawn(async move { compute.commit_and_spawn(op, changes).await })
+        let compute = Arc::clone(self);
+        tokio::spawn(async move { compute.commit_and_spawn(preconditions, ops).await })
             .await
             .unwrap_or(Err(Error::Interrupted(server_id)))
     }
 
-    async fn commit_and_spawn(self: &Arc<Self>, op: Operation, changes: Vec<Change>) -> Result<()> {
-        let mut batch = changes;
-        batch.push(Change::InsertOperation(op.clone()));
+    async fn commit_and_spawn(
+        self: &Arc<Self>,
+        preconditions: Vec<Change>,
+        ops: Vec<(Operation, Vec<Change>)>,
+    ) -> Result<()> {
+        let mut batch = preconditions;
+        for (op, changes) in &ops {
+            batch.extend(changes.iter().cloned());
+            batch.push(Change::InsertOperation(op.clone()));
+        }
         match self.store.commit(batch).await {
             Ok(()) => {}
             Err(e) if e.is_conflict() => {
+                let op = &ops[0].0;
                 let kind = self.store.operation(op.server_id).await?.map(|o| o.kind());
                 return Err(Error::OperationInFlight {
                     server: op.server_id,
@@ -119,8 +140,10 @@ impl Compute {
             }
             Err(e) => return Err(e.into()),
         }
-        metrics::counter!("netcache_operations_started_total", "kind" => op.kind().as_str()).increment(1);
-        self.spawn_operation(op);
+        for (op, _) in ops {
+            metrics::counter!("netcache_operations_started_total", "kind" => op.kind().as_str()).increment(1);
+            self.spawn_operation(op);
+        }
         Ok(())
     }
 

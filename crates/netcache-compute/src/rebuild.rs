@@ -19,7 +19,6 @@ use netcache_domain::server::{Fault, Server, TaskState, VmState};
 use tracing::{info, warn};
 
 use crate::build::action;
-use crate::edit::check_metadata_quota;
 use crate::{Compute, Error, RequestContext, Result};
 
 /// What a rebuild asks for: the image, and the user's fields it replaces.
@@ -73,7 +72,7 @@ impl Compute {
             return Err(Error::RebuildImageNotFound);
         }
         if let Some(metadata) = &request.metadata {
-            check_metadata_quota(metadata)?;
+            self.check_metadata_quota(ctx, metadata.len()).await?;
         }
         let now = self.clock.now();
         let running = Server {

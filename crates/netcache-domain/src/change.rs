@@ -7,9 +7,10 @@ use crate::intent::{IntentState, PortIntent};
 use crate::keypair::KeyPair;
 use crate::network_info::NetworkInfo;
 use crate::operation::{Operation, Owner, QueuedDelete};
+use crate::quota::{KeyPairClaim, Resource, ServerClaim};
 use crate::server::Server;
 use crate::vif::VifRecord;
-use crate::{PortId, ServerId};
+use crate::{PortId, ProjectId, ServerId};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
@@ -100,4 +101,24 @@ pub enum Change {
         user_id: String,
         name: String,
     },
+    /// Sets quota limits of a project (`user_id` none) or of a user in it,
+    /// each in place of the one stored.
+    SetQuotaLimits {
+        project_id: ProjectId,
+        user_id: Option<String>,
+        limits: Vec<(Resource, i64)>,
+    },
+    /// Removes a project's quota limits with its users' (`user_id` none), or one
+    /// user's; none stored is not an error.
+    DeleteQuotaLimits {
+        project_id: ProjectId,
+        user_id: Option<String>,
+    },
+    /// Fences the batch on the servers' quota: the store takes the project's
+    /// quota lock, counts its live servers and applies the batch only if the
+    /// claim fits (else [`crate::quota::Refusal`]). Placed before the servers it
+    /// is for, so racing boots cannot both take the last unit.
+    RequireServerQuota(ServerClaim),
+    /// The same for one more key pair of a user, under the user's lock.
+    RequireKeyPairQuota(KeyPairClaim),
 }

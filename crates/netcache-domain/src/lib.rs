@@ -8,13 +8,16 @@
 //! - [`allocation::resolve_ambiguous_create`] decides what to do after a create-port
 //!   call whose outcome is unknown;
 //! - [`visibility::network_access`] / [`visibility::port_access`] decide which
-//!   networks and ports a caller may use.
+//!   networks and ports a caller may use;
+//! - [`quota::Quotas`] decides what the quotas allow (servers, key pairs,
+//!   metadata, new limits).
 
 pub mod action;
 pub mod allocation;
 pub mod cache;
 pub mod change;
 pub mod console;
+pub mod flavor;
 pub mod gc;
 pub mod ghost;
 pub mod ids;
@@ -26,6 +29,7 @@ pub mod neutron;
 pub mod operation;
 pub mod power;
 pub mod rebuild;
+pub mod quota;
 pub mod server;
 pub mod vif;
 pub mod visibility;

@@ -15,6 +15,7 @@ use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
+use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::server::{Fault, Server};
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
@@ -24,6 +25,8 @@ use uuid::Uuid;
 
 use crate::dialect::Dialect;
 use crate::{Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
+
+mod quotas;
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.
 pub(crate) trait Backend: Send + Sync + 'static {
@@ -262,6 +265,16 @@ where
                     return Err(Error::NotFound(format!("key pair {name:?} of user {user_id:?}")));
                 }
             }
+            Change::SetQuotaLimits {
+                project_id,
+                user_id,
+                limits,
+            } => Self::set_quota_limits(conn, project_id, user_id.as_deref(), limits).await?,
+            Change::DeleteQuotaLimits { project_id, user_id } => {
+                Self::delete_quota_limits(conn, project_id, user_id.as_deref()).await?;
+            }
+            Change::RequireServerQuota(claim) => Self::require_server_quota(conn, claim).await?,
+            Change::RequireKeyPairQuota(claim) => Self::require_keypair_quota(conn, claim).await?,
         }
         Ok(())
     }
@@ -777,6 +790,18 @@ where
             .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(Sql::<B::Db>::keypair).transpose()
+    }
+
+    async fn quota_limits(&self, project: &ProjectId) -> Result<Vec<QuotaLimit>> {
+        Sql::<B::Db>::quota_limits(&mut *self.pool().acquire().await?, project).await
+    }
+
+    async fn server_counts(&self, project: &ProjectId) -> Result<Vec<ServerCount>> {
+        Sql::<B::Db>::server_counts(&mut *self.pool().acquire().await?, project).await
+    }
+
+    async fn keypair_count(&self, user_id: &str) -> Result<i64> {
+        Sql::<B::Db>::keypair_count(&mut *self.pool().acquire().await?, user_id).await
     }
 }
 

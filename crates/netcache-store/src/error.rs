@@ -14,6 +14,9 @@ pub enum Error {
     /// A stored value could not be read back (corruption or a newer schema).
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    /// A quota claim of the batch does not fit (the batch is rolled back).
+    #[error("over quota: {0}")]
+    OverQuota(netcache_domain::quota::Refusal),
     /// Another live process runs this node (or owns this SQLite file).
     #[error("{0}")]
     NodeBusy(String),

@@ -15,6 +15,7 @@ use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, Owner};
+use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, IntentId, PortId, ProjectId, ServerId};
@@ -79,7 +80,8 @@ pub trait Store: Send + Sync + 'static {
     /// key pair name its user has already) is a [`Error::Conflict`]; a change naming
     /// a row that does not exist (`UpdateVif`, `DeleteVif`, `AddActionEvent`,
     /// `DeleteKeyPair`, or a record of an unknown server) is [`Error::NotFound`]; both
-    /// roll the whole batch back too. Deleting a ghost sighting that is already gone
+    /// roll the whole batch back too; so does a quota claim that does not fit
+    /// ([`Error::OverQuota`]). Deleting a ghost sighting that is already gone
     /// is not an error. A returned `Ok` is durable.
     async fn commit(&self, changes: Vec<Change>) -> Result<()>;
 
@@ -141,6 +143,13 @@ pub trait Store: Send + Sync + 'static {
     /// A user's key pairs, by name.
     async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>>;
     async fn keypair(&self, user_id: &str, name: &str) -> Result<Option<StoredKeyPair>>;
+
+    /// The quota limits set for a project and for its users, by user then resource.
+    async fn quota_limits(&self, project: &ProjectId) -> Result<Vec<QuotaLimit>>;
+    /// A project's live servers counted per user and flavor (the quotas' usage).
+    async fn server_counts(&self, project: &ProjectId) -> Result<Vec<ServerCount>>;
+    /// How many key pairs a user has.
+    async fn keypair_count(&self, user_id: &str) -> Result<i64>;
 }
 
 /// Opens (creating and migrating if needed) the store named by `url`:

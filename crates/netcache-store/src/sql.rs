@@ -187,6 +187,32 @@ pub(crate) const INSERT_KEYPAIR: &str =
 
 pub(crate) const DELETE_KEYPAIR: &str = "DELETE FROM keypairs WHERE user_id = $1 AND name = $2";
 
+// ---- quotas ($1 project_id, $2 user_id: '' for the project's own limits) ----
+
+/// `$3` resource, `$4` limit: in place of the one stored.
+pub(crate) const UPSERT_QUOTA_LIMIT: &str = "INSERT INTO quota_limits (project_id, user_id, resource, hard_limit) \
+     VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (project_id, user_id, resource) DO UPDATE SET hard_limit = excluded.hard_limit";
+
+/// A project's limits with all its users'.
+pub(crate) const DELETE_PROJECT_QUOTA_LIMITS: &str = "DELETE FROM quota_limits WHERE project_id = $1";
+
+pub(crate) const DELETE_USER_QUOTA_LIMITS: &str = "DELETE FROM quota_limits WHERE project_id = $1 AND user_id = $2";
+
+pub(crate) const SELECT_QUOTA_LIMITS: &str =
+    "SELECT user_id, resource, hard_limit FROM quota_limits WHERE project_id = $1 ORDER BY user_id, resource";
+
+/// `$1` the scope: takes (and on PostgreSQL holds until commit) its row lock.
+pub(crate) const LOCK_QUOTA: &str =
+    "INSERT INTO quota_locks (scope) VALUES ($1) ON CONFLICT (scope) DO UPDATE SET scope = excluded.scope";
+
+/// `$1` project: its live servers per user and flavor.
+pub(crate) const COUNT_SERVERS_FOR_QUOTA: &str = "SELECT user_id, flavor_ref, COUNT(*) AS n FROM servers \
+     WHERE project_id = $1 AND vm_state <> 'deleted' GROUP BY user_id, flavor_ref ORDER BY user_id, flavor_ref";
+
+/// `$1` user.
+pub(crate) const COUNT_KEYPAIRS: &str = "SELECT COUNT(*) AS n FROM keypairs WHERE user_id = $1";
+
 // ---- singleton leases ----
 
 /// `$1` name, `$2` owner, `$3` until, `$4` now: taken when free, expired, or already ours.

@@ -52,6 +52,10 @@ async fn main() -> anyhow::Result<()> {
     settings.neutron.url = Some(sim.url());
     settings.heal.interval = 0.0;
     settings.gc.interval = 0.0;
+    // More servers in one project than Nova's default quotas allow.
+    settings.quota.instances = -1;
+    settings.quota.cores = -1;
+    settings.quota.ram = -1;
     let app = App::start(&settings).await?;
     let ctx = RequestContext::system("demo");
     let boot = || CreateServer {

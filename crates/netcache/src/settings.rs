@@ -19,8 +19,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::HttpLimits;
 
+mod quota;
+
+pub use quota::QuotaSettings;
+
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
-const SECTIONS: [&str; 7] = ["neutron", "compute", "api", "auth", "heal", "gc", "operations"];
+const SECTIONS: [&str; 8] = ["neutron", "compute", "api", "auth", "heal", "gc", "operations", "quota"];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -36,6 +40,8 @@ pub struct Settings {
     pub heal: HealSettings,
     pub gc: GcSettings,
     pub operations: OperationsSettings,
+    /// Default quota limits (Nova's `[quota]`).
+    pub quota: QuotaSettings,
     /// Policy rules overridden by name (oslo.policy check strings), e.g.
     /// `"os_compute_api:servers:create" = "role:admin"`.
     pub policy: BTreeMap<String, String>,
@@ -258,6 +264,7 @@ impl Default for Settings {
             heal: HealSettings::default(),
             gc: GcSettings::default(),
             operations: OperationsSettings::default(),
+            quota: QuotaSettings::default(),
             policy: BTreeMap::new(),
         }
     }
@@ -350,6 +357,7 @@ impl Settings {
     fn validate(&self) -> anyhow::Result<()> {
         self.validate_auth()?;
         self.policy()?;
+        self.quota.validate()?;
         if !(self.neutron.timeout > 0.0 && self.neutron.timeout.is_finite()) {
             bail!("invalid configuration: neutron.timeout must be a positive number of seconds");
         }
@@ -483,6 +491,7 @@ impl Settings {
             },
             vif_plugging_timeout: Duration::from_secs_f64(c.vif_plugging_timeout),
             vif_plugging_is_fatal: c.vif_plugging_is_fatal,
+            quota: self.quota.defaults(),
             #[cfg(feature = "testing")]
             crash_at: self.crash_point().ok().flatten(),
             #[cfg(feature = "testing")]
@@ -679,6 +688,30 @@ mod tests {
             assert!(load("other.toml").unwrap_err().contains("auth.strategy"));
             let s = load("forced.toml").unwrap();
             assert!(s.keystone_auth().is_none(), "noauth by default");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn quota_defaults_are_novas_and_set_by_novas_option_names() {
+        use netcache_domain::quota::{QuotaSet, Resource};
+        assert_eq!(Settings::default().compute_config().quota, QuotaSet::default());
+        figment::Jail::expect_with(|jail| {
+            let load = |name: &str| Settings::load(Some(Path::new(name)), &[]).map_err(|e| format!("{e:#}"));
+            jail.create_file(
+                "quota.toml",
+                "[quota]\ninstances = -1\ninjected_file_path_length = 100\n",
+            )?;
+            jail.set_env("NETCACHE_QUOTA_CORES", "4");
+            let quota = load("quota.toml").unwrap().compute_config().quota;
+            assert_eq!(quota.get(Resource::Instances), -1);
+            assert_eq!(quota.get(Resource::Cores), 4);
+            assert_eq!(quota.get(Resource::InjectedFilePathBytes), 100);
+            assert_eq!(quota.get(Resource::Ram), 51200, "the others keep Nova's");
+            jail.create_file("bad.toml", "[quota]\nram = -2\n")?;
+            assert!(load("bad.toml").unwrap_err().contains("quota.ram"));
+            jail.create_file("unknown.toml", "[quota]\nfloating_ips = 5\n")?;
+            assert!(load("unknown.toml").unwrap_err().contains("floating_ips"));
             Ok(())
         });
     }

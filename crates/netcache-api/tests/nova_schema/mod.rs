@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod quotas;
+
 use serde_json::{Value, json};
 
 /// Panics with every violation when `body` does not satisfy `schema`.

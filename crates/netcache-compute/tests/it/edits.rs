@@ -9,13 +9,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use netcache_compute::virt::VirtDriver;
-use netcache_compute::{CreateServer, Error, MAX_METADATA_ITEMS, ServerEdit};
+use netcache_compute::{CreateServer, Error, ServerEdit};
 use netcache_domain::HostName;
 use netcache_domain::power::PowerAction;
+use netcache_domain::quota::Refusal;
 use netcache_domain::server::{NetworkRequests, Server, TaskState, VmState};
 use neutron_sim::SimConfig;
 use support::{Harness, config};
 use tokio::sync::{Notify, Semaphore};
+
+/// Nova's default quota `metadata_items` (the harness keeps the defaults).
+const MAX_METADATA_ITEMS: usize = 128;
 
 /// Holds every spawn until the test opens the gate, and counts them.
 struct GatedVirt {
@@ -201,7 +205,7 @@ async fn concurrent_metadata_edits_all_land_within_the_quota() {
     let too_many = boot_request(items(0..MAX_METADATA_ITEMS + 1));
     let refused = h.compute.create_server(&Harness::ctx(), too_many).await.unwrap_err();
     assert!(
-        matches!(refused, Error::MetadataLimitExceeded { allowed: 128 }),
+        matches!(refused, Error::OverQuota(Refusal::MetadataItems { allowed: 128 })),
         "{refused:?}"
     );
 }

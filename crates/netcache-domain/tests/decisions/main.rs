@@ -31,6 +31,7 @@ mod gc_judge;
 mod gc_recheck;
 mod ghosts;
 mod properties;
+mod quotas;
 
 // ---------------------------------------------------------------------------
 // The one check helper

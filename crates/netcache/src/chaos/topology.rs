@@ -292,7 +292,9 @@ impl Topology {
              [neutron]\nurl = {neutron}\ntimeout = {timeout:?}\nretries = {retries}\n\n\
              [compute]\nhosts = [\"p{i}-h1\", \"p{i}-h2\"]\nspawn_failure_rate = {rate:?}\nseed = {cseed}\n\n\
              [heal]\ninterval = {heal:?}\njitter = {jitter:?}\n\n\
-             [gc]\ninterval = {gc:?}\ngrace = {grace:?}\nmin_sightings = {sightings}\n",
+             [gc]\ninterval = {gc:?}\ngrace = {grace:?}\nmin_sightings = {sightings}\n\n\
+             # the workload keeps up to --max-servers servers in one project\n\
+             [quota]\ninstances = -1\ncores = -1\nram = -1\n",
             seed = c.seed,
             listen = toml_string(&addr.to_string()),
             database = toml_string(&self.database),

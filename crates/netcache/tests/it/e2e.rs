@@ -83,6 +83,10 @@ impl E2e {
         settings.neutron.timeout = if real { 10.0 } else { 2.0 };
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
+        // The call-count scenario boots 101 servers in one project.
+        settings.quota.instances = -1;
+        settings.quota.cores = -1;
+        settings.quota.ram = -1;
         if let Some(keystone) = &keystone {
             // netcache is the `nova` service user towards Keystone and Neutron;
             // neutron.url (the proxy) overrides the catalog's network endpoint.

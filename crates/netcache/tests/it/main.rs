@@ -14,6 +14,7 @@ mod keystone_real;
 mod network_visibility;
 mod operations;
 mod policy;
+mod quotas;
 mod races;
 mod rebuild;
 mod seed_scenario;

@@ -148,6 +148,11 @@ impl TestApp {
         // Tests drive heal and GC passes themselves.
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
+        // Tests boot more servers in one project than Nova's default quotas
+        // allow (10); the quota tests put the defaults back (`tweak`).
+        settings.quota.instances = -1;
+        settings.quota.cores = -1;
+        settings.quota.ram = -1;
         (options.tweak)(&mut settings);
         let app = App::start(&settings).await.unwrap();
         sim.handle().reset_stats();

@@ -1,0 +1,142 @@
+//! Nova's v2.1 response schemas (Tempest's copies) of os-quota-sets, limits and
+//! the extensions list.
+
+use serde_json::{Value, json};
+
+use super::{date_time, object};
+
+/// The 2.1 quota resources (`server_groups`/`server_group_members` may be left
+/// out; netcache shows them as Nova does).
+const REQUIRED: [&str; 12] = [
+    "instances",
+    "cores",
+    "ram",
+    "floating_ips",
+    "fixed_ips",
+    "metadata_items",
+    "key_pairs",
+    "security_groups",
+    "security_group_rules",
+    "injected_files",
+    "injected_file_content_bytes",
+    "injected_file_path_bytes",
+];
+const OPTIONAL: [&str; 2] = ["server_group_members", "server_groups"];
+
+fn quota_set(item: &Value, with_id: bool) -> Value {
+    let mut properties = serde_json::Map::new();
+    for name in REQUIRED.iter().chain(&OPTIONAL) {
+        properties.insert((*name).to_owned(), item.clone());
+    }
+    let mut required: Vec<&str> = REQUIRED.to_vec();
+    if with_id {
+        properties.insert("id".into(), json!({"type": "string"}));
+        required.push("id");
+    }
+    object(
+        json!({"quota_set": object(Value::Object(properties), &required)}),
+        &["quota_set"],
+    )
+}
+
+/// `PUT /os-quota-sets/{id}`: the limits, without `id`.
+pub fn update_quota_set() -> Value {
+    quota_set(&json!({"type": "integer"}), false)
+}
+
+/// `GET /os-quota-sets/{id}` and `…/defaults`.
+pub fn get_quota_set() -> Value {
+    quota_set(&json!({"type": "integer"}), true)
+}
+
+/// `GET /os-quota-sets/{id}/detail`: each resource's limit, usage and reservation.
+pub fn get_quota_set_details() -> Value {
+    let detail = json!({"type": "object", "properties": {
+        "reserved": {"type": "integer"},
+        "limit": {"type": "integer"},
+        "in_use": {"type": "integer"},
+    }});
+    quota_set(&detail, true)
+}
+
+/// `GET /limits` at 2.1.
+pub fn get_limit() -> Value {
+    let integer = json!({"type": "integer"});
+    let required = [
+        "maxImageMeta",
+        "maxPersonality",
+        "maxPersonalitySize",
+        "maxSecurityGroupRules",
+        "maxSecurityGroups",
+        "maxServerMeta",
+        "maxTotalCores",
+        "maxTotalFloatingIps",
+        "maxTotalInstances",
+        "maxTotalKeypairs",
+        "maxTotalRAMSize",
+        "totalCoresUsed",
+        "totalFloatingIpsUsed",
+        "totalInstancesUsed",
+        "totalRAMUsed",
+        "totalSecurityGroupsUsed",
+    ];
+    let mut properties = serde_json::Map::new();
+    for name in required
+        .iter()
+        .chain(&["maxServerGroupMembers", "maxServerGroups", "totalServerGroupsUsed"])
+    {
+        properties.insert((*name).to_owned(), integer.clone());
+    }
+    let rate_limit = object(
+        json!({
+            "next-available": {"type": "string"},
+            "remaining": {"type": "integer"},
+            "unit": {"type": "string"},
+            "value": {"type": "integer"},
+            "verb": {"type": "string"},
+        }),
+        &[],
+    );
+    let rate = object(
+        json!({
+            "limit": {"type": "array", "items": rate_limit},
+            "regex": {"type": "string"},
+            "uri": {"type": "string"},
+        }),
+        &[],
+    );
+    object(
+        json!({"limits": object(json!({
+            "absolute": object(Value::Object(properties), &required),
+            "rate": {"type": "array", "items": rate},
+        }), &["absolute", "rate"])}),
+        &["limits"],
+    )
+}
+
+fn extension() -> Value {
+    object(
+        json!({
+            "updated": date_time(),
+            "name": {"type": "string"},
+            "links": {"type": "array"},
+            "namespace": {"type": "string", "format": "uri"},
+            "alias": {"type": "string"},
+            "description": {"type": "string"},
+        }),
+        &["updated", "name", "links", "namespace", "alias", "description"],
+    )
+}
+
+/// `GET /extensions`.
+pub fn list_extensions() -> Value {
+    object(
+        json!({"extensions": {"type": "array", "items": extension()}}),
+        &["extensions"],
+    )
+}
+
+/// `GET /extensions/{alias}` (Tempest checks no schema; the list's entry).
+pub fn get_extension() -> Value {
+    object(json!({"extension": extension()}), &["extension"])
+}

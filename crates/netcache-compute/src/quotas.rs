@@ -1,0 +1,139 @@
+//! Nova's quotas in the compute service: the limits in force (the deployment's
+//! defaults under a project's own limits and its users'), an admin's changes
+//! with Nova's checks, and the claims of what counts against them.
+//!
+//! A claim (a boot's servers, a key pair) is judged twice. Here first, from a
+//! fresh read: that picks how many servers of a `min_count`..`max_count` boot
+//! fit and gives Nova's refusal with its numbers. Then by the store, inside the
+//! very transaction that records the servers or the key pair, after taking the
+//! quota's lock (`Change::RequireServerQuota`, `RequireKeyPairQuota`). Nova
+//! instead counts again after recording (`recheck_quota`) and deletes what went
+//! over; here two boots racing for the last unit cannot both be recorded, so
+//! nothing is ever undone, and the loser counts again.
+
+use netcache_domain::ProjectId;
+use netcache_domain::change::Change;
+use netcache_domain::quota::{Cost, KeyPairClaim, QuotaSet, Quotas, Resource, ServerClaim, Usage};
+
+use crate::{Compute, Error, RequestContext, Result};
+
+/// The limits in force for a project (or a user in it) and what is in use there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuotaUsage {
+    pub limits: QuotaSet,
+    pub usage: Usage,
+}
+
+impl Compute {
+    /// The deployment's default limits.
+    pub fn default_quotas(&self) -> &QuotaSet {
+        &self.config.quota
+    }
+
+    /// The limits in force for a project, or for a user in it, with the usage
+    /// of the project (or of the user's servers in it).
+    pub async fn quota_usage(&self, project: &ProjectId, user: Option<&str>) -> Result<QuotaUsage> {
+        let limits = self.store.quota_limits(project).await?;
+        let servers = self.store.server_counts(project).await?;
+        let quotas = Quotas::new(&self.config.quota, &limits);
+        Ok(QuotaUsage {
+            limits: user.map_or_else(|| quotas.project(), |user| quotas.user(user)),
+            usage: Usage::of_servers(&servers, user),
+        })
+    }
+
+    /// An admin's new limits for a project or a user in it; answers the limits
+    /// in force afterwards. Unless `force`d each must be at least what is in
+    /// use (and for a user at most what the project's limit leaves), as Nova
+    /// checks them; one that is not sets none.
+    pub async fn set_quotas(
+        &self,
+        project: &ProjectId,
+        user: Option<&str>,
+        limits: Vec<(Resource, i64)>,
+        force: bool,
+    ) -> Result<QuotaSet> {
+        if !force {
+            let stored = self.store.quota_limits(project).await?;
+            let usage = Usage::of_servers(&self.store.server_counts(project).await?, user);
+            let quotas = Quotas::new(&self.config.quota, &stored);
+            for (resource, limit) in &limits {
+                quotas
+                    .check_new_limit(user, &usage, *resource, *limit)
+                    .map_err(Error::BadQuotaLimit)?;
+            }
+        }
+        self.commit(vec![Change::SetQuotaLimits {
+            project_id: project.clone(),
+            user_id: user.map(str::to_owned),
+            limits,
+        }])
+        .await?;
+        Ok(self.quota_usage(project, user).await?.limits)
+    }
+
+    /// Back to the defaults: a project's limits with its users', or one user's.
+    pub async fn delete_quotas(&self, project: &ProjectId, user: Option<&str>) -> Result<()> {
+        self.commit(vec![Change::DeleteQuotaLimits {
+            project_id: project.clone(),
+            user_id: user.map(str::to_owned),
+        }])
+        .await
+    }
+
+    /// Nova's check of a boot of `min` to `max` servers of a flavor by the
+    /// caller: how many fit, and the claim the batch recording them carries.
+    pub(crate) async fn claim_servers(
+        &self,
+        ctx: &RequestContext,
+        flavor_ref: &str,
+        min: u32,
+        max: u32,
+    ) -> Result<(u32, Change)> {
+        let project = ProjectId::from(ctx.project_id.as_str());
+        let limits = self.store.quota_limits(&project).await?;
+        let servers = self.store.server_counts(&project).await?;
+        let usage = (
+            &Usage::of_servers(&servers, None),
+            &Usage::of_servers(&servers, Some(&ctx.user_id)),
+        );
+        let cost = Cost::of(flavor_ref);
+        let count = Quotas::new(&self.config.quota, &limits)
+            .servers(&ctx.user_id, usage, cost, min, max)
+            .map_err(Error::OverQuota)?;
+        let claim = ServerClaim {
+            project_id: project,
+            user_id: ctx.user_id.clone(),
+            defaults: self.config.quota.clone(),
+            count,
+            cost,
+        };
+        Ok((count, Change::RequireServerQuota(claim)))
+    }
+
+    /// Nova's check of one more key pair of the caller, and the claim the batch
+    /// recording it carries.
+    pub(crate) async fn claim_keypair(&self, ctx: &RequestContext) -> Result<Change> {
+        let claim = KeyPairClaim {
+            project_id: ProjectId::from(ctx.project_id.as_str()),
+            user_id: ctx.user_id.clone(),
+            defaults: self.config.quota.clone(),
+        };
+        let limits = self.store.quota_limits(&claim.project_id).await?;
+        let key_pairs = self.store.keypair_count(&ctx.user_id).await?;
+        claim.judge(&limits, key_pairs).map_err(Error::OverQuota)?;
+        Ok(Change::RequireKeyPairQuota(claim))
+    }
+
+    /// Nova's check of a server's metadata item count, against the caller's
+    /// project's limit and the caller's own (Nova's context, not the server's).
+    pub(crate) async fn check_metadata_quota(&self, ctx: &RequestContext, items: usize) -> Result<()> {
+        let limits = self
+            .store
+            .quota_limits(&ProjectId::from(ctx.project_id.as_str()))
+            .await?;
+        Quotas::new(&self.config.quota, &limits)
+            .metadata(&ctx.user_id, items)
+            .map_err(Error::OverQuota)
+    }
+}

@@ -1,0 +1,553 @@
+//! Nova's quotas, as its database driver keeps them and its API shows them at
+//! microversion 2.1: limits per project, and per user within a project, over the
+//! deployment's defaults; usage counted from the servers and key pairs
+//! themselves (never stored, as Nova counts since Pike); and the decisions made
+//! with them — how many servers a boot may create, whether a key pair or a
+//! server's metadata fits, what an admin may set a limit to.
+//!
+//! Nova's arithmetic is kept, quirks included, since they show in its answers:
+//! a negative limit is unlimited, a refused boot reports the booting user's
+//! usage, and a key pair's limit is the smaller of the project's and the user's
+//! (so -1 in either is unlimited).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::ProjectId;
+use crate::flavor;
+
+/// The limit that means "no limit".
+pub const UNLIMITED: i64 = -1;
+
+/// A quota Nova keeps. The nova-network ones (`fixed_ips`, `floating_ips`,
+/// `security_groups`, `security_group_rules`) are still shown at 2.1, unlimited
+/// and never counted, as Nova shows them since nova-network is gone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Resource {
+    Cores,
+    FixedIps,
+    FloatingIps,
+    InjectedFileContentBytes,
+    InjectedFilePathBytes,
+    InjectedFiles,
+    Instances,
+    KeyPairs,
+    MetadataItems,
+    Ram,
+    SecurityGroupRules,
+    SecurityGroups,
+    ServerGroupMembers,
+    ServerGroups,
+}
+
+impl Resource {
+    /// Every resource, in Nova's order (by name), as its views list them.
+    pub const ALL: [Self; 14] = [
+        Self::Cores,
+        Self::FixedIps,
+        Self::FloatingIps,
+        Self::InjectedFileContentBytes,
+        Self::InjectedFilePathBytes,
+        Self::InjectedFiles,
+        Self::Instances,
+        Self::KeyPairs,
+        Self::MetadataItems,
+        Self::Ram,
+        Self::SecurityGroupRules,
+        Self::SecurityGroups,
+        Self::ServerGroupMembers,
+        Self::ServerGroups,
+    ];
+
+    /// Nova's name of the resource (the key in its quota sets).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cores => "cores",
+            Self::FixedIps => "fixed_ips",
+            Self::FloatingIps => "floating_ips",
+            Self::InjectedFileContentBytes => "injected_file_content_bytes",
+            Self::InjectedFilePathBytes => "injected_file_path_bytes",
+            Self::InjectedFiles => "injected_files",
+            Self::Instances => "instances",
+            Self::KeyPairs => "key_pairs",
+            Self::MetadataItems => "metadata_items",
+            Self::Ram => "ram",
+            Self::SecurityGroupRules => "security_group_rules",
+            Self::SecurityGroups => "security_groups",
+            Self::ServerGroupMembers => "server_group_members",
+            Self::ServerGroups => "server_groups",
+        }
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Resource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| format!("unknown quota resource {s:?}"))
+    }
+}
+
+/// A value for every resource: limits, or the deployment's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuotaSet([i64; Resource::ALL.len()]);
+
+impl QuotaSet {
+    #[must_use]
+    pub fn get(&self, resource: Resource) -> i64 {
+        self.0[resource as usize]
+    }
+
+    #[must_use]
+    pub fn with(mut self, resource: Resource, value: i64) -> Self {
+        self.0[resource as usize] = value;
+        self
+    }
+
+    /// Every resource with its value, in Nova's order.
+    pub fn iter(&self) -> impl Iterator<Item = (Resource, i64)> + '_ {
+        Resource::ALL.into_iter().map(|r| (r, self.get(r)))
+    }
+}
+
+/// Nova's defaults (`[quota]` in nova.conf).
+impl Default for QuotaSet {
+    fn default() -> Self {
+        let set = Self([UNLIMITED; Resource::ALL.len()]);
+        [
+            (Resource::Instances, 10),
+            (Resource::Cores, 20),
+            (Resource::Ram, 50 * 1024),
+            (Resource::MetadataItems, 128),
+            (Resource::InjectedFiles, 5),
+            (Resource::InjectedFileContentBytes, 10 * 1024),
+            (Resource::InjectedFilePathBytes, 255),
+            (Resource::KeyPairs, 100),
+            (Resource::ServerGroups, 10),
+            (Resource::ServerGroupMembers, 10),
+        ]
+        .into_iter()
+        .fold(set, |set, (r, v)| set.with(r, v))
+    }
+}
+
+/// A limit an admin set: the project's own (`user_id` none) or one of its users'.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuotaLimit {
+    pub project_id: ProjectId,
+    pub user_id: Option<String>,
+    pub resource: Resource,
+    pub hard_limit: i64,
+}
+
+/// Live servers of a project of one user and flavor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerCount {
+    pub user_id: String,
+    pub flavor_ref: String,
+    pub servers: i64,
+}
+
+/// What a server of a flavor costs: one instance, its cores and its RAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cost {
+    pub vcpus: i64,
+    pub ram_mb: i64,
+}
+
+impl Cost {
+    /// What a server of the catalog's flavor `flavor_ref` costs (nothing but
+    /// the instance for a flavor the catalog does not have).
+    #[must_use]
+    pub fn of(flavor_ref: &str) -> Self {
+        flavor::find(flavor_ref).map_or(Self { vcpus: 0, ram_mb: 0 }, |f| Self {
+            vcpus: i64::from(f.vcpus),
+            ram_mb: i64::from(f.ram_mb),
+        })
+    }
+}
+
+/// The usage Nova counts: servers, their cores and RAM. Everything else is
+/// shown as 0 in use (key pairs too: Nova shows them so in its quota views).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub instances: i64,
+    pub cores: i64,
+    pub ram: i64,
+}
+
+impl Usage {
+    /// The usage of a project's servers (`user`: only that user's).
+    #[must_use]
+    pub fn of_servers(counts: &[ServerCount], user: Option<&str>) -> Self {
+        counts
+            .iter()
+            .filter(|c| user.is_none_or(|u| c.user_id == u))
+            .fold(Self::default(), |usage, c| {
+                let cost = Cost::of(&c.flavor_ref);
+                Self {
+                    instances: usage.instances + c.servers,
+                    cores: usage.cores + c.servers * cost.vcpus,
+                    ram: usage.ram + c.servers * cost.ram_mb,
+                }
+            })
+    }
+
+    #[must_use]
+    pub fn in_use(&self, resource: Resource) -> i64 {
+        match resource {
+            Resource::Instances => self.instances,
+            Resource::Cores => self.cores,
+            Resource::Ram => self.ram,
+            _ => 0,
+        }
+    }
+}
+
+/// Why a quota refuses, in Nova's words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Nova's `TooManyInstances`: the resources over, with what was asked,
+    /// used and allowed of each (comma-separated, as Nova joins them).
+    TooManyInstances {
+        overs: String,
+        requested: String,
+        used: String,
+        allowed: String,
+    },
+    /// Nova's answer when a user's key pairs are at the quota.
+    KeyPairs,
+    /// Nova's `MetadataLimitExceeded`.
+    MetadataItems { allowed: i64 },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooManyInstances {
+                overs,
+                requested,
+                used,
+                allowed,
+            } => write!(
+                f,
+                "Quota exceeded for {overs}: Requested {requested}, but already used {used} of {allowed} {overs}"
+            ),
+            Self::KeyPairs => f.write_str("Quota exceeded, too many key pairs."),
+            Self::MetadataItems { allowed } => write!(f, "Maximum number of metadata items exceeds {allowed}"),
+        }
+    }
+}
+
+/// Nova's 400 for a limit outside what may be set (unless forced).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BadLimit {
+    BelowUsage {
+        resource: Resource,
+        limit: i64,
+        minimum: i64,
+    },
+    AboveMaximum {
+        resource: Resource,
+        limit: i64,
+        maximum: i64,
+    },
+}
+
+impl fmt::Display for BadLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BelowUsage {
+                resource,
+                limit,
+                minimum,
+            } => write!(
+                f,
+                "Quota limit {limit} for {resource} must be greater than or equal to already used and reserved {minimum}."
+            ),
+            Self::AboveMaximum {
+                resource,
+                limit,
+                maximum,
+            } => write!(
+                f,
+                "Quota limit {limit} for {resource} must be less than or equal to {maximum}."
+            ),
+        }
+    }
+}
+
+/// Nova counts any negative limit as unlimited.
+fn unlimited(value: i64) -> bool {
+    value <= UNLIMITED
+}
+
+/// Nova's `_sum_quota_values` / `_sub_quota_values`: unlimited if either is.
+fn combine(a: i64, b: i64, op: fn(i64, i64) -> i64) -> i64 {
+    if unlimited(a) || unlimited(b) {
+        UNLIMITED
+    } else {
+        op(a, b)
+    }
+}
+
+/// The limits in force in one project: the defaults, the project's own limits
+/// and its users' (`limits` holds the project's rows only).
+#[derive(Clone, Copy, Debug)]
+pub struct Quotas<'a> {
+    defaults: &'a QuotaSet,
+    limits: &'a [QuotaLimit],
+}
+
+impl<'a> Quotas<'a> {
+    #[must_use]
+    pub fn new(defaults: &'a QuotaSet, limits: &'a [QuotaLimit]) -> Self {
+        Self { defaults, limits }
+    }
+
+    fn stored(&self, user: Option<&str>, resource: Resource) -> Option<i64> {
+        self.limits
+            .iter()
+            .find(|l| l.resource == resource && l.user_id.as_deref() == user)
+            .map(|l| l.hard_limit)
+    }
+
+    /// Nova's `get_project_quotas`: the project's limit, else the default.
+    #[must_use]
+    pub fn project(&self) -> QuotaSet {
+        Resource::ALL
+            .into_iter()
+            .fold(self.defaults.clone(), |set, r| match self.stored(None, r) {
+                Some(limit) => set.with(r, limit),
+                None => set,
+            })
+    }
+
+    /// Nova's `get_user_quotas`: the user's limit, else the project's.
+    #[must_use]
+    pub fn user(&self, user: &str) -> QuotaSet {
+        Resource::ALL
+            .into_iter()
+            .fold(self.project(), |set, r| match self.stored(Some(user), r) {
+                Some(limit) => set.with(r, limit),
+                None => set,
+            })
+    }
+
+    /// Nova's `get_settable_quotas`: the range a new limit of `resource` must
+    /// fall in. A project's is at least what it uses and what its users' limits
+    /// add up to, with no maximum; a user's is at least what the user uses and
+    /// at most what the project's limit leaves over its users' limits (plus the
+    /// user's own). `in_use` is the project's usage, or the user's.
+    #[must_use]
+    pub fn settable(&self, user: Option<&str>, in_use: &Usage, resource: Resource) -> (i64, i64) {
+        let limit = self.project().get(resource);
+        let given_to_users: i64 = self
+            .limits
+            .iter()
+            .filter(|l| l.resource == resource && l.user_id.is_some())
+            .map(|l| l.hard_limit)
+            .sum();
+        let remains = limit - given_to_users;
+        match user {
+            None => (
+                combine(limit, remains, |a, b| a - b).max(in_use.in_use(resource)),
+                UNLIMITED,
+            ),
+            Some(user) => {
+                let own = self.stored(Some(user), resource).unwrap_or(0);
+                (in_use.in_use(resource), combine(remains, own, |a, b| a + b))
+            }
+        }
+    }
+
+    /// Nova's `_validate_quota_limit` of a new limit against [`Self::settable`]
+    /// (only -1 itself counts as infinite there).
+    pub fn check_new_limit(
+        &self,
+        user: Option<&str>,
+        in_use: &Usage,
+        resource: Resource,
+        limit: i64,
+    ) -> Result<(), BadLimit> {
+        let infinite = |v: i64| if v == UNLIMITED { i128::MAX } else { i128::from(v) };
+        let (minimum, maximum) = self.settable(user, in_use, resource);
+        if infinite(limit) < infinite(minimum) {
+            return Err(BadLimit::BelowUsage {
+                resource,
+                limit,
+                minimum,
+            });
+        }
+        if infinite(limit) > infinite(maximum) {
+            return Err(BadLimit::AboveMaximum {
+                resource,
+                limit,
+                maximum,
+            });
+        }
+        Ok(())
+    }
+
+    /// Nova's `check_num_instances_quota`: how many servers of `cost`, from `min`
+    /// to `max`, `user` may boot given the project's and the user's usage. The
+    /// project's usage is held to the project's limits and the user's to the
+    /// user's; over either, as many as fit if that is at least `min`, else
+    /// Nova's `TooManyInstances`, which reports the user's usage (whichever
+    /// limit was passed) against the limit passed.
+    pub fn servers(&self, user: &str, usage: (&Usage, &Usage), cost: Cost, min: u32, max: u32) -> Result<u32, Refusal> {
+        const COUNTED: [Resource; 3] = [Resource::Cores, Resource::Instances, Resource::Ram];
+        let (project_usage, user_usage) = usage;
+        let (project, user) = (self.project(), self.user(user));
+        let mut max = max;
+        loop {
+            let delta = |r: Resource| match r {
+                Resource::Cores => i64::from(max) * cost.vcpus,
+                Resource::Ram => i64::from(max) * cost.ram_mb,
+                _ => i64::from(max),
+            };
+            let mut overs = Vec::new();
+            let mut over_user = false;
+            for r in COUNTED {
+                let (p, u) = (project.get(r), user.get(r));
+                if p >= 0 && p < project_usage.in_use(r) + delta(r) {
+                    overs.push(r);
+                } else if u >= 0 && u < user_usage.in_use(r) + delta(r) {
+                    overs.push(r);
+                    over_user = true;
+                }
+            }
+            if overs.is_empty() {
+                return Ok(max);
+            }
+            let quotas = if over_user { &user } else { &project };
+            let instances_headroom = quotas.get(Resource::Instances) - user_usage.in_use(Resource::Instances);
+            // Nova's `get_headroom`: an unlimited cores or RAM quota has the
+            // instances' headroom in that unit.
+            let headroom = |r: Resource| match r {
+                Resource::Instances => instances_headroom,
+                _ if quotas.get(r) == UNLIMITED => {
+                    let per_server = if r == Resource::Cores { cost.vcpus } else { cost.ram_mb };
+                    if delta(r) == 0 {
+                        instances_headroom
+                    } else {
+                        instances_headroom * per_server
+                    }
+                }
+                _ => quotas.get(r) - user_usage.in_use(r),
+            };
+            let mut allowed = instances_headroom;
+            if cost.vcpus > 0 {
+                allowed = allowed.min(headroom(Resource::Cores).div_euclid(cost.vcpus));
+            }
+            if cost.ram_mb > 0 {
+                allowed = allowed.min(headroom(Resource::Ram).div_euclid(cost.ram_mb));
+            }
+            // Nova retries with as many as fit; one that would not shrink the
+            // request (Nova would recurse without end) is refused instead.
+            if allowed > 0 && i64::from(min) <= allowed && allowed < i64::from(max) {
+                max = u32::try_from(allowed).unwrap_or(max);
+                continue;
+            }
+            let requested = |r: Resource| match r {
+                Resource::Instances if min == max => min.to_string(),
+                Resource::Instances => format!("{min}-{max}"),
+                _ => delta(r).to_string(),
+            };
+            let join = |f: &dyn Fn(Resource) -> String| overs.iter().map(|r| f(*r)).collect::<Vec<_>>().join(", ");
+            return Err(Refusal::TooManyInstances {
+                overs: join(&|r| r.name().to_owned()),
+                requested: join(&requested),
+                used: join(&|r| (quotas.get(r) - headroom(r)).to_string()),
+                allowed: join(&|r| quotas.get(r).to_string()),
+            });
+        }
+    }
+
+    /// Nova's check of one more key pair for `user`, who has `count`: against
+    /// the smaller of this project's limit and the user's in it.
+    pub fn key_pair(&self, user: &str, count: i64) -> Result<(), Refusal> {
+        let limit = self
+            .project()
+            .get(Resource::KeyPairs)
+            .min(self.user(user).get(Resource::KeyPairs));
+        if limit >= 0 && limit < count + 1 {
+            return Err(Refusal::KeyPairs);
+        }
+        Ok(())
+    }
+
+    /// Nova's check of a server's metadata item count against the project's
+    /// limit and the user's; the refusal names the project's.
+    pub fn metadata(&self, user: &str, items: usize) -> Result<(), Refusal> {
+        let items = i64::try_from(items).unwrap_or(i64::MAX);
+        let project = self.project().get(Resource::MetadataItems);
+        let own = self.user(user).get(Resource::MetadataItems);
+        if (project >= 0 && project < items) || (own >= 0 && own < items) {
+            return Err(Refusal::MetadataItems { allowed: project });
+        }
+        Ok(())
+    }
+}
+
+/// Servers a batch records for a user of a project: the store checks them
+/// again inside that batch's transaction, under the project's quota lock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerClaim {
+    pub project_id: ProjectId,
+    pub user_id: String,
+    /// The deployment's defaults (the store holds only the limits set).
+    pub defaults: QuotaSet,
+    pub count: u32,
+    pub cost: Cost,
+}
+
+impl ServerClaim {
+    /// The lock claims on the same usage take in turn: the project's servers.
+    #[must_use]
+    pub fn lock(&self) -> String {
+        format!("servers:{}", self.project_id)
+    }
+
+    /// Whether the servers fit, given the project's limits and live servers.
+    pub fn judge(&self, limits: &[QuotaLimit], servers: &[ServerCount]) -> Result<(), Refusal> {
+        let usage = (
+            &Usage::of_servers(servers, None),
+            &Usage::of_servers(servers, Some(&self.user_id)),
+        );
+        Quotas::new(&self.defaults, limits)
+            .servers(&self.user_id, usage, self.cost, self.count, self.count)
+            .map(|_| ())
+    }
+}
+
+/// One more key pair for a user, under the limits of the project it is made
+/// in: checked again inside the batch's transaction, under the user's lock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyPairClaim {
+    pub project_id: ProjectId,
+    pub user_id: String,
+    pub defaults: QuotaSet,
+}
+
+impl KeyPairClaim {
+    /// The lock claims on the same usage take in turn: the user's key pairs.
+    #[must_use]
+    pub fn lock(&self) -> String {
+        format!("key_pairs:{}", self.user_id)
+    }
+
+    /// Whether one more fits, given the project's limits and the user's count.
+    pub fn judge(&self, limits: &[QuotaLimit], key_pairs: i64) -> Result<(), Refusal> {
+        Quotas::new(&self.defaults, limits).key_pair(&self.user_id, key_pairs)
+    }
+}

@@ -1,0 +1,128 @@
+//! The engine's quota statements: the limits an admin sets, the counts usage
+//! is made of, and a claim's check inside the batch that records what it is
+//! for — the claim's lock first, then the counts, then the domain's judgement —
+//! so two claims on the same usage are judged one after the other.
+
+use netcache_domain::ProjectId;
+use netcache_domain::quota::{KeyPairClaim, QuotaLimit, Resource, ServerClaim, ServerCount};
+use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+
+use super::{Cols, Sql};
+use crate::dialect::Dialect;
+use crate::{Error, Result, sql};
+
+/// How a project's own limits are keyed (Nova keeps them in a table of their own).
+const PROJECT_ROW: &str = "";
+
+// The where clause is `Sql`'s own (engine.rs): what the shared code binds and decodes.
+impl<DB> Sql<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
+    str: Type<DB>,
+    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    for<'s> Option<&'s str>: Encode<'s, DB>,
+    Option<String>: for<'q> Encode<'q, DB>,
+    Option<i64>: for<'q> Encode<'q, DB>,
+    Option<DB::Ts>: for<'q> Encode<'q, DB>,
+    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
+{
+    pub(super) async fn set_quota_limits(
+        conn: &mut DB::Connection,
+        project: &ProjectId,
+        user: Option<&str>,
+        limits: &[(Resource, i64)],
+    ) -> Result<()> {
+        for (resource, limit) in limits {
+            let query = sqlx::query(sql::UPSERT_QUOTA_LIMIT)
+                .bind(project.as_str())
+                .bind(user.unwrap_or(PROJECT_ROW))
+                .bind(resource.name())
+                .bind(*limit);
+            Self::run(conn, query).await?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn delete_quota_limits(
+        conn: &mut DB::Connection,
+        project: &ProjectId,
+        user: Option<&str>,
+    ) -> Result<()> {
+        let query = match user {
+            None => sqlx::query(sql::DELETE_PROJECT_QUOTA_LIMITS).bind(project.as_str()),
+            Some(user) => sqlx::query(sql::DELETE_USER_QUOTA_LIMITS)
+                .bind(project.as_str())
+                .bind(user),
+        };
+        Self::run(conn, query).await?;
+        Ok(())
+    }
+
+    pub(super) async fn quota_limits(conn: &mut DB::Connection, project: &ProjectId) -> Result<Vec<QuotaLimit>> {
+        let rows = sqlx::query(sql::SELECT_QUOTA_LIMITS)
+            .bind(project.as_str())
+            .fetch_all(&mut *conn)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let c = Cols::<DB>(row);
+                let user: String = c.get("user_id")?;
+                Ok(QuotaLimit {
+                    project_id: project.clone(),
+                    user_id: (user != PROJECT_ROW).then_some(user),
+                    resource: c.parse("resource")?,
+                    hard_limit: c.get("hard_limit")?,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) async fn server_counts(conn: &mut DB::Connection, project: &ProjectId) -> Result<Vec<ServerCount>> {
+        let rows = sqlx::query(sql::COUNT_SERVERS_FOR_QUOTA)
+            .bind(project.as_str())
+            .fetch_all(&mut *conn)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let c = Cols::<DB>(row);
+                Ok(ServerCount {
+                    user_id: c.get("user_id")?,
+                    flavor_ref: c.get("flavor_ref")?,
+                    servers: c.get("n")?,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) async fn keypair_count(conn: &mut DB::Connection, user: &str) -> Result<i64> {
+        let row = sqlx::query(sql::COUNT_KEYPAIRS)
+            .bind(user)
+            .fetch_one(&mut *conn)
+            .await?;
+        Cols::<DB>(&row).get("n")
+    }
+
+    async fn lock_quota(conn: &mut DB::Connection, scope: String) -> Result<()> {
+        Self::run(conn, sqlx::query(sql::LOCK_QUOTA).bind(scope)).await?;
+        Ok(())
+    }
+
+    pub(super) async fn require_server_quota(conn: &mut DB::Connection, claim: &ServerClaim) -> Result<()> {
+        Self::lock_quota(conn, claim.lock()).await?;
+        let limits = Self::quota_limits(conn, &claim.project_id).await?;
+        let servers = Self::server_counts(conn, &claim.project_id).await?;
+        claim.judge(&limits, &servers).map_err(Error::OverQuota)
+    }
+
+    pub(super) async fn require_keypair_quota(conn: &mut DB::Connection, claim: &KeyPairClaim) -> Result<()> {
+        Self::lock_quota(conn, claim.lock()).await?;
+        let limits = Self::quota_limits(conn, &claim.project_id).await?;
+        let key_pairs = Self::keypair_count(conn, &claim.user_id).await?;
+        claim.judge(&limits, key_pairs).map_err(Error::OverQuota)
+    }
+}

@@ -1,0 +1,221 @@
+//! Quotas: the limits an admin sets (a project's and its users'), the counts
+//! usage is made of, and claims checked inside the batch they fence.
+
+use netcache_domain::keypair::KeyPair;
+use netcache_domain::quota::{Cost, KeyPairClaim, QuotaLimit, QuotaSet, Refusal, Resource, ServerClaim, ServerCount};
+
+use super::*;
+
+fn limit(project: &str, user: Option<&str>, resource: Resource, hard_limit: i64) -> QuotaLimit {
+    QuotaLimit {
+        project_id: ProjectId::from(project),
+        user_id: user.map(str::to_owned),
+        resource,
+        hard_limit,
+    }
+}
+
+fn set(project: &str, user: Option<&str>, limits: &[(Resource, i64)]) -> Change {
+    Change::SetQuotaLimits {
+        project_id: ProjectId::from(project),
+        user_id: user.map(str::to_owned),
+        limits: limits.to_vec(),
+    }
+}
+
+/// A live m1.small server (1 core, 2048 MB) of `user` in `project`.
+fn small_server(project: &str, user: &str, created: i64) -> Server {
+    Server {
+        user_id: user.into(),
+        flavor_ref: "2".into(),
+        ..bare_server(project, at(created))
+    }
+}
+
+fn server_claim(project: &str, user: &str, count: u32) -> Change {
+    Change::RequireServerQuota(ServerClaim {
+        project_id: ProjectId::from(project),
+        user_id: user.into(),
+        defaults: QuotaSet::default(),
+        count,
+        cost: Cost { vcpus: 1, ram_mb: 2048 },
+    })
+}
+
+fn keypair_claim(project: &str, user: &str) -> Change {
+    Change::RequireKeyPairQuota(KeyPairClaim {
+        project_id: ProjectId::from(project),
+        user_id: user.into(),
+        defaults: QuotaSet::default(),
+    })
+}
+
+pub async fn quota_limits_round_trip_per_project_and_user(db: &Db) {
+    let p = ProjectId::from("p");
+    assert_eq!(db.store.quota_limits(&p).await.unwrap(), []);
+    commit(
+        &*db.store,
+        vec![
+            set("p", None, &[(Resource::Ram, 5120), (Resource::Instances, 20)]),
+            set("p", Some("alice"), &[(Resource::Ram, 2048)]),
+            set("other", None, &[(Resource::Ram, 1)]),
+        ],
+    )
+    .await;
+    // A new value replaces the stored one; -1 (unlimited) is a value like any.
+    commit(&*db.store, vec![set("p", None, &[(Resource::Instances, -1)])]).await;
+    let want = [
+        limit("p", None, Resource::Instances, -1),
+        limit("p", None, Resource::Ram, 5120),
+        limit("p", Some("alice"), Resource::Ram, 2048),
+    ];
+    assert_eq!(
+        db.store.quota_limits(&p).await.unwrap(),
+        want,
+        "the project's, then by user"
+    );
+    if let Some(reopened) = db.reopen().await {
+        assert_eq!(reopened.quota_limits(&p).await.unwrap(), want);
+    }
+
+    let delete = |user: Option<&str>| Change::DeleteQuotaLimits {
+        project_id: p.clone(),
+        user_id: user.map(str::to_owned),
+    };
+    commit(&*db.store, vec![delete(Some("alice"))]).await;
+    assert_eq!(db.store.quota_limits(&p).await.unwrap(), want[..2]);
+    commit(&*db.store, vec![set("p", Some("bob"), &[(Resource::Cores, 3)])]).await;
+    commit(&*db.store, vec![delete(None)]).await;
+    assert_eq!(
+        db.store.quota_limits(&p).await.unwrap(),
+        [],
+        "a project's limits go with its users'"
+    );
+    commit(&*db.store, vec![delete(None)]).await;
+    assert_eq!(
+        db.store.quota_limits(&ProjectId::from("other")).await.unwrap(),
+        [limit("other", None, Resource::Ram, 1)]
+    );
+}
+
+pub async fn quota_usage_counts_live_servers_and_key_pairs(db: &Db) {
+    let deleted = Server {
+        vm_state: VmState::Deleted,
+        ..small_server("p", "alice", 4)
+    };
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertServer(small_server("p", "alice", 1)),
+            Change::InsertServer(small_server("p", "alice", 2)),
+            Change::InsertServer(Server {
+                flavor_ref: "3".into(),
+                ..small_server("p", "bob", 3)
+            }),
+            Change::InsertServer(deleted),
+            Change::InsertServer(small_server("other", "alice", 5)),
+            Change::InsertKeyPair(keypair("alice", "a", at(0))),
+            Change::InsertKeyPair(keypair("alice", "b", at(0))),
+            Change::InsertKeyPair(keypair("bob", "a", at(0))),
+        ],
+    )
+    .await;
+    let count = |user: &str, flavor: &str, servers| ServerCount {
+        user_id: user.into(),
+        flavor_ref: flavor.into(),
+        servers,
+    };
+    assert_eq!(
+        db.store.server_counts(&ProjectId::from("p")).await.unwrap(),
+        [count("alice", "2", 2), count("bob", "3", 1)],
+        "deleted servers and other projects' are not counted"
+    );
+    assert_eq!(db.store.server_counts(&ProjectId::from("none")).await.unwrap(), []);
+    assert_eq!(db.store.keypair_count("alice").await.unwrap(), 2);
+    assert_eq!(db.store.keypair_count("carol").await.unwrap(), 0);
+}
+
+pub async fn a_quota_claim_applies_its_batch_only_if_it_fits(db: &Db) {
+    commit(
+        &*db.store,
+        vec![
+            set("p", None, &[(Resource::Instances, 3)]),
+            Change::InsertServer(small_server("p", "alice", 0)),
+        ],
+    )
+    .await;
+    let two = [small_server("p", "alice", 1), small_server("p", "alice", 2)];
+    commit(
+        &*db.store,
+        vec![
+            server_claim("p", "alice", 2),
+            Change::InsertServer(two[0].clone()),
+            Change::InsertServer(two[1].clone()),
+        ],
+    )
+    .await;
+    let late = small_server("p", "bob", 3);
+    let refused = db
+        .store
+        .commit(vec![server_claim("p", "bob", 1), Change::InsertServer(late.clone())])
+        .await;
+    match refused {
+        Err(Error::OverQuota(Refusal::TooManyInstances { overs, .. })) => assert_eq!(overs, "instances"),
+        other => panic!("expected the quota to refuse, got {other:?}"),
+    }
+    assert_eq!(
+        db.store.server(late.id).await.unwrap(),
+        None,
+        "the batch is rolled back"
+    );
+    // Another project's quota is its own.
+    commit(&*db.store, vec![server_claim("q", "bob", 1)]).await;
+
+    commit(&*db.store, vec![set("p", Some("alice"), &[(Resource::KeyPairs, 1)])]).await;
+    let first = keypair("alice", "first", at(0));
+    commit(
+        &*db.store,
+        vec![keypair_claim("p", "alice"), Change::InsertKeyPair(first.clone())],
+    )
+    .await;
+    let second = KeyPair {
+        name: "second".into(),
+        ..first
+    };
+    match db
+        .store
+        .commit(vec![keypair_claim("p", "alice"), Change::InsertKeyPair(second)])
+        .await
+    {
+        Err(Error::OverQuota(Refusal::KeyPairs)) => {}
+        other => panic!("expected the key pair quota to refuse, got {other:?}"),
+    }
+    assert_eq!(db.store.keypair_count("alice").await.unwrap(), 1);
+}
+
+pub async fn racing_quota_claims_never_pass_the_limit(db: &Db) {
+    commit(&*db.store, vec![set("p", None, &[(Resource::Instances, 3)])]).await;
+    // Two processes on the same database when the backend allows it.
+    let other = db.reopen().await.unwrap_or_else(|| db.store.clone());
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let store = if i % 2 == 0 { db.store.clone() } else { other.clone() };
+        let server = small_server("p", "alice", i);
+        tasks.push(tokio::spawn(async move {
+            store
+                .commit(vec![server_claim("p", "alice", 1), Change::InsertServer(server)])
+                .await
+        }));
+    }
+    let mut passed = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(()) => passed += 1,
+            Err(Error::OverQuota(_)) => {}
+            Err(other) => panic!("a claim failed other than by the quota: {other}"),
+        }
+    }
+    assert_eq!(passed, 3);
+    let live = db.store.server_counts(&ProjectId::from("p")).await.unwrap();
+    assert_eq!(live.iter().map(|c| c.servers).sum::<i64>(), 3);
+}
