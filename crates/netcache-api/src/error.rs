@@ -60,7 +60,10 @@ impl ApiError {
                 C::ServerNotFound(_)
                 | C::InterfaceNotFound { .. }
                 | C::KeypairNotFound { .. }
-                | C::MetadataItemNotFound => StatusCode::NOT_FOUND,
+                | C::MetadataItemNotFound
+                | C::SecurityGroupNotFoundForProject { .. }
+                | C::NoPortsForSecurityGroups(_)
+                | C::SecurityGroupNotAssociated { .. } => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -70,7 +73,9 @@ impl ApiError {
                 | C::InvalidInput(_)
                 | C::FixedIpNotFound { .. }
                 | C::InvalidKeypair(_)
-                | C::InvalidKeyName => StatusCode::BAD_REQUEST,
+                | C::InvalidKeyName
+                | C::SecurityGroupNotFound(_)
+                | C::SecurityGroupCannotBeApplied(_) => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 on a boot and on the metadata calls.
                 C::ExternalNetworkAttachForbidden(_) | C::MetadataLimitExceeded { .. } => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
@@ -78,9 +83,12 @@ impl ApiError {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,
                     _ => StatusCode::NOT_FOUND,
                 },
-                C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } | C::KeypairExists(_) | C::Locked(_) => {
-                    StatusCode::CONFLICT
-                }
+                C::PortInUse(_)
+                | C::NetworkAmbiguous
+                | C::InvalidState { .. }
+                | C::KeypairExists(_)
+                | C::Locked(_)
+                | C::SecurityGroupAmbiguous(_) => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) => StatusCode::CONFLICT,
                 C::Overloaded | C::Interrupted(_) => StatusCode::SERVICE_UNAVAILABLE,
                 C::Neutron(n) => neutron_status(n),

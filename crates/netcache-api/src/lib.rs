@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod microversion;
 pub mod policy;
 mod schema;
+mod security_group_actions;
 mod server_create;
 mod server_metadata;
 mod server_query;

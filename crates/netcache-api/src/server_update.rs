@@ -46,7 +46,8 @@ async fn update(
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
     let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
     let info = state.compute.network_info(server.id).await?;
-    let mut view = wire::server_detail(&state.config.public_url, &server, &info);
+    // Without the detail view's groups: no Neutron look-up for them.
+    let mut view = wire::server_detail(&state.config.public_url, &server, &info, &[]);
     if let Value::Object(fields) = &mut view {
         fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()));
     }

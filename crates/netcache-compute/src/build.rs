@@ -32,6 +32,15 @@ pub struct CreateServer {
     pub networks: NetworkRequests,
     /// One of the caller's key pairs, by name.
     pub key_name: Option<String>,
+    /// Security groups by name or id, each once (none: Neutron's default).
+    pub security_groups: Vec<String>,
+}
+
+/// A boot request with what its checks resolved: "auto" networks, group ids.
+struct Boot<'a> {
+    request: &'a CreateServer,
+    networks: &'a NetworkRequests,
+    security_groups: &'a [String],
 }
 
 const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
@@ -58,10 +67,16 @@ impl Compute {
             admin: ctx.is_admin(),
         };
         crate::edit::check_metadata_quota(&request.metadata)?;
+        let security_groups = self.resolve_boot_groups(&project, &request.security_groups).await?;
         if let Some(key_name) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;
         }
         let networks = self.validate_networks(user, &request.networks).await?;
+        let boot = Boot {
+            request: &request,
+            networks: &networks,
+            security_groups: &security_groups,
+        };
         let mut servers = Vec::new();
         for index in 1..=count {
             let name = if count > 1 {
@@ -69,20 +84,14 @@ impl Compute {
             } else {
                 request.name.clone()
             };
-            servers.push(self.submit_build(ctx, &request, &networks, name).await?);
+            servers.push(self.submit_build(ctx, &boot, name).await?);
         }
         Ok(servers)
     }
 
     /// Records one new server as building, with its build operation and instance action.
-    async fn submit_build(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        request: &CreateServer,
-        networks: &NetworkRequests,
-        name: String,
-    ) -> Result<Server> {
-        let now = self.clock.now();
+    async fn submit_build(self: &Arc<Self>, ctx: &RequestContext, boot: &Boot<'_>, name: String) -> Result<Server> {
+        let (request, now) = (boot.request, self.clock.now());
         let server = Server {
             id: ServerId::new_v4(),
             name,
@@ -98,8 +107,9 @@ impl Compute {
             metadata: request.metadata.clone(),
             access_ip_v4: request.access_ip_v4,
             access_ip_v6: request.access_ip_v6,
-            requested_networks: networks.clone(),
+            requested_networks: boot.networks.clone(),
             key_name: request.key_name.clone(),
+            security_groups: boot.security_groups.to_vec(),
             locked_by: None,
             tried_hosts: vec![],
             created_at: now,

@@ -171,6 +171,8 @@ pub enum CrashPoint {
     AfterCreateSent,
     /// The driver changed a server's power state; the new state is not recorded.
     AfterPowerChanged,
+    /// Neutron put one port in (or out of) a security group; nothing is recorded.
+    AfterSecurityGroupApplied,
 }
 
 #[cfg(feature = "testing")]
@@ -185,9 +187,11 @@ impl std::str::FromStr for CrashPoint {
             "after-release-sent" => Ok(Self::AfterReleaseSent),
             "before-spawn" => Ok(Self::BeforeSpawn),
             "after-power-changed" => Ok(Self::AfterPowerChanged),
+            "after-security-group-applied" => Ok(Self::AfterSecurityGroupApplied),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
-                 after-release-recorded, after-release-sent, before-spawn or after-power-changed"
+                 after-release-recorded, after-release-sent, before-spawn, after-power-changed or \
+                 after-security-group-applied"
             )),
         }
     }

@@ -24,6 +24,7 @@ pub mod network_info;
 pub mod neutron;
 pub mod operation;
 pub mod power;
+pub mod security_group;
 pub mod server;
 pub mod vif;
 pub mod visibility;

@@ -1,5 +1,6 @@
 //! Durable operations: every mutation of a server (build, delete, interface attach
-//! and detach, power actions, removing a fixed IP, the retry of a release) is a row committed before any side effect,
+//! and detach, power actions, removing a fixed IP, security group changes, the
+//! retry of a release) is a row committed before any side effect,
 //! with exactly one owner at a time. The owner holds a lease it renews while it
 //! works; when the lease runs out (the owner died), any process may take the
 //! operation over and continue it from what the records say was done.
@@ -122,6 +123,12 @@ pub enum OperationParams {
         port_id: PortId,
         address: IpAddr,
     },
+    /// Puts every interface's port in a security group, or takes it out
+    /// (`addSecurityGroup` / `removeSecurityGroup`).
+    SecurityGroup {
+        group_id: String,
+        add: bool,
+    },
 }
 
 impl OperationParams {
@@ -135,6 +142,7 @@ impl OperationParams {
             Self::Release => OperationKind::Release,
             Self::Power { .. } => OperationKind::Power,
             Self::RemoveFixedIp { .. } => OperationKind::RemoveFixedIp,
+            Self::SecurityGroup { .. } => OperationKind::SecurityGroup,
         }
     }
 
@@ -158,6 +166,7 @@ string_enum!(
         Release => "release",
         Power => "power",
         RemoveFixedIp => "remove_fixed_ip",
+        SecurityGroup => "security_group",
     }
 );
 
@@ -249,6 +258,10 @@ mod tests {
                 fixed_ip: Some("10.0.0.5".parse().unwrap()),
                 port_id: None,
                 tag: Some("nic".into()),
+            },
+            OperationParams::SecurityGroup {
+                group_id: "g1".into(),
+                add: false,
             },
         ];
         for p in params {
