@@ -15,6 +15,7 @@ mod network_visibility;
 mod operations;
 mod policy;
 mod races;
+mod security_groups;
 mod seed_scenario;
 mod server_actions;
 mod server_lists;
