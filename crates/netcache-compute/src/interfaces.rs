@@ -114,7 +114,7 @@ impl Compute {
         let op = self.new_operation(server_id, params, ctx);
         let start = Change::StartAction(action(ctx, server_id, "attach_interface", self.clock.now()));
         match self.submit_and_wait(op, vec![start]).await.map_err(Error::on_attach)? {
-            Outcome::Attached(interface) => Ok(interface),
+            Outcome::Attached(interface) => Ok(*interface),
             Outcome::Applied => unreachable!("an attach's outcome is its interface"),
         }
     }
@@ -140,7 +140,7 @@ impl Compute {
             Err(e) => ActionEvent::finished("compute_attach_interface", done, false, Some(e.to_string()), host),
         };
         self.add_event(op.server_id, &op.request_id, event).await?;
-        self.keep_outcome(op.id, result.map(Outcome::Attached));
+        self.keep_outcome(op.id, result.map(|i| Outcome::Attached(Box::new(i))));
         Ok(())
     }
 

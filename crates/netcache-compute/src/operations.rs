@@ -31,7 +31,7 @@ struct Fence {
 /// What an operation's waiting API request learns once it is finished.
 pub(crate) enum Outcome {
     /// An attach's new interface.
-    Attached(Interface),
+    Attached(Box<Interface>),
     /// A change applied to the server's ports.
     Applied,
 }

@@ -288,7 +288,7 @@ fn action_name(add: bool) -> &'static str {
 /// (Neutron refuses a group twice); removing needs a port in the group (`None`:
 /// no port is, which the caller names).
 fn check_change(ports: &[Port], group: &SecurityGroup, add: bool) -> Result<(), Option<Error>> {
-    let inside = |p: &Port| p.security_groups.iter().any(|g| *g == group.id);
+    let inside = |p: &Port| p.security_groups.contains(&group.id);
     if !add {
         return if ports.iter().any(inside) { Ok(()) } else { Err(None) };
     }

@@ -256,6 +256,7 @@ mod tests {
             access_ip_v4: None,
             access_ip_v6: None,
             key_name: None,
+            security_groups: vec![],
             locked_by: None,
             requested_networks: NetworkRequests::None,
             tried_hosts: vec![],

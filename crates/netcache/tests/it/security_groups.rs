@@ -86,7 +86,7 @@ async fn a_boot_puts_every_port_it_creates_in_its_groups_and_the_server_shows_th
     assert_eq!(list["servers"][0]["security_groups"], names(&["web", "web"]));
     // Recorded with the server: a build that resumes creates its ports alike.
     let row = t.app().compute.server(id.parse().unwrap()).await.unwrap();
-    assert_eq!(row.security_groups, [web.clone()]);
+    assert_eq!(row.security_groups, std::slice::from_ref(&web));
 
     // By id too; a user's port keeps its own groups (Nova leaves it alone).
     let user_id = t.user_port(json!({}))["id"].as_str().unwrap().to_owned();
@@ -290,7 +290,7 @@ async fn add_and_remove_change_every_port_and_refuse_as_nova_does() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_waits_for_no_other_operation_of_the_server() {
+async fn a_change_is_refused_while_another_operation_of_the_server_runs() {
     let t = TestApp::with(Options {
         proxy: true,
         ..Options::default()

@@ -140,6 +140,7 @@ impl Harness {
                         tag: None,
                     }]),
                     key_name: None,
+                    security_groups: vec![],
                 },
             )
             .await
