@@ -2,7 +2,8 @@
 # Drives netcache's compute API with the real `openstack` CLI (python-openstackclient)
 # and checks that what it shows agrees with Neutron: server create/list (with
 # filters)/show, keypair create, server create --key-name --min 2 --max 3,
-# server set, server stop/start/reboot,
+# server set, security group create, server create --security-group, server
+# add/remove security group, server stop/start/reboot,
 # port list --server, server add/remove port, server add network, floating IPs,
 # a ghost port (Neutron's device_id says "attached", netcache does not adopt it),
 # server delete. Prints every command and its output; exits non-zero on the
@@ -93,6 +94,7 @@ USER_PORT=
 GHOST_PORT=
 FIP_ID=
 KEYPAIR=
+SG_ID=
 STRAY_SERVERS=() # "cloud server-id": created although they should not have been
 # Credentials per caller (curl arguments); filled in per mode below.
 NEUTRON_AUTH=()    # Neutron as admin
@@ -271,6 +273,7 @@ cleanup() {
     done
     if [ -n "$SERVER_ID" ]; then openstack server delete --wait "$SERVER_ID" > /dev/null 2>&1; fi
     if [ -n "$KEYPAIR" ]; then openstack keypair delete "$KEYPAIR" > /dev/null 2>&1; fi
+    if [ -n "$SG_ID" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/security-groups/$SG_ID" > /dev/null; fi
     if [ -n "$FIP_ID" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/floatingips/$FIP_ID" > /dev/null; fi
     for p in "$USER_PORT" "$GHOST_PORT"; do
         if [ -n "$p" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/ports/$p" > /dev/null; fi
@@ -481,6 +484,39 @@ STRAY_SERVERS=()
 run openstack keypair delete "$KEYPAIR"
 KEYPAIR=
 ok "key pair imported (ssh-keygen's fingerprint); three servers booted with it by --min 2 --max 3, named NAME-multi-N; one renamed; all deleted"
+
+step "security group create, server create --security-group, server remove/add security group"
+SG_NAME="$NAME-sg"
+if [ "$MODE" = keystone ]; then
+    run openstack security group create -f json "$SG_NAME"
+    SG_ID=$(jq_py 'd["id"]' <<< "$OUT")
+else
+    # Without Keystone the CLI cannot name a project (--project asks the identity
+    # service), and its own calls land in the embedded Neutron's admin project:
+    # the group is made in $PROJECT as admin (curl), as the network is.
+    SG_ID=$(neutron POST /security-groups "{\"security_group\":{\"name\":\"$SG_NAME\",\"project_id\":\"$PROJECT\"}}" | jq_py 'd["security_group"]["id"]')
+    echo "created security group $SG_NAME $SG_ID in project $PROJECT"
+fi
+run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --security-group "$SG_NAME" \
+    --wait -f json "$NAME-sg"
+SG_SERVER=$(jq_py 'd["id"]' <<< "$OUT")
+STRAY_SERVERS+=("$OS_CLOUD $SG_SERVER")
+# (all columns: a server without groups has no security_groups column)
+sg_names() { openstack server show "$SG_SERVER" -f json | jq_py 'sorted(g["name"] for g in d.get("security_groups") or [])'; }
+port_groups() { neutron GET "/ports?device_id=$SG_SERVER" | jq_py 'sorted(g for p in d["ports"] for g in p["security_groups"])'; }
+[ "$(sg_names)" = "[\"$SG_NAME\"]" ] || fail "server $SG_SERVER shows groups $(sg_names), not [$SG_NAME]"
+[ "$(port_groups)" = "[\"$SG_ID\"]" ] || fail "the server's port is in $(port_groups), not [$SG_ID]"
+run openstack server remove security group "$SG_SERVER" "$SG_NAME"
+[ "$(sg_names)" = "[]" ] || fail "after the removal the server shows groups $(sg_names)"
+[ "$(port_groups)" = "[]" ] || fail "after the removal the server's port is in $(port_groups)"
+refused "not associated with the instance" openstack server remove security group "$SG_SERVER" "$SG_NAME"
+run openstack server add security group "$SG_SERVER" "$SG_NAME"
+[ "$(sg_names)" = "[\"$SG_NAME\"]" ] || fail "after the addition the server shows groups $(sg_names)"
+run openstack server delete --wait "$SG_SERVER"
+STRAY_SERVERS=()
+run curl -sS -f -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/security-groups/$SG_ID"
+SG_ID=
+ok "booted in $SG_NAME (its port in it on Neutron, the server showing it); removed (no groups, a second removal refused) and added back"
 
 step "server stop, start and reboot (soft and hard)"
 run openstack server stop "$SERVER_ID"

@@ -1,5 +1,6 @@
 //! `POST /v2.1/servers/{id}/action`: the body names one action (`{"os-stop":
-//! null}`, `{"reboot": {"type": "SOFT"}}`, `{"addFixedIp": {"networkId": …}}`, …). As in Nova, a body that is not an
+//! null}`, `{"reboot": {"type": "SOFT"}}`, `{"addFixedIp": {"networkId": …}}`,
+//! `{"addSecurityGroup": {"name": …}}` in `security_group_actions`, …). As in Nova, a body that is not an
 //! object with exactly one key is malformed, an action netcache does not have is
 //! a 400, and an action the server's state does not allow a 409. Actions with
 //! an answer of their own (`rebuild`, `os-getConsoleOutput`) and those of Nova's
@@ -21,7 +22,9 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::servers::parse_uuid;
-use crate::{AppState, Caller, admin_actions, console_output, deferred_delete, server_rebuild, wire};
+use crate::{
+    AppState, Caller, admin_actions, console_output, deferred_delete, security_group_actions, server_rebuild, wire,
+};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}/action", post(act))
@@ -76,6 +79,9 @@ async fn act(
                 .compute
                 .edit_server(&caller.ctx, server.id, &ServerEdit::Unlock)
                 .await?;
+        }
+        "addSecurityGroup" | "removeSecurityGroup" => {
+            security_group_actions::act(&state, &caller, &id, &name, &args).await?;
         }
         "removeFixedIp" => {
             let address = address_of(&args)?;

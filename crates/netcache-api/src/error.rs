@@ -60,7 +60,10 @@ impl ApiError {
                 C::ServerNotFound(_)
                 | C::InterfaceNotFound { .. }
                 | C::KeypairNotFound { .. }
-                | C::MetadataItemNotFound => StatusCode::NOT_FOUND,
+                | C::MetadataItemNotFound
+                | C::SecurityGroupNotFoundForProject { .. }
+                | C::NoPortsForSecurityGroups(_)
+                | C::SecurityGroupNotAssociated { .. } => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -72,7 +75,9 @@ impl ApiError {
                 | C::InvalidKeypair(_)
                 | C::InvalidKeyName
                 | C::RebuildImageNotFound
-                | C::BadQuotaLimit(_) => StatusCode::BAD_REQUEST,
+                | C::BadQuotaLimit(_)
+                | C::SecurityGroupNotFound(_)
+                | C::SecurityGroupCannotBeApplied(_) => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
                 C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
@@ -80,9 +85,12 @@ impl ApiError {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,
                     _ => StatusCode::NOT_FOUND,
                 },
-                C::PortInUse(_) | C::NetworkAmbiguous | C::InvalidState { .. } | C::KeypairExists(_) | C::Locked(_) => {
-                    StatusCode::CONFLICT
-                }
+                C::PortInUse(_)
+                | C::NetworkAmbiguous
+                | C::InvalidState { .. }
+                | C::KeypairExists(_)
+                | C::Locked(_)
+                | C::SecurityGroupAmbiguous(_) => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }

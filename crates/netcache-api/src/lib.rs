@@ -38,6 +38,7 @@ pub mod microversion;
 pub mod policy;
 mod quota_sets;
 mod schema;
+mod security_group_actions;
 mod server_create;
 mod server_metadata;
 mod server_query;

@@ -106,6 +106,12 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:os-admin-actions:reset_state", "rule:context_is_admin"),
     ("os_compute_api:os-multinic:add", "rule:project_member_or_admin"),
     ("os_compute_api:os-multinic:remove", "rule:project_member_or_admin"),
+    ("os_compute_api:os-security-groups:list", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-security-groups:add", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:os-security-groups:remove",
+        "rule:project_member_or_admin",
+    ),
     (
         "os_compute_api:os-keypairs:index",
         "(rule:context_is_admin) or user_id:%(user_id)s",

@@ -27,7 +27,7 @@ pub async fn create(
     let body: CreateServerBody = wire::parse_body(&body)?;
     let count = Count::of(&body.server)?;
     let password = admin_password(body.server.admin_pass.as_ref())?;
-    let request = parse_create(body)?;
+    let (request, security_groups) = parse_create(body)?;
     count.check(&request.networks)?;
     let servers = state
         .compute
@@ -43,7 +43,7 @@ pub async fn create(
     }
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({"server": wire::server_created(&state.config.public_url, &server, &password)})),
+        Json(json!({"server": wire::server_created(&state.config.public_url, &server, &security_groups, &password)})),
     ))
 }
 
@@ -144,8 +144,9 @@ fn positive(field: &str, value: &Value) -> ApiResult<u32> {
 /// Nova's checks of a boot request, with its messages, in its order: the
 /// schema (name, image id, flavor, metadata, access addresses, networks), an
 /// image at all (only a boot from volume may go without, and netcache has no
-/// volumes), the flavor, then the image.
-fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
+/// volumes), the flavor, then the image. Also returns the security groups as
+/// the answer echoes them.
+fn parse_create(body: CreateServerBody) -> ApiResult<(CreateServer, Value)> {
     let fields = body.server;
     let name = schema::name(fields.name.as_ref().ok_or_else(|| {
         ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
@@ -175,6 +176,18 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
         .unwrap_or_default();
     let access_ip_v4 = fields.access_ip_v4.as_ref().map(schema::access_ip_v4).transpose()?;
     let access_ip_v6 = fields.access_ip_v6.as_ref().map(schema::access_ip_v6).transpose()?;
+    let security_groups = fields
+        .security_groups
+        .as_ref()
+        .map(security_group_names)
+        .transpose()?
+        .unwrap_or_default();
+    // Nova echoes the request's groups (those with a name, as its response schema has them).
+    let echo = match &fields.security_groups {
+        None => json!([{"name": "default"}]),
+        Some(Value::Array(entries)) => entries.iter().filter(|e| e.get("name").is_some()).cloned().collect(),
+        Some(_) => json!([]),
+    };
     let networks = match fields.networks {
         None => NetworkRequests::Auto,
         Some(NetworksField::Keyword(k)) if k == "auto" => NetworkRequests::Auto,
@@ -224,7 +237,7 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
     if images::find(&image_ref).is_none() {
         return Err(ApiError::BadRequest("Can not find requested image".into()));
     }
-    Ok(CreateServer {
+    let request = CreateServer {
         name,
         flavor_ref: flavor_id.to_owned(),
         image_ref,
@@ -233,5 +246,30 @@ fn parse_create(body: CreateServerBody) -> ApiResult<CreateServer> {
         access_ip_v6,
         networks,
         key_name: fields.key_name,
-    })
+        security_groups,
+    };
+    Ok((request, echo))
+}
+
+/// Nova's schema of `security_groups`: a list of objects with at most a `name`
+/// (a name or an id). Entries without a name are passed over and a name given
+/// twice counts once, as in Nova.
+fn security_group_names(value: &Value) -> ApiResult<Vec<String>> {
+    let Value::Array(entries) = value else {
+        return Err(schema::invalid(
+            "security_groups",
+            value,
+            &format!("{} is not of type 'array'", schema::python_repr(value)),
+        ));
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let entry = schema::object(Some(&index.to_string()), entry, &["name"], &[])?;
+        if let Some(name) = entry.get("name").map(schema::name).transpose()?
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }

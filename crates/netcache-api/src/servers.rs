@@ -109,10 +109,13 @@ async fn list_detail(
 ) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
     let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL).await?;
+    let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
+    let mut groups = state.compute.security_groups_of(&ids).await?;
     let mut views = Vec::new();
     for server in servers {
         let info = state.compute.network_info(server.id).await?;
-        views.push(wire::server_detail(base, &server, &info));
+        let names = groups.remove(&server.id).unwrap_or_default();
+        views.push(wire::server_detail(base, &server, &info, &names));
     }
     Ok(Json(wire::page("servers", base, "servers/detail", views, paging.limit)))
 }
@@ -120,8 +123,14 @@ async fn list_detail(
 async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
     let info = state.compute.network_info(server.id).await?;
+    let names = state
+        .compute
+        .security_groups_of(&[server.id])
+        .await?
+        .remove(&server.id)
+        .unwrap_or_default();
     Ok(Json(
-        json!({"server": wire::server_detail(&state.config.public_url, &server, &info)}),
+        json!({"server": wire::server_detail(&state.config.public_url, &server, &info, &names)}),
     ))
 }
 

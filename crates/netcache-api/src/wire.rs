@@ -43,6 +43,8 @@ pub struct CreateServerFields {
     pub min_count: Option<Value>,
     pub max_count: Option<Value>,
     pub return_reservation_id: Option<Value>,
+    /// `[{"name": …}, …]`, checked by `server_create`.
+    pub security_groups: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -121,14 +123,15 @@ pub fn server_summary(base: &str, server: &Server) -> Value {
 }
 
 /// The `POST /servers` 202 body: the new server's id and links (Nova's schema
-/// allows no name), its disk config, security groups and admin password.
+/// allows no name), its disk config, security groups (Nova echoes the request's,
+/// or `default`) and admin password.
 #[must_use]
-pub fn server_created(base: &str, server: &Server, admin_pass: &str) -> Value {
+pub fn server_created(base: &str, server: &Server, security_groups: &Value, admin_pass: &str) -> Value {
     json!({
         "id": server.id.to_string(),
         "links": links(base, "servers", &server.id.to_string()),
         "OS-DCF:diskConfig": "MANUAL",
-        "security_groups": [{"name": "default"}],
+        "security_groups": security_groups,
         "adminPass": admin_pass,
     })
 }
@@ -190,7 +193,9 @@ pub fn addresses(server: &Server, info: &NetworkInfo, extended: bool) -> Map<Str
     grouped
 }
 
-pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
+/// Nova's view of a server; `security_groups` are the names of its ports'
+/// groups, and with none the key is left out, as Nova leaves it out.
+pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo, security_groups: &[String]) -> Value {
     let id = server.id.to_string();
     let image = if server.image_ref.is_empty() {
         json!("")
@@ -226,8 +231,10 @@ pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo) -> Value {
         "OS-EXT-STS:vm_state": server.vm_state.to_string(),
         "OS-EXT-STS:power_state": server.power_state(),
         "os-extended-volumes:volumes_attached": [],
-        "security_groups": [{"name": "default"}],
     });
+    if !security_groups.is_empty() {
+        view["security_groups"] = security_groups.iter().map(|name| json!({"name": name})).collect();
+    }
     // Nova shows progress only where a task can make it move.
     if matches!(
         server.api_status(),
@@ -267,7 +274,8 @@ const DETAIL_ONLY: &[&str] = &[
 /// microversion 2.75 (no extension keys, addresses without type and MAC).
 #[must_use]
 pub fn server_basic(base: &str, server: &Server, info: &NetworkInfo) -> Value {
-    let mut view = server_detail(base, server, info);
+    // Without the detail view's groups: no Neutron look-up for them.
+    let mut view = server_detail(base, server, info, &[]);
     if let Value::Object(fields) = &mut view {
         fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()));
     }

@@ -68,6 +68,7 @@ fn server() -> Server {
         access_ip_v6: None,
         requested_networks: NetworkRequests::Auto,
         key_name: None,
+        security_groups: vec![],
         locked_by: None,
         tried_hosts: vec![HostName::from("compute-1")],
         created_at: at("2026-01-02T03:04:05Z"),
@@ -182,9 +183,14 @@ fn assert_server_view(view: &Value) {
     }
 }
 
+/// The names of the groups of a server's ports (two ports in `default`: twice, as Nova shows them).
+fn groups() -> Vec<String> {
+    vec!["default".into(), "web".into(), "default".into()]
+}
+
 #[test]
 fn server_show_active() {
-    let view = json!({"server": wire::server_detail(BASE, &server(), &network_info())});
+    let view = json!({"server": wire::server_detail(BASE, &server(), &network_info(), &groups())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_active", view);
 }
@@ -200,7 +206,7 @@ fn server_show_building() {
         ..server()
     };
     // The cache already holds ports, yet a building server shows no addresses.
-    let view = json!({"server": wire::server_detail(BASE, &building, &network_info())});
+    let view = json!({"server": wire::server_detail(BASE, &building, &network_info(), &groups())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_building", view);
 }
@@ -217,7 +223,7 @@ fn server_show_error_with_fault() {
         launched_at: None,
         ..server()
     };
-    let view = json!({"server": wire::server_detail(BASE, &failed, &NetworkInfo::default())});
+    let view = json!({"server": wire::server_detail(BASE, &failed, &NetworkInfo::default(), &[])});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_error_with_fault", view);
 }
@@ -229,7 +235,7 @@ fn server_show_deleted() {
         deleted_at: Some(at("2026-01-03T00:00:00.5Z")),
         ..server()
     };
-    let view = json!({"server": wire::server_detail(BASE, &deleted, &NetworkInfo::default())});
+    let view = json!({"server": wire::server_detail(BASE, &deleted, &NetworkInfo::default(), &[])});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_deleted", view);
 }
@@ -259,7 +265,7 @@ fn server_index_page() {
 /// `GET /servers/detail`: the detail view of each server.
 #[test]
 fn server_detail_list() {
-    let views = vec![wire::server_detail(BASE, &server(), &NetworkInfo::default())];
+    let views = vec![wire::server_detail(BASE, &server(), &NetworkInfo::default(), &[])];
     let page = json!({"servers": views});
     assert_satisfies("GET /servers/detail", &nova_schema::list_servers_detail(), &page);
     assert_json_snapshot!("server_detail_list", page);
@@ -327,6 +333,7 @@ fn details(status: &str) -> PortDetails {
             ip_address: "10.0.0.5".parse().unwrap(),
         }],
         status: status.into(),
+        security_groups: vec![],
     }
 }
 

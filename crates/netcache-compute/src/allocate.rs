@@ -140,7 +140,8 @@ impl Compute {
             binding_host_id: Some(host.to_string()),
             name,
             tags,
-            security_groups: None,
+            // The boot's groups, on every port of the server netcache creates.
+            security_groups: (!server.security_groups.is_empty()).then(|| server.security_groups.clone()),
         }
     }
 

@@ -32,6 +32,15 @@ pub struct CreateServer {
     pub networks: NetworkRequests,
     /// One of the caller's key pairs, by name.
     pub key_name: Option<String>,
+    /// Security groups by name or id, each once (none: Neutron's default).
+    pub security_groups: Vec<String>,
+}
+
+/// A boot request with what its checks resolved: "auto" networks, group ids.
+struct Boot<'a> {
+    request: &'a CreateServer,
+    networks: &'a NetworkRequests,
+    security_groups: &'a [String],
 }
 
 const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
@@ -64,14 +73,20 @@ impl Compute {
             admin: ctx.is_admin(),
         };
         self.check_metadata_quota(ctx, request.metadata.len()).await?;
+        let security_groups = self.resolve_boot_groups(&project, &request.security_groups).await?;
         if let Some(key_name) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;
         }
         let networks = self.validate_networks(user, &request.networks).await?;
+        let boot = Boot {
+            request: &request,
+            networks: &networks,
+            security_groups: &security_groups,
+        };
         let mut attempt = 1;
         loop {
             let (count, claim) = self.claim_servers(ctx, &request.flavor_ref, min, max).await?;
-            match self.submit_builds(ctx, &request, &networks, count, claim).await {
+            match self.submit_builds(ctx, &boot, count, claim).await {
                 // A boot racing this one took the room between the count and
                 // the record: count again (fewer may fit, or none).
                 Err(Error::OverQuota(_)) if attempt < QUOTA_ATTEMPTS => attempt += 1,
@@ -86,19 +101,18 @@ impl Compute {
     async fn submit_builds(
         self: &Arc<Self>,
         ctx: &RequestContext,
-        request: &CreateServer,
-        networks: &NetworkRequests,
+        boot: &Boot<'_>,
         count: u32,
         claim: Change,
     ) -> Result<Vec<Server>> {
         let (servers, ops): (Vec<Server>, Vec<_>) = (1..=count)
             .map(|index| {
                 let name = if count > 1 {
-                    format!("{}-{index}", request.name)
+                    format!("{}-{index}", boot.request.name)
                 } else {
-                    request.name.clone()
+                    boot.request.name.clone()
                 };
-                self.new_build(ctx, request, networks, name)
+                self.new_build(ctx, boot, name)
             })
             .unzip();
         self.submit_all(vec![claim], ops).await?;
@@ -110,14 +124,8 @@ impl Compute {
 
     /// A new server, building, with its build operation and the changes that
     /// record them (the server row, its instance action).
-    fn new_build(
-        &self,
-        ctx: &RequestContext,
-        request: &CreateServer,
-        networks: &NetworkRequests,
-        name: String,
-    ) -> (Server, (Operation, Vec<Change>)) {
-        let now = self.clock.now();
+    fn new_build(&self, ctx: &RequestContext, boot: &Boot<'_>, name: String) -> (Server, (Operation, Vec<Change>)) {
+        let (request, now) = (boot.request, self.clock.now());
         let server = Server {
             id: ServerId::new_v4(),
             name,
@@ -133,8 +141,9 @@ impl Compute {
             metadata: request.metadata.clone(),
             access_ip_v4: request.access_ip_v4,
             access_ip_v6: request.access_ip_v6,
-            requested_networks: networks.clone(),
+            requested_networks: boot.networks.clone(),
             key_name: request.key_name.clone(),
+            security_groups: boot.security_groups.to_vec(),
             locked_by: None,
             tried_hosts: vec![],
             created_at: now,

@@ -178,6 +178,8 @@ pub enum CrashPoint {
     AfterPowerChanged,
     /// The driver rebuilt a server; the outcome is not recorded.
     AfterRebuildSpawned,
+    /// Neutron put one port in (or out of) a security group; nothing is recorded.
+    AfterSecurityGroupApplied,
 }
 
 #[cfg(feature = "testing")]
@@ -193,10 +195,11 @@ impl std::str::FromStr for CrashPoint {
             "before-spawn" => Ok(Self::BeforeSpawn),
             "after-power-changed" => Ok(Self::AfterPowerChanged),
             "after-rebuild-spawned" => Ok(Self::AfterRebuildSpawned),
+            "after-security-group-applied" => Ok(Self::AfterSecurityGroupApplied),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
-                 after-release-recorded, after-release-sent, before-spawn, after-power-changed or \
-                 after-rebuild-spawned"
+                 after-release-recorded, after-release-sent, before-spawn, after-power-changed, \
+                 after-rebuild-spawned or after-security-group-applied"
             )),
         }
     }

@@ -103,6 +103,24 @@ pub enum Error {
         kind: String,
         action: String,
     },
+    /// A boot's group that none of its project's groups is (by id or name).
+    #[error("Unable to find security_group with name or id '{0}'")]
+    SecurityGroupNotFound(String),
+    /// An action's group that none of the server's project's groups is.
+    #[error("Security group {name} is not found for project {project}")]
+    SecurityGroupNotFoundForProject { name: String, project: String },
+    #[error("Multiple security_group matches found for name '{0}', use an ID to be more specific.")]
+    SecurityGroupAmbiguous(String),
+    #[error("instance_id {0} could not be found as device id on any ports")]
+    NoPortsForSecurityGroups(ServerId),
+    #[error("Security group {name} not associated with the instance {server}")]
+    SecurityGroupNotAssociated { name: String, server: ServerId },
+    /// Nova's message, or Neutron's refusal of the port update.
+    #[error(
+        "{}",
+        .0.as_deref().unwrap_or("Network requires port_security_enabled and subnet associated in order to apply security groups.")
+    )]
+    SecurityGroupCannotBeApplied(Option<String>),
     #[error("This service has too many operations in flight; retry later.")]
     Overloaded,
     /// A delete was queued while a build ran: the build stops, the delete follows.

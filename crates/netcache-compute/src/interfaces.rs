@@ -11,11 +11,11 @@ use netcache_domain::server::VmState;
 use netcache_domain::vif::{VifOrigin, VifRecord};
 use netcache_domain::visibility::User;
 use netcache_domain::{NetworkId, PortId, ServerId};
-use tokio::sync::oneshot;
 use tracing::info;
 
 use crate::allocate::NewPortSlot;
 use crate::build::action;
+use crate::operations::Outcome;
 use crate::{Compute, Error, RequestContext, Result};
 
 /// What to attach.
@@ -112,17 +112,11 @@ impl Compute {
             }
         };
         let op = self.new_operation(server_id, params, ctx);
-        let (tx, rx) = oneshot::channel();
-        self.attach_waiters.lock().expect("attach waiters").insert(op.id, tx);
-        let id = op.id;
         let start = Change::StartAction(action(ctx, server_id, "attach_interface", self.clock.now()));
-        if let Err(e) = self.submit(op, vec![start]).await {
-            self.attach_waiters.lock().expect("attach waiters").remove(&id);
-            return Err(e);
+        match self.submit_and_wait(op, vec![start]).await.map_err(Error::on_attach)? {
+            Outcome::Attached(interface) => Ok(*interface),
+            Outcome::Applied => unreachable!("an attach's outcome is its interface"),
         }
-        rx.await
-            .unwrap_or(Err(Error::Interrupted(server_id)))
-            .map_err(Error::on_attach)
     }
 
     /// The attach itself; its outcome goes to the waiting request, if any.
@@ -146,11 +140,7 @@ impl Compute {
             Err(e) => ActionEvent::finished("compute_attach_interface", done, false, Some(e.to_string()), host),
         };
         self.add_event(op.server_id, &op.request_id, event).await?;
-        // Handed to the waiting request once the operation is finished.
-        self.attach_outcomes
-            .lock()
-            .expect("attach outcomes")
-            .insert(op.id, result);
+        self.keep_outcome(op.id, result.map(|i| Outcome::Attached(Box::new(i))));
         Ok(())
     }
 

@@ -40,9 +40,10 @@ mod loops;
 mod operations;
 mod plugging;
 mod power;
-mod rebuild;
 mod quotas;
+mod rebuild;
 mod resume;
+mod security_groups;
 mod server_state;
 pub mod virt;
 
@@ -58,8 +59,8 @@ pub use gc::GcReport;
 pub use heal::HealReport;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
-pub use rebuild::RebuildServer;
 pub use quotas::QuotaUsage;
+pub use rebuild::RebuildServer;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;
@@ -123,10 +124,13 @@ pub struct Compute {
     running: Mutex<std::collections::HashSet<ServerId>>,
     op_permits: Arc<tokio::sync::Semaphore>,
     build_permits: HashMap<netcache_domain::HostName, Arc<tokio::sync::Semaphore>>,
-    /// API requests waiting for the outcome of their attach.
-    attach_waiters: Mutex<HashMap<uuid::Uuid, operations::AttachOutcome>>,
-    /// Outcomes of attaches done but not yet finished (then handed to the waiter).
-    attach_outcomes: Mutex<HashMap<uuid::Uuid, Result<Interface>>>,
+    /// API requests waiting for the outcome of their operation (an attach, a
+    /// security group change).
+    waiters: Mutex<HashMap<uuid::Uuid, operations::Waiter>>,
+    /// Outcomes of operations done but not yet finished (then handed to the waiter).
+    outcomes: Mutex<HashMap<uuid::Uuid, Result<operations::Outcome>>>,
+    /// Names of security groups, for servers' views.
+    group_names: security_groups::GroupNames,
     builds: Mutex<Vec<JoinHandle<()>>>,
     next_host: AtomicUsize,
     crashed: AtomicBool,
@@ -206,8 +210,9 @@ impl Compute {
             running: Mutex::new(Default::default()),
             op_permits: Arc::new(tokio::sync::Semaphore::new(config.operations.workers.max(1))),
             build_permits,
-            attach_waiters: Mutex::new(HashMap::new()),
-            attach_outcomes: Mutex::new(HashMap::new()),
+            waiters: Mutex::new(HashMap::new()),
+            outcomes: Mutex::new(HashMap::new()),
+            group_names: security_groups::GroupNames::new(config.network_details_ttl),
             catalog: NetworkCatalog::new(config.network_details_ttl),
             store,
             neutron,

@@ -28,8 +28,16 @@ struct Fence {
     owner: Owner,
 }
 
-/// A waiting API request's end of an attach.
-pub(crate) type AttachOutcome = oneshot::Sender<Result<Interface>>;
+/// What an operation's waiting API request learns once it is finished.
+pub(crate) enum Outcome {
+    /// An attach's new interface.
+    Attached(Box<Interface>),
+    /// A change applied to the server's ports.
+    Applied,
+}
+
+/// A waiting API request's end of an operation.
+pub(crate) type Waiter = oneshot::Sender<Result<Outcome>>;
 
 /// Backoff of an operation whose step failed for a reason that may pass (the
 /// database or Neutron unreachable): it is retried from its records.
@@ -115,6 +123,25 @@ impl Compute {
         tokio::spawn(async move { compute.commit_and_spawn(preconditions, ops).await })
             .await
             .unwrap_or(Err(Error::Interrupted(server_id)))
+    }
+
+    /// Submits `op` and waits for the outcome it keeps ([`Compute::keep_outcome`]);
+    /// a client that leaves does not stop it.
+    pub(crate) async fn submit_and_wait(self: &Arc<Self>, op: Operation, changes: Vec<Change>) -> Result<Outcome> {
+        let (tx, rx) = oneshot::channel();
+        let (id, server_id) = (op.id, op.server_id);
+        self.waiters.lock().expect("waiters").insert(id, tx);
+        if let Err(e) = self.submit(op, changes).await {
+            self.waiters.lock().expect("waiters").remove(&id);
+            return Err(e);
+        }
+        rx.await.unwrap_or(Err(Error::Interrupted(server_id)))
+    }
+
+    /// Keeps an operation's outcome for its waiting request, handed over once the
+    /// operation is finished.
+    pub(crate) fn keep_outcome(&self, id: uuid::Uuid, outcome: Result<Outcome>) {
+        self.outcomes.lock().expect("outcomes").insert(id, outcome);
     }
 
     async fn commit_and_spawn(
@@ -209,7 +236,7 @@ impl Compute {
                 }
                 Err(Error::Crashed(_)) => {
                     // Dead: a waiting request learns the process stopped.
-                    self.attach_waiters.lock().expect("attach waiters").remove(&op.id);
+                    self.waiters.lock().expect("waiters").remove(&op.id);
                     return None;
                 }
                 Err(Error::Store(e)) if e.is_conflict() && self.lost(&op).await => {
@@ -234,10 +261,10 @@ impl Compute {
         }
     }
 
-    /// Gives a finished attach's outcome to the request waiting for it.
+    /// Gives a finished operation's outcome to the request waiting for it.
     fn hand_over_outcome(&self, id: uuid::Uuid) {
-        let outcome = self.attach_outcomes.lock().expect("attach outcomes").remove(&id);
-        let waiter = self.attach_waiters.lock().expect("attach waiters").remove(&id);
+        let outcome = self.outcomes.lock().expect("outcomes").remove(&id);
+        let waiter = self.waiters.lock().expect("waiters").remove(&id);
         if let (Some(outcome), Some(waiter)) = (outcome, waiter) {
             let _ = waiter.send(outcome);
         }
@@ -310,6 +337,7 @@ impl Compute {
                 self.run_remove_fixed_ip(op, port_id, *address).await
             }
             OperationParams::Rebuild => self.run_rebuild(op).await,
+            OperationParams::SecurityGroup { group_id, add } => self.run_security_group(op, group_id, *add).await,
         }
     }
 

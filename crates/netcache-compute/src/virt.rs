@@ -202,6 +202,7 @@ mod tests {
             access_ip_v6: None,
             requested_networks: NetworkRequests::None,
             key_name: None,
+            security_groups: vec![],
             locked_by: None,
             tried_hosts: vec![],
             created_at: at,

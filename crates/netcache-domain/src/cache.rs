@@ -275,6 +275,8 @@ pub(crate) mod tests {
             profile: serde_json::json!({}),
             tags: BTreeSet::new(),
             revision_number: 3,
+            security_groups: Vec::new(),
+            port_security_enabled: true,
         }
     }
 

@@ -124,6 +124,8 @@ mod tests {
             profile: serde_json::Value::Null,
             tags: tags.iter().cloned().collect(),
             revision_number: 1,
+            security_groups: Vec::new(),
+            port_security_enabled: true,
         }
     }
 

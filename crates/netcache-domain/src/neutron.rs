@@ -30,6 +30,10 @@ pub struct Port {
     pub profile: serde_json::Value,
     pub tags: BTreeSet<String>,
     pub revision_number: u64,
+    /// Ids of the security groups the port is in.
+    pub security_groups: Vec<String>,
+    /// Neutron applies security groups only to a port with port security.
+    pub port_security_enabled: bool,
 }
 
 impl Port {
@@ -75,6 +79,14 @@ pub struct Subnet {
 pub struct HostRoute {
     pub destination: IpNet,
     pub nexthop: IpAddr,
+}
+
+/// A Neutron security group, as netcache needs it: which one, and whose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecurityGroup {
+    pub id: String,
+    pub name: String,
+    pub project_id: ProjectId,
 }
 
 /// A Neutron floating IP.

@@ -1,5 +1,6 @@
 //! Durable operations: every mutation of a server (build, delete, interface attach
-//! and detach, power actions, rebuilds, removing a fixed IP, the retry of a release) is a row committed before any side effect,
+//! and detach, power actions, rebuilds, removing a fixed IP, security group changes,
+//! the retry of a release) is a row committed before any side effect,
 //! with exactly one owner at a time. The owner holds a lease it renews while it
 //! works; when the lease runs out (the owner died), any process may take the
 //! operation over and continue it from what the records say was done.
@@ -125,6 +126,12 @@ pub enum OperationParams {
     /// Re-images the server with the image its row names (set with the row's
     /// `rebuilding` task, in the commit that started the operation); its ports stay.
     Rebuild,
+    /// Puts every interface's port in a security group, or takes it out
+    /// (`addSecurityGroup` / `removeSecurityGroup`).
+    SecurityGroup {
+        group_id: String,
+        add: bool,
+    },
 }
 
 impl OperationParams {
@@ -139,6 +146,7 @@ impl OperationParams {
             Self::Power { .. } => OperationKind::Power,
             Self::RemoveFixedIp { .. } => OperationKind::RemoveFixedIp,
             Self::Rebuild => OperationKind::Rebuild,
+            Self::SecurityGroup { .. } => OperationKind::SecurityGroup,
         }
     }
 
@@ -163,6 +171,7 @@ string_enum!(
         Power => "power",
         RemoveFixedIp => "remove_fixed_ip",
         Rebuild => "rebuild",
+        SecurityGroup => "security_group",
     }
 );
 
@@ -255,6 +264,10 @@ mod tests {
                 fixed_ip: Some("10.0.0.5".parse().unwrap()),
                 port_id: None,
                 tag: Some("nic".into()),
+            },
+            OperationParams::SecurityGroup {
+                group_id: "g1".into(),
+                add: false,
             },
         ];
         for p in params {

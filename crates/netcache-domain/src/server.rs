@@ -28,6 +28,10 @@ pub struct Server {
     pub requested_networks: NetworkRequests,
     /// The caller's key pair named at boot (Nova keeps the name, not the key).
     pub key_name: Option<String>,
+    /// The security groups the boot asked for, resolved to ids when it was
+    /// accepted: every port netcache creates for the server is put in them.
+    /// Empty: Neutron's default (the project's `default` group).
+    pub security_groups: Vec<String>,
     /// Nova's lock: who locked the server, if it is locked.
     pub locked_by: Option<LockedBy>,
     /// Hosts already tried by this build, in order (the reschedule history).
@@ -254,6 +258,7 @@ mod tests {
             access_ip_v4: None,
             access_ip_v6: None,
             key_name: None,
+            security_groups: vec![],
             locked_by: None,
             requested_networks: NetworkRequests::None,
             tried_hosts: vec![],

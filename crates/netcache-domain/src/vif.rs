@@ -32,6 +32,9 @@ pub struct PortDetails {
     pub mac_address: String,
     pub fixed_ips: Vec<PortFixedIp>,
     pub status: String,
+    /// Ids of the port's security groups (a server shows their names).
+    #[serde(default)]
+    pub security_groups: Vec<String>,
 }
 
 impl PortDetails {
@@ -41,6 +44,7 @@ impl PortDetails {
             mac_address: port.mac_address.clone(),
             fixed_ips: port.fixed_ips.clone(),
             status: port.status.clone(),
+            security_groups: port.security_groups.clone(),
         }
     }
 

@@ -18,7 +18,7 @@ use backon::{BackoffBuilder, ExponentialBuilder};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use netcache_domain::PortId;
-use netcache_domain::neutron::{FloatingIp, Network, Port, Subnet};
+use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -27,7 +27,8 @@ use url::Url;
 use crate::auth::{Auth, Interface, Keystone, KeystoneCredentials, TokenCache};
 use crate::wire::{self, InvalidField, ListPage};
 use crate::{
-    Error, FloatingIpFilter, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate, Result, SubnetFilter,
+    Error, FloatingIpFilter, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate, Result,
+    SecurityGroupFilter, SubnetFilter,
 };
 
 /// Settings of [`HttpNeutron`]. Build with [`ClientConfig::new`] and override fields.
@@ -242,6 +243,7 @@ fn operation_label(operation: &str) -> &'static str {
         "list_subnets" => "subnets.list",
         "list_floating_ips" => "floatingips.list",
         "list_extensions" => "extensions.list",
+        "list_security_groups" => "security-groups.list",
         _ => "other",
     }
 }
@@ -510,7 +512,9 @@ impl HttpNeutron {
     async fn list<P: ListPage>(&self, operation: &'static str, query: &Query) -> Result<Vec<P::Item>> {
         let mut items = Vec::new();
         for chunk in query.chunks(self.chunk) {
-            let mut call = Call::new(operation, Method::GET, &[P::COLLECTION]);
+            // The URL names the collection with dashes (`security-groups`).
+            let path = P::COLLECTION.replace('_', "-");
+            let mut call = Call::new(operation, Method::GET, &[&path]);
             call.query = encode_query(&chunk, self.page_size);
             let mut seen = HashSet::new();
             loop {
@@ -706,6 +710,19 @@ impl NeutronApi for HttpNeutron {
         q.any_of("port_id", &filter.port_ids);
         let bodies = self.list::<wire::FloatingIpList>(OP, &q).await?;
         Ok(dedup_by(convert_all(OP, bodies)?, |f: &FloatingIp| f.id.clone()))
+    }
+
+    async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
+        const OP: &str = "list_security_groups";
+        let mut q = Query::default();
+        // As Nova asks: the names and owners, not every group's rules.
+        q.one("fields", Some("id"))
+            .one("fields", Some("name"))
+            .one("fields", Some("project_id"))
+            .one("project_id", filter.project_id.as_ref())
+            .any_of("id", &filter.ids);
+        let bodies = self.list::<wire::SecurityGroupList>(OP, &q).await?;
+        Ok(dedup_by(convert_all(OP, bodies)?, |g: &SecurityGroup| g.id.clone()))
     }
 }
 

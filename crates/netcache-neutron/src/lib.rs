@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use async_trait::async_trait;
-use netcache_domain::neutron::{FloatingIp, Network, Port, Subnet};
+use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
 use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 
 mod auth;
@@ -42,6 +42,8 @@ pub trait NeutronApi: Send + Sync + 'static {
     /// Sets a port's tags, replacing any (`PUT /v2.0/ports/{id}/tags`, one call).
     async fn replace_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()>;
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>>;
+    /// `GET /v2.0/security-groups` for ids, names and owners only (no rules).
+    async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>>;
 }
 
 /// Body of a create-port request.
@@ -76,6 +78,8 @@ pub struct PortUpdate {
     pub binding_profile: Option<serde_json::Value>,
     /// The port's addresses, replacing the ones it has.
     pub fixed_ips: Option<Vec<FixedIpRequest>>,
+    /// The port's security groups, replacing the ones it is in.
+    pub security_groups: Option<Vec<String>>,
 }
 
 impl PortUpdate {
@@ -97,6 +101,15 @@ impl PortUpdate {
             device_id: Some(String::new()),
             device_owner: Some(String::new()),
             binding_host_id: Some(None),
+            ..Self::default()
+        }
+    }
+
+    /// Puts the port in exactly these security groups.
+    #[must_use]
+    pub fn security_groups(groups: Vec<String>) -> Self {
+        Self {
+            security_groups: Some(groups),
             ..Self::default()
         }
     }
@@ -142,6 +155,16 @@ pub struct NetworkFilter {
 pub struct SubnetFilter {
     pub ids: Vec<SubnetId>,
     pub network_ids: Vec<NetworkId>,
+}
+
+/// Server-side filters for `GET /v2.0/security-groups`. Empty lists do not filter.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SecurityGroupFilter {
+    /// OR of ids.
+    pub ids: Vec<String>,
+    /// The groups of this project. Neutron makes the project's `default` group
+    /// first if it has none.
+    pub project_id: Option<ProjectId>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

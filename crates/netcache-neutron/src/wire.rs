@@ -10,7 +10,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
-use netcache_domain::neutron::{FloatingIp, HostRoute, Network, Port, PortFixedIp, Subnet};
+use netcache_domain::neutron::{FloatingIp, HostRoute, Network, Port, PortFixedIp, SecurityGroup, Subnet};
 use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -116,7 +116,7 @@ pub struct Link {
 /// A list response: the items and the pagination links.
 pub trait ListPage: for<'de> Deserialize<'de> {
     type Item;
-    /// The collection's name in URLs and bodies, e.g. `ports`.
+    /// The collection's name in bodies, e.g. `security_groups` (in URLs with dashes).
     const COLLECTION: &'static str;
     fn into_parts(self) -> (Vec<Self::Item>, Vec<Link>);
 }
@@ -157,6 +157,10 @@ list_page!(
 list_page!(
     /// `GET /v2.0/floatingips`
     FloatingIpList, FloatingIpBody, "floatingips", "floatingips_links"
+);
+list_page!(
+    /// `GET /v2.0/security-groups`
+    SecurityGroupList, SecurityGroupBody, "security_groups", "security_groups_links"
 );
 list_page!(
     /// `GET /v2.0/extensions`
@@ -220,6 +224,9 @@ pub struct PortBody {
     pub binding_profile: Value,
     #[serde(default, deserialize_with = "nullable")]
     pub security_groups: Vec<String>,
+    /// Absent without the `port-security` extension: then every port has it.
+    #[serde(default = "default_true")]
+    pub port_security_enabled: bool,
     #[serde(default, deserialize_with = "nullable")]
     pub tags: Vec<String>,
     #[serde(default, deserialize_with = "nullable")]
@@ -274,6 +281,8 @@ impl TryFrom<PortBody> for Port {
             profile: object_or_empty(p.binding_profile),
             tags: p.tags.into_iter().collect::<BTreeSet<_>>(),
             revision_number: p.revision_number,
+            security_groups: p.security_groups,
+            port_security_enabled: p.port_security_enabled,
         })
     }
 }
@@ -359,6 +368,8 @@ pub struct PortUpdateBody {
     pub binding_profile: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed_ips: Option<Vec<FixedIpRequestBody>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub security_groups: Option<Vec<String>>,
 }
 
 impl From<&PortUpdate> for PortUpdateEnvelope {
@@ -373,8 +384,39 @@ impl From<&PortUpdate> for PortUpdateEnvelope {
                     .fixed_ips
                     .as_ref()
                     .map(|ips| ips.iter().map(FixedIpRequestBody::from).collect()),
+                security_groups: u.security_groups.clone(),
             },
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Security groups
+// ---------------------------------------------------------------------------
+
+/// A security group of a list asked for with `fields=id,name,project_id`: its
+/// rules are not read.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct SecurityGroupBody {
+    pub id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant_id: Option<String>,
+}
+
+impl TryFrom<SecurityGroupBody> for SecurityGroup {
+    type Error = InvalidField;
+
+    fn try_from(g: SecurityGroupBody) -> Result<Self, Self::Error> {
+        let project_id = owner("security_group", &g.id, g.project_id, g.tenant_id)?;
+        Ok(SecurityGroup {
+            id: g.id,
+            name: g.name,
+            project_id,
+        })
     }
 }
 

@@ -333,6 +333,7 @@ where
             .bind(s.access_ip_v6.map(|ip| ip.to_string()))
             .bind(s.key_name.as_deref())
             .bind(s.locked_by.map(netcache_domain::server::LockedBy::as_str))
+            .bind(json::strings_to_json(&s.security_groups))
     }
 
     /// `$1` server, `$2` port, then the other columns (see [`sql::UPDATE_VIF`]).
@@ -416,6 +417,7 @@ where
             requested_networks: c.json("requested_networks", json::requests_from_json)?,
             key_name: c.get("key_name")?,
             locked_by: c.parse_opt("locked_by")?,
+            security_groups: c.json("security_groups", json::strings_from_json)?,
             tried_hosts: c.json("tried_hosts", json::hosts_from_json)?,
             created_at: c.ts("created_at")?,
             updated_at: c.ts("updated_at")?,

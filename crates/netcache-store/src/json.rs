@@ -108,6 +108,14 @@ pub(crate) fn hosts_from_json(text: &str) -> Result<Vec<HostName>, serde_json::E
     Ok(names.into_iter().map(HostName).collect())
 }
 
+pub(crate) fn strings_to_json(items: &[String]) -> String {
+    serde_json::to_string(items).expect("string lists are always serialisable")
+}
+
+pub(crate) fn strings_from_json(text: &str) -> Result<Vec<String>, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

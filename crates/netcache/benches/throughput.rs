@@ -71,6 +71,7 @@ async fn main() -> anyhow::Result<()> {
             tag: None,
         }]),
         key_name: None,
+        security_groups: vec![],
     };
     // Warm-up: learn the network, open connections.
     app.compute.create_server(&ctx, boot()).await?;

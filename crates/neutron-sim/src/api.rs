@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
-use crate::query::{collection, fields_of, project};
+use crate::query::{fields_of, path, project};
 use crate::store::{Caller, Kind, Obj, Store, check_tag, parse_tags};
 
 /// (alias, name, description, updated) as real Neutron 29.0.0 lists them.
@@ -89,6 +89,12 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "2012-07-20T10:00:00-00:00",
     ),
     (
+        "security-group",
+        "security-group",
+        "The security groups extension.",
+        "2012-10-05T10:00:00-00:00",
+    ),
+    (
         "sorting",
         "Sorting support",
         "Extension that indicates that sorting is enabled.",
@@ -158,6 +164,8 @@ fn singular(kind: Kind) -> &'static str {
         Kind::Port => "port",
         Kind::Router => "router",
         Kind::FloatingIp => "floatingip",
+        Kind::SecurityGroup => "security_group",
+        Kind::SecurityGroupRule => "security_group_rule",
     }
 }
 
@@ -191,7 +199,11 @@ pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> R
     } else {
         None
     };
-    let gated = |k: Kind| matches!(k, Kind::Router | Kind::FloatingIp) && !ext("router");
+    let gated = |k: Kind| match k {
+        Kind::Router | Kind::FloatingIp => !ext("router"),
+        Kind::SecurityGroup | Kind::SecurityGroupRule => !ext("security-group"),
+        Kind::Network | Kind::Subnet | Kind::Port => false,
+    };
     match &req.route {
         Route::Versions => Ok((
             StatusCode::OK,
@@ -220,7 +232,10 @@ pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> R
         Route::RouterInterface(..) if !ext("router") => Err(Error::route_not_found()),
         Route::Tags(..) | Route::Tag(..) if !ext("standard-attr-tag") => Err(Error::route_not_found()),
         Route::Collection(k) if req.method == Method::GET => {
-            let base = format!("{}/v2.0/{}", req.base, collection(*k));
+            if matches!(k, Kind::SecurityGroup | Kind::SecurityGroupRule) {
+                store.ensure_default_for_list(caller, &req.params);
+            }
+            let base = format!("{}/v2.0/{}", req.base, path(*k));
             Ok((StatusCode::OK, Some(store.list(caller, *k, &req.params, &base)?)))
         }
         Route::Collection(k) => create(store, caller, *k, &req.body),
@@ -245,6 +260,8 @@ pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> R
                         Kind::Port => store.update_port(caller, &obj, id)?,
                         Kind::Router => store.update_router(caller, &obj, id)?,
                         Kind::FloatingIp => store.update_fip(caller, &obj, id)?,
+                        Kind::SecurityGroup => store.update_security_group(&obj, id)?,
+                        Kind::SecurityGroupRule => store.update_security_group_rule(&obj, id)?,
                     }
                     let v = store
                         .render(caller, *k, id)
@@ -259,6 +276,8 @@ pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> R
                         Kind::Port => store.delete_port(id, true)?,
                         Kind::Router => store.delete_router(id)?,
                         Kind::FloatingIp => store.delete_fip(id)?,
+                        Kind::SecurityGroup => store.delete_security_group(caller, id)?,
+                        Kind::SecurityGroupRule => store.delete_security_group_rule(id)?,
                     }
                     Ok((StatusCode::NO_CONTENT, None))
                 }
@@ -329,6 +348,8 @@ fn create_one(store: &mut Store, caller: &Caller, kind: Kind, obj: &Obj) -> Resu
         Kind::Port => store.create_port(caller, obj),
         Kind::Router => store.create_router(caller, obj),
         Kind::FloatingIp => store.create_fip(caller, obj),
+        Kind::SecurityGroup => store.create_security_group(caller, obj),
+        Kind::SecurityGroupRule => store.create_security_group_rule(caller, obj),
     }
 }
 
@@ -339,13 +360,15 @@ fn delete_one(store: &mut Store, kind: Kind, id: &str) {
         Kind::Port => store.delete_port(id, false),
         Kind::Router => store.delete_router(id),
         Kind::FloatingIp => store.delete_fip(id),
+        Kind::SecurityGroup => store.delete_security_group(&Caller::admin(), id),
+        Kind::SecurityGroupRule => store.delete_security_group_rule(id),
     };
 }
 
 fn create(store: &mut Store, caller: &Caller, kind: Kind, body: &[u8]) -> Result<Answer> {
     let v = parse_body(body)?;
     let one = singular(kind);
-    let many = collection(kind);
+    let many = crate::query::collection(kind);
     let Value::Object(mut o) = v else {
         return Err(Error::bad("Body contains invalid data"));
     };

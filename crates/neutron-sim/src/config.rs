@@ -18,6 +18,7 @@ pub const ALL_EXTENSIONS: &[&str] = &[
     "project-id",
     "revision-if-match",
     "router",
+    "security-group",
     "sorting",
     "standard-attr-description",
     "standard-attr-revisions",

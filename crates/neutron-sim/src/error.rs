@@ -45,6 +45,8 @@ impl Error {
             "FloatingIPNotFound" => format!("Floating IP {id} could not be found"),
             "RouterNotFound" => format!("Router {id} could not be found"),
             "TagNotFound" => format!("Tag {id} could not be found."),
+            "SecurityGroupNotFound" => format!("Security group {id} does not exist"),
+            "SecurityGroupRuleNotFound" => format!("Security group rule {id} does not exist"),
             _ => "The resource could not be found.".to_string(),
         };
         Error::NotFound(kind, msg)

@@ -121,9 +121,42 @@ fn valid_filters(kind: Kind) -> &'static [&'static str] {
             "updated_at",
             "revision_number",
         ],
+        Kind::SecurityGroup => &[
+            "id",
+            "name",
+            "project_id",
+            "tenant_id",
+            "description",
+            "stateful",
+            "shared",
+            "created_at",
+            "updated_at",
+            "revision_number",
+        ],
+        Kind::SecurityGroupRule => &[
+            "id",
+            "project_id",
+            "tenant_id",
+            "security_group_id",
+            "remote_group_id",
+            "direction",
+            "protocol",
+            "port_range_min",
+            "port_range_max",
+            "ethertype",
+            "remote_ip_prefix",
+            "remote_address_group_id",
+            "normalized_cidr",
+            "belongs_to_default_sg",
+            "description",
+            "created_at",
+            "updated_at",
+            "revision_number",
+        ],
     }
 }
 
+/// The key of a collection in list bodies, e.g. `security_groups`.
 pub(crate) fn collection(kind: Kind) -> &'static str {
     match kind {
         Kind::Network => "networks",
@@ -131,7 +164,14 @@ pub(crate) fn collection(kind: Kind) -> &'static str {
         Kind::Port => "ports",
         Kind::Router => "routers",
         Kind::FloatingIp => "floatingips",
+        Kind::SecurityGroup => "security_groups",
+        Kind::SecurityGroupRule => "security_group_rules",
     }
+}
+
+/// A collection's path under `/v2.0/`, e.g. `security-groups`.
+pub(crate) fn path(kind: Kind) -> String {
+    collection(kind).replace('_', "-")
 }
 
 pub(crate) fn fields_of(params: &[(String, String)]) -> Vec<String> {

@@ -53,6 +53,8 @@ fn kind_of(collection: &str) -> Option<Kind> {
         "ports" => Kind::Port,
         "routers" => Kind::Router,
         "floatingips" => Kind::FloatingIp,
+        "security-groups" => Kind::SecurityGroup,
+        "security-group-rules" => Kind::SecurityGroupRule,
         _ => return None,
     })
 }

@@ -78,11 +78,16 @@ pub fn create_server() -> Value {
             "id": {"type": "string", "format": "uuid"},
             "links": links(),
             "OS-DCF:diskConfig": {"type": "string"},
-            "security_groups": {"type": "array"},
+            "security_groups": security_groups(),
             "adminPass": {"type": "string"},
         }), &["id", "links", "adminPass"])}),
         &["server"],
     )
+}
+
+/// A server's security groups: `[{"name": …}]`.
+fn security_groups() -> Value {
+    json!({"type": "array", "items": object(json!({"name": {"type": "string"}}), &["name"])})
 }
 
 fn server_summary() -> Value {
@@ -167,7 +172,7 @@ fn server_detail() -> Value {
     properties.extend(
         json!({
             "key_name": nullable_string,
-            "security_groups": {"type": "array"},
+            "security_groups": security_groups(),
             "OS-SRV-USG:launched_at": nullable_string,
             "OS-SRV-USG:terminated_at": nullable_string,
             "OS-EXT-AZ:availability_zone": {"type": "string"},

@@ -71,6 +71,7 @@ fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {
         access_ip_v4: None,
         access_ip_v6: None,
         key_name: None,
+        security_groups: vec![],
         networks: NetworkRequests::None,
     }
 }

@@ -123,6 +123,7 @@ fn staged_server(id: ServerId, now: chrono::DateTime<chrono::Utc>) -> Server {
         access_ip_v6: None,
         requested_networks: NetworkRequests::None,
         key_name: None,
+        security_groups: vec![],
         locked_by: None,
         tried_hosts: vec![HostName::from("host1")],
         created_at: now,

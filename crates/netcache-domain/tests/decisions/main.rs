@@ -124,6 +124,8 @@ fn port(id: &str) -> Port {
         profile: json!({}),
         tags: BTreeSet::new(),
         revision_number: 1,
+        security_groups: Vec::new(),
+        port_security_enabled: true,
     }
 }
 

@@ -6,7 +6,7 @@ use netcache_domain::neutron::extension;
 use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 use netcache_neutron::{
     Auth, ClientConfig, Error, FixedIpRequest, HttpNeutron, NetworkFilter, NeutronApi, PortCreate, PortFilter,
-    PortUpdate, SubnetFilter,
+    PortUpdate, SecurityGroupFilter, SubnetFilter,
 };
 use neutron_sim::{FaultAction, FaultRule, NeutronSim, RunningSim, SimConfig};
 
@@ -184,6 +184,55 @@ async fn port_round_trip() -> anyhow::Result<()> {
 
 /// Nova's unbind sends `"binding:host_id": null`; real Neutron 29 answers 200 and the
 /// host becomes empty.
+#[tokio::test]
+async fn security_groups_are_listed_by_project_and_id_and_carried_by_ports() -> anyhow::Result<()> {
+    let (sim, topology, api) = start().await?;
+    let body = serde_json::json!({"security_group": {"name": "web", "project_id": "proj"}});
+    let (status, created) = sim.handle().request("POST", "/v2.0/security-groups", Some(body));
+    assert_eq!(status, 201, "{created}");
+    let web = created["security_group"]["id"].as_str().unwrap().to_owned();
+    let project = ProjectId::from("proj");
+    let mut names: Vec<String> = api
+        .list_security_groups(&SecurityGroupFilter {
+            project_id: Some(project.clone()),
+            ..SecurityGroupFilter::default()
+        })
+        .await?
+        .into_iter()
+        .inspect(|g| assert_eq!(g.project_id, project))
+        .map(|g| g.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["default", "web"]);
+    let by_id = api
+        .list_security_groups(&SecurityGroupFilter {
+            ids: vec![web.clone()],
+            ..SecurityGroupFilter::default()
+        })
+        .await?;
+    assert_eq!(by_id.len(), 1);
+    assert_eq!(by_id[0].name, "web");
+
+    let port = api
+        .create_port(&PortCreate {
+            security_groups: Some(vec![web.clone()]),
+            ..create_request(&topology, "dev-sg", vec![])
+        })
+        .await?;
+    assert_eq!(port.security_groups, std::slice::from_ref(&web));
+    assert!(port.port_security_enabled);
+    let port = api
+        .update_port(
+            &port.id,
+            &PortUpdate::security_groups(vec![]),
+            Some(port.revision_number),
+        )
+        .await?;
+    assert!(port.security_groups.is_empty());
+    sim.shutdown().await;
+    Ok(())
+}
+
 #[tokio::test]
 async fn unbind_clears_the_host_with_null() -> anyhow::Result<()> {
     let (sim, topology, api) = start().await?;

@@ -164,6 +164,19 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             None,
             [403, 404, 404, 403, 404, 404],
         ),
+        // Allowed callers reach the group's lookup: the project has no such group.
+        (
+            Method::POST,
+            format!("/servers/{s}/action"),
+            Some(json!({"addSecurityGroup": {"name": "none-such"}})),
+            [403, 404, 404, 403, 404, 404],
+        ),
+        (
+            Method::POST,
+            format!("/servers/{s}/action"),
+            Some(json!({"removeSecurityGroup": {"name": "none-such"}})),
+            [403, 404, 404, 403, 404, 404],
+        ),
         // Allowed callers reach the state check: an ACTIVE server cannot start.
         (
             Method::POST,

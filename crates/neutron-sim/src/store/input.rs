@@ -23,6 +23,14 @@ pub(super) fn pyrepr(v: &Value) -> String {
     }
 }
 
+/// A value as Python's `str()` prints it, as `'%s'` in Neutron's messages quotes it.
+pub(super) fn pystr(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => pyrepr(other),
+    }
+}
+
 /// Deserializes a body already checked by [`Attributes::check`] or [`check_only`]; the
 /// fields are [`Attr`]s, which take any value, so this cannot fail on a JSON object.
 pub(super) fn parse<T: DeserializeOwned>(obj: &Obj) -> Result<T> {
@@ -110,8 +118,8 @@ impl AttrType for String {
     }
     fn error(key: &str, v: &Value) -> Error {
         Error::bad(format!(
-            "Invalid input for {key}. Reason: {} is not a valid string.",
-            pyrepr(v)
+            "Invalid input for {key}. Reason: '{}' is not a valid string.",
+            pystr(v)
         ))
     }
 }
@@ -195,12 +203,6 @@ impl AttrType for IpAddr {
 /// A list attribute; `null` counts as not given.
 #[derive(Debug, Clone)]
 pub(super) struct List(pub Option<Vec<Value>>);
-
-impl List {
-    pub fn strings(list: &[Value]) -> Vec<String> {
-        list.iter().filter_map(|v| v.as_str().map(String::from)).collect()
-    }
-}
 
 impl AttrType for List {
     fn from_json(v: &Value) -> Option<Self> {
@@ -350,6 +352,8 @@ fn check_keys(obj: &Obj, create: bool, access: impl Fn(&str) -> Access) -> Resul
                 return Err(Error::bad(format!("Attribute '{k}' not allowed in POST")));
             }
             Access::ReadOnly => {
+                // Neutron reads a body's `project_id` as `tenant_id` before this check.
+                let k = if k == "project_id" { "tenant_id" } else { k.as_str() };
                 return Err(Error::bad(format!("Cannot update read-only attribute {k}")));
             }
             Access::Unknown => unknown.push(k.as_str()),

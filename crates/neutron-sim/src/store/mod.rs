@@ -7,6 +7,8 @@ mod ipam;
 mod networks;
 mod ports;
 mod routers;
+mod security_groups;
+mod sg_rules;
 mod subnets;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -22,6 +24,8 @@ pub(crate) use input::{check_tag, parse_bool, parse_tags};
 use networks::Network;
 use ports::Port;
 use routers::Router;
+use security_groups::SecurityGroup;
+use sg_rules::SecurityGroupRule;
 use subnets::Subnet;
 
 pub(crate) type Obj = Map<String, Value>;
@@ -65,6 +69,8 @@ pub(crate) enum Kind {
     Port,
     Router,
     FloatingIp,
+    SecurityGroup,
+    SecurityGroupRule,
 }
 
 impl Kind {
@@ -75,6 +81,8 @@ impl Kind {
             Kind::Port => "PortNotFound",
             Kind::Router => "RouterNotFound",
             Kind::FloatingIp => "FloatingIPNotFound",
+            Kind::SecurityGroup => "SecurityGroupNotFound",
+            Kind::SecurityGroupRule => "SecurityGroupRuleNotFound",
         }
     }
 }
@@ -154,10 +162,13 @@ pub(crate) struct Store {
     ports: BTreeMap<String, Port>,
     routers: BTreeMap<String, Router>,
     fips: BTreeMap<String, FloatingIp>,
+    security_groups: BTreeMap<String, SecurityGroup>,
+    sg_rules: BTreeMap<String, SecurityGroupRule>,
     by_device: PortIndex,
     by_network: PortIndex,
     by_tag: PortIndex,
     macs: HashSet<(String, String)>,
+    /// Each project's `default` security group.
     default_sgs: HashMap<String, String>,
     rng: ChaCha8Rng,
     pub bind_activates: bool,
@@ -174,6 +185,8 @@ impl Store {
             ports: BTreeMap::new(),
             routers: BTreeMap::new(),
             fips: BTreeMap::new(),
+            security_groups: BTreeMap::new(),
+            sg_rules: BTreeMap::new(),
             by_device: HashMap::new(),
             by_network: HashMap::new(),
             by_tag: HashMap::new(),
@@ -232,6 +245,8 @@ impl Store {
             Kind::Port => self.ports.get_mut(id).map(|x| &mut x.std),
             Kind::Router => self.routers.get_mut(id).map(|x| &mut x.std),
             Kind::FloatingIp => self.fips.get_mut(id).map(|x| &mut x.std),
+            Kind::SecurityGroup => self.security_groups.get_mut(id).map(|x| &mut x.std),
+            Kind::SecurityGroupRule => self.sg_rules.get_mut(id).map(|x| &mut x.std),
         }
     }
 
@@ -249,6 +264,12 @@ impl Store {
             Kind::Port => self.ports.get(id).map(|x| (x.project_id.as_str(), false)),
             Kind::Router => self.routers.get(id).map(|x| (x.project_id.as_str(), false)),
             Kind::FloatingIp => self.fips.get(id).map(|x| (x.project_id.as_str(), false)),
+            Kind::SecurityGroup => self.security_groups.get(id).map(|x| (x.project_id.as_str(), false)),
+            // A group's owner sees every rule of it, whoever made the rule.
+            Kind::SecurityGroupRule => self.sg_rules.get(id).map(|r| {
+                let group = self.security_groups.get(&r.security_group_id);
+                (group.map_or(r.project_id.as_str(), |g| g.project_id.as_str()), false)
+            }),
         }
     }
 
@@ -287,6 +308,8 @@ impl Store {
             Kind::Port => self.ports.get(id).map(ports::port_json),
             Kind::Router => self.routers.get(id).map(|r| self.router_json(r)),
             Kind::FloatingIp => self.fips.get(id).map(|f| self.fip_json(f)),
+            Kind::SecurityGroup => self.security_groups.get(id).map(|g| self.security_group_json(g)),
+            Kind::SecurityGroupRule => self.sg_rules.get(id).map(|r| self.rule_json(r)),
         }?;
         if !caller.is_admin
             && let Some(o) = v.as_object_mut()
@@ -308,6 +331,8 @@ impl Store {
             Kind::Subnet => self.subnets.keys().cloned().collect(),
             Kind::Router => self.routers.keys().cloned().collect(),
             Kind::FloatingIp => self.fips.keys().cloned().collect(),
+            Kind::SecurityGroup => self.security_groups.keys().cloned().collect(),
+            Kind::SecurityGroupRule => self.sg_rules.keys().cloned().collect(),
         };
         let mut items = Vec::new();
         for id in ids {

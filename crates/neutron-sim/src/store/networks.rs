@@ -89,11 +89,13 @@ impl Store {
         };
         let tags = b.std.tags.tags()?;
         let std = StdAttrs::new(b.std.description.get("description")?.unwrap_or_default(), tags, 1);
+        let name = b.name.get("name")?.unwrap_or_default();
+        let project_id = Self::project_for(caller, b.std.project()?);
         let id = self.new_id();
         let n = Network {
             id: id.clone(),
-            name: b.name.get("name")?.unwrap_or_default(),
-            project_id: Self::project_for(caller, b.std.project()?),
+            name,
+            project_id,
             admin_state_up: b.admin_state_up.get("admin_state_up")?.unwrap_or(true),
             shared: b.shared.get("shared")?.unwrap_or(false),
             external: b.external.get("router:external")?.unwrap_or(false),
@@ -105,6 +107,8 @@ impl Store {
             port_security: b.port_security_enabled.get("port_security_enabled")?.unwrap_or(true),
             std,
         };
+        // Neutron makes the project's default security group with its first network.
+        self.ensure_default_sg(&n.project_id);
         self.networks.insert(id.clone(), n);
         Ok(id)
     }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::input::{Attr, AttrType, Attributes, HostId, JsonList, List, StdBody, Uuid, pyrepr};
 use super::ipam::{FixedIps, parse_fixed_ip};
+use super::security_groups::GroupIds;
 use super::{Caller, Kind, Obj, PortIndex, StdAttrs, Store, found, index_insert, index_remove, update_field};
 use crate::error::{Error, Result};
 
@@ -95,7 +96,7 @@ struct PortBody {
     fixed_ips: Attr<List>,
     device_id: Attr<String>,
     device_owner: Attr<String>,
-    security_groups: Attr<List>,
+    security_groups: Attr<GroupIds>,
     #[serde(rename = "binding:host_id")]
     host_id: Attr<HostId>,
     #[serde(rename = "binding:profile")]
@@ -269,13 +270,33 @@ impl Store {
         self.create_port(&admin, body.as_object().unwrap_or(&Obj::new()))
     }
 
-    fn default_sg(&mut self, project: &str) -> String {
-        if let Some(sg) = self.default_sgs.get(project) {
-            return sg.clone();
+    /// A port's groups as asked: none on the service's own ports (Neutron trusts
+    /// them), none without port security (and none may be asked for then), the
+    /// project's default group when none is named.
+    fn port_groups(
+        &mut self,
+        caller: &Caller,
+        project: &str,
+        device_owner: &str,
+        port_security: bool,
+        asked: Option<Vec<String>>,
+    ) -> Result<Vec<String>> {
+        if device_owner.starts_with("network:") {
+            return Ok(Vec::new());
         }
-        let sg = self.new_id();
-        self.default_sgs.insert(project.to_string(), sg.clone());
-        sg
+        match asked {
+            Some(ids) if !port_security && !ids.is_empty() => Err(Error::BadRequest(
+                "PortSecurityAndIPRequiredForSecurityGroups",
+                "Port security must be enabled and port must have an IP address in order to use security groups."
+                    .into(),
+            )),
+            Some(ids) => {
+                self.check_port_groups(caller, project, &ids)?;
+                Ok(ids)
+            }
+            None if port_security => Ok(vec![self.ensure_default_sg(project)]),
+            None => Ok(Vec::new()),
+        }
     }
 
     pub fn create_port(&mut self, caller: &Caller, obj: &Obj) -> Result<String> {
@@ -296,7 +317,7 @@ impl Store {
         let profile = b.profile.get("binding:profile")?.map_or_else(|| json!({}), |p| p.0);
         let requested_mac = b.mac_address.get("mac_address")?.map(|m| parse_mac(&m)).transpose()?;
         let device_owner = b.device_owner.get("device_owner")?.unwrap_or_default();
-        let security_groups = b.security_groups.get("security_groups")?.and_then(|l| l.0);
+        let security_groups = b.security_groups.get("security_groups")?.map(|g| g.0);
         let requested = b.fixed_ips.get("fixed_ips")?.and_then(|l| l.0);
         if let Some(reqs) = &requested {
             reqs.iter().try_for_each(|r| parse_fixed_ip(r).map(drop))?;
@@ -316,11 +337,7 @@ impl Store {
             }
             None => self.new_mac(&network_id),
         };
-        let security_groups = match security_groups {
-            Some(l) => List::strings(&l),
-            None if device_owner.starts_with("network:") => Vec::new(),
-            None => vec![self.default_sg(&project_id)],
-        };
+        let security_groups = self.port_groups(caller, &project_id, &device_owner, port_security, security_groups)?;
         let fixed_ips = self.allocate(&network_id, &mac, requested.as_deref(), &[], &device_owner)?;
         // Setting the tags is a revision of its own.
         let revision = 1 + u64::from(!tags.is_empty());
@@ -381,8 +398,9 @@ impl Store {
         update_field(&mut p.vnic_type, b.vnic_type.get("binding:vnic_type")?.map(|v| v.0));
         update_field(&mut p.profile, b.profile.get("binding:profile")?.map(|v| v.0));
         update_field(&mut p.host_id, b.host_id.get("binding:host_id")?.map(|h| h.0));
-        let security_groups = b.security_groups.get("security_groups")?.and_then(|l| l.0);
-        update_field(&mut p.security_groups, security_groups.as_deref().map(List::strings));
+        if let Some(ids) = b.security_groups.get("security_groups")?.map(|g| g.0) {
+            p.security_groups = self.port_groups(caller, &p.project_id, &p.device_owner, p.port_security, Some(ids))?;
+        }
         update_field(
             &mut p.allowed_address_pairs,
             b.allowed_address_pairs.valid().map(|l| l.0),

@@ -351,7 +351,7 @@ async fn failed_port_create_leaks_no_fixed_ip() {
     assert_eq!(st, 400);
     assert_eq!(
         v["NeutronError"]["message"],
-        "Invalid input for description. Reason: 5 is not a valid string."
+        "Invalid input for description. Reason: '5' is not a valid string."
     );
     assert_eq!(h.port_count(), 0);
     // The exact address is still free, then the other four still auto-allocate.

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use netcache_compute::virt::{FakeVirt, VirtDriver};
 use netcache_compute::{Compute, ComputeConfig, CreateServer, RequestContext};
-use netcache_domain::neutron::{FloatingIp, Network, Port, Subnet};
+use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
 use netcache_domain::{NetworkId, PortId, ServerId};
 use netcache_neutron::{
     Auth, ClientConfig, FloatingIpFilter, HttpNeutron, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate,
-    Result, SubnetFilter,
+    Result, SecurityGroupFilter, SubnetFilter,
 };
 use neutron_sim::{DefaultTopology, NeutronSim, RunningSim, SimConfig, SimHandle};
 use serde_json::{Value, json};
@@ -62,6 +62,9 @@ impl NeutronApi for Recording {
     }
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {
         self.inner.list_floating_ips(filter).await
+    }
+    async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
+        self.inner.list_security_groups(filter).await
     }
 }
 
@@ -137,6 +140,7 @@ impl Harness {
                         tag: None,
                     }]),
                     key_name: None,
+                    security_groups: vec![],
                 },
             )
             .await

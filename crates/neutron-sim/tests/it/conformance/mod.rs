@@ -216,5 +216,6 @@ mod floating_ips;
 mod lists;
 mod networks;
 mod ports;
+mod security_groups;
 mod tags;
 mod validation;
