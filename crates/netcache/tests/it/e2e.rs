@@ -291,12 +291,15 @@ async fn user_ports_and_attach_detach() {
             Method::POST,
             &path,
             Some(
-                json!({"interfaceAttachment": {"net_id": e.nets.private, "fixed_ips": [{"ip_address": "10.13.0.77"}]}}),
+                json!({"interfaceAttachment": {"net_id": e.nets.private, "fixed_ips": [{"ip_address": "10.13.0.250"}]}}),
             ),
         )
         .await;
     assert_eq!(status, 200, "{by_ip}");
-    assert_eq!(by_ip["interfaceAttachment"]["fixed_ips"][0]["ip_address"], "10.13.0.77");
+    assert_eq!(
+        by_ip["interfaceAttachment"]["fixed_ips"][0]["ip_address"],
+        "10.13.0.250"
+    );
     let other = e
         .neutron
         .create_port(json!({"network_id": e.nets.private, "project_id": e.project}))
@@ -345,7 +348,7 @@ async fn heal_refreshes_and_reports_a_foreign_ghost_without_adding_it() {
     e.neutron
         .update_port(
             &port,
-            json!({"fixed_ips": [{"subnet_id": e.nets.subnet, "ip_address": "10.14.0.99"}]}),
+            json!({"fixed_ips": [{"subnet_id": e.nets.subnet, "ip_address": "10.14.0.250"}]}),
         )
         .await;
     let fip = e.neutron.associate_floating_ip(&e.nets.public, &port, &e.project).await;
@@ -357,7 +360,7 @@ async fn heal_refreshes_and_reports_a_foreign_ghost_without_adding_it() {
     let report = e.app.compute.heal().await.unwrap();
     assert_eq!(report.ghosts.len(), 1, "{report:?}");
     let server = e.server(&id).await.to_string();
-    assert!(server.contains("10.14.0.99") && server.contains(&fip), "{server}");
+    assert!(server.contains("10.14.0.250") && server.contains(&fip), "{server}");
     assert!(!server.contains(stranger["fixed_ips"][0]["ip_address"].as_str().unwrap()));
     assert_eq!(e.interfaces(&id).await, [port]);
     let audit = e.app.compute.audit(&|_, _| {}).await.unwrap();

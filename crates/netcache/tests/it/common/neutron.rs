@@ -66,7 +66,9 @@ impl Backdoor {
             .collect()
     }
 
-    /// Fresh networks for one test, in `project`.
+    /// Fresh networks for one test, in `project`. The private subnet hands out
+    /// `.2`–`.199` only: a real Neutron picks addresses at random, so a test that asks
+    /// for a fixed IP takes one from `.200` up, where no allocated port can be.
     pub async fn networks(&self, project: &str, third_octet: u8) -> Networks {
         let tag = &uuid::Uuid::new_v4().simple().to_string()[..8];
         let private_name = format!("private-{tag}");
@@ -82,7 +84,8 @@ impl Backdoor {
         let subnet = self
             .post(
                 "/subnets",
-                json!({"subnet": {"network_id": private, "ip_version": 4, "cidr": format!("10.{third_octet}.0.0/24"), "project_id": project, "name": format!("sub-{tag}")}}),
+                json!({"subnet": {"network_id": private, "ip_version": 4, "cidr": format!("10.{third_octet}.0.0/24"), "project_id": project, "name": format!("sub-{tag}"),
+                    "allocation_pools": [{"start": format!("10.{third_octet}.0.2"), "end": format!("10.{third_octet}.0.199")}]}}),
             )
             .await["subnet"]["id"]
             .as_str()
