@@ -33,6 +33,9 @@ pub(crate) struct NewPortSlot {
     pub network_id: NetworkId,
     pub fixed_ip: Option<IpAddr>,
     pub tag: Option<String>,
+    /// The boot's groups on a boot; none on an attach, so Neutron gives the
+    /// project's default group, as Nova does.
+    pub security_groups: Vec<String>,
 }
 
 impl Compute {
@@ -140,8 +143,7 @@ impl Compute {
             binding_host_id: Some(host.to_string()),
             name,
             tags,
-            // The boot's groups, on every port of the server netcache creates.
-            security_groups: (!server.security_groups.is_empty()).then(|| server.security_groups.clone()),
+            security_groups: (!slot.security_groups.is_empty()).then(|| slot.security_groups.clone()),
         }
     }
 

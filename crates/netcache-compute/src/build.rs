@@ -422,6 +422,7 @@ impl Compute {
                         network_id,
                         fixed_ip,
                         tag,
+                        security_groups: server.security_groups.clone(),
                     };
                     self.allocate_new_port(server, host, &slot).await?;
                 }

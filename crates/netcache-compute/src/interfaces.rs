@@ -181,6 +181,7 @@ impl Compute {
                     network_id: network_id.ok_or(Error::NoNetworkAvailable)?,
                     fixed_ip,
                     tag,
+                    security_groups: Vec::new(),
                 };
                 self.allocate_new_port(&server, &host, &slot).await
             }

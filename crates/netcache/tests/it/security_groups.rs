@@ -1,5 +1,5 @@
 //! Security groups as Nova has them with Neutron: a boot's groups (by name or
-//! id, among its project's) on every port netcache creates for the server, the
+//! id, among its project's) on every port the boot creates for the server, the
 //! groups a server shows, and the actions `addSecurityGroup` /
 //! `removeSecurityGroup` as durable operations.
 
@@ -87,6 +87,14 @@ async fn a_boot_puts_every_port_it_creates_in_its_groups_and_the_server_shows_th
     // Recorded with the server: a build that resumes creates its ports alike.
     let row = t.app().compute.server(id.parse().unwrap()).await.unwrap();
     assert_eq!(row.security_groups, std::slice::from_ref(&web));
+    // An attach is not a boot: Nova creates its port without groups, so Neutron
+    // puts it in the project's default group.
+    let body = json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}});
+    let (status, attached) = t.post(&format!("/servers/{id}/os-interface"), body).await;
+    assert_eq!(status, 200, "{attached}");
+    let new_port = attached["interfaceAttachment"]["port_id"].as_str().unwrap();
+    let (_, groups) = port_groups(&t, id).into_iter().find(|(p, _)| p == new_port).unwrap();
+    assert_eq!(groups, json!([default_group(&t)]));
 
     // By id too; a user's port keeps its own groups (Nova leaves it alone).
     let user_id = t.user_port(json!({}))["id"].as_str().unwrap().to_owned();
