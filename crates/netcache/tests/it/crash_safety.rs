@@ -9,11 +9,7 @@ use netcache_domain::ServerId;
 use netcache_domain::intent::IntentState;
 
 async fn crash_then_restart(crash_at: fn(&mut netcache::settings::Settings)) -> (TestApp, String) {
-    let mut t = TestApp::with(common::Options {
-        tweak: crash_at,
-        ..common::Options::default()
-    })
-    .await;
+    let mut t = TestApp::doomed(crash_at).await;
     let id = t.boot_on_private().await;
     assert!(t.app().compute.has_crashed());
     assert_eq!(t.server(&id).await["status"], "BUILD");

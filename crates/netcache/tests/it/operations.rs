@@ -4,28 +4,11 @@
 
 use crate::common;
 
-use common::{Options, TestApp};
+use common::TestApp;
 use netcache_domain::ServerId;
 use netcache_domain::vif::VifState;
 use neutron_sim::{FaultAction, FaultRule};
 use serde_json::{Value, json};
-
-/// A service that dies (stops dead, its node lock dropped) at the crash point `tweak` sets.
-async fn doomed(tweak: Tweak) -> TestApp {
-    TestApp::with(Options {
-        tweak,
-        ..Options::default()
-    })
-    .await
-}
-
-/// Restarts on the same database without the crash point; the new incarnation
-/// takes the dead one's operations over at once and finishes them.
-async fn restart_clean(t: &mut TestApp) {
-    assert!(t.app().compute.has_crashed(), "the crash point was reached");
-    t.restart(|s| s.compute.crash_at = None).await;
-    t.app().compute.settle().await;
-}
 
 async fn ops_left(t: &TestApp) -> usize {
     t.app().compute.store().operations().await.unwrap().len()
@@ -45,10 +28,10 @@ async fn a_build_interrupted_at_any_step_is_finished_after_a_restart() {
         ("after-create-sent", crash_at!("after-create-sent")),
         ("before-spawn", crash_at!("before-spawn")),
     ] {
-        let mut t = doomed(tweak).await;
+        let mut t = TestApp::doomed(tweak).await;
         let id = t.boot_on_private().await;
         assert_eq!(t.server(&id).await["status"], "BUILD", "{point}");
-        restart_clean(&mut t).await;
+        t.restart_clean().await;
         assert_eq!(t.server(&id).await["status"], "ACTIVE", "{point}");
         let ports = t.neutron_ports(&id);
         assert_eq!(ports.len(), 1, "{point}: {ports:?}");
@@ -73,14 +56,14 @@ async fn a_build_interrupted_at_any_step_is_finished_after_a_restart() {
 /// again) and the server ends SHUTOFF with one finished stop action.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_interrupted_after_the_driver_acted_is_finished_after_a_restart() {
-    let mut t = doomed(crash_at!("after-power-changed")).await;
+    let mut t = TestApp::doomed(crash_at!("after-power-changed")).await;
     let id = t.boot_on_private().await;
     let (status, body) = t.post(&format!("/servers/{id}/action"), json!({"os-stop": null})).await;
     assert_eq!(status, 202, "{body}");
     t.app().compute.settle().await;
     let server = t.server(&id).await;
     assert_eq!(server["OS-EXT-STS:task_state"], "powering-off", "{server}");
-    restart_clean(&mut t).await;
+    t.restart_clean().await;
     let server = t.server(&id).await;
     assert_eq!(server["status"], "SHUTOFF", "{server}");
     assert!(server["OS-EXT-STS:task_state"].is_null(), "{server}");
@@ -123,7 +106,7 @@ async fn a_rebuild_interrupted_at_any_step_is_finished_after_a_restart() {
             assert_eq!(code, 202, "{point}: {body}");
             t.app().compute.settle().await;
             assert_eq!(t.server(&id).await["status"], "REBUILD", "{point}");
-            restart_clean(&mut t).await;
+            t.restart_clean().await;
             let server = t.server(&id).await;
             assert_eq!(
                 (&server["status"], &server["image"]["id"]),
@@ -154,7 +137,7 @@ const RELEASE_CRASH_POINTS: [(&str, Tweak); 2] = [
 
 /// A doomed service with a server of two ports on the private network.
 async fn doomed_with_two_ports(tweak: Tweak) -> (TestApp, String) {
-    let t = doomed(tweak).await;
+    let t = TestApp::doomed(tweak).await;
     let net = &t.topology.private_network_id;
     let id = t.boot(json!([{"uuid": net}, {"uuid": net}])).await;
     (t, id)
@@ -167,7 +150,7 @@ async fn a_delete_interrupted_at_any_step_is_finished_after_a_restart() {
         assert_eq!(t.server(&id).await["status"], "ACTIVE");
         let (status, _) = t.delete(&format!("/servers/{id}")).await;
         assert_eq!(status, 204, "{point}");
-        restart_clean(&mut t).await;
+        t.restart_clean().await;
         assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404, "{point}");
         assert!(t.neutron_ports(&id).is_empty(), "{point}: ports left");
         assert_eq!(ops_left(&t).await, 0, "{point}");
@@ -188,7 +171,7 @@ async fn a_detach_interrupted_at_any_step_is_finished_after_a_restart() {
         assert_eq!(status, 202, "{point}");
         // Released from the cache in the commit that recorded the release.
         assert_eq!(t.interface_port_ids(&id).await, [ports[0].clone()], "{point}");
-        restart_clean(&mut t).await;
+        t.restart_clean().await;
         assert_eq!(t.interface_port_ids(&id).await, [ports[0].clone()], "{point}");
         assert_eq!(
             t.neutron_port(&ports[1]).0,
@@ -208,7 +191,7 @@ async fn an_attach_interrupted_at_any_step_is_finished_after_a_restart() {
         ),
         ("after-create-sent", crash_at!("after-create-sent")),
     ] {
-        let mut t = doomed(tweak).await;
+        let mut t = TestApp::doomed(tweak).await;
         // A user port: the boot creates no port, so the crash point is the attach's.
         let user = t.user_port(json!({"network_id": t.topology.private_network_id}));
         let user_id = user["id"].as_str().unwrap().to_owned();
@@ -217,7 +200,7 @@ async fn an_attach_interrupted_at_any_step_is_finished_after_a_restart() {
         let net = t.topology.private_network_id.clone();
         let (status, body) = t.post(&path, json!({"interfaceAttachment": {"net_id": net}})).await;
         assert_eq!(status, 503, "{point}: the process died before the outcome: {body}");
-        restart_clean(&mut t).await;
+        t.restart_clean().await;
         let attached = t.interface_port_ids(&id).await;
         assert_eq!(attached.len(), 2, "{point}: {attached:?}");
         assert_eq!(t.neutron_ports(&id).len(), 2, "{point}: nothing duplicated");

@@ -324,26 +324,9 @@ async fn a_change_is_refused_while_another_operation_of_the_server_runs() {
     );
 }
 
-/// A service that dies at the crash point `point`.
-async fn doomed(tweak: fn(&mut netcache::settings::Settings)) -> TestApp {
-    TestApp::with(Options {
-        tweak,
-        ..Options::default()
-    })
-    .await
-}
-
-/// Restarts without the crash point; the new incarnation finishes what the dead one left.
-async fn restart_clean(t: &mut TestApp) {
-    assert!(t.app().compute.has_crashed(), "the crash point was reached");
-    t.restart(|s| s.compute.crash_at = None).await;
-    t.app().compute.settle().await;
-    assert_eq!(t.app().compute.store().operations().await.unwrap().len(), 0);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_interrupted_after_a_port_changed_is_finished_after_a_restart() {
-    let mut t = doomed(|s| s.compute.crash_at = Some("after-security-group-applied".into())).await;
+    let mut t = TestApp::doomed(|s| s.compute.crash_at = Some("after-security-group-applied".into())).await;
     let db = group(&t, PROJECT, "db");
     let default = default_group(&t);
     let (_, created) = boot_with(&t, None, two_ports(&t)).await;
@@ -357,7 +340,8 @@ async fn a_change_interrupted_after_a_port_changed_is_finished_after_a_restart()
         .filter(|(_, groups)| *groups == json!([default, db]))
         .count();
     assert_eq!(changed, 1);
-    restart_clean(&mut t).await;
+    t.restart_clean().await;
+    assert!(t.app().compute.store().operations().await.unwrap().is_empty());
     for (port, groups) in port_groups(&t, &id) {
         assert_eq!(groups, json!([default, db]), "{port}");
     }
@@ -381,7 +365,7 @@ async fn a_change_interrupted_after_a_port_changed_is_finished_after_a_restart()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_build_resumed_after_a_crash_creates_its_ports_in_the_boot_groups() {
-    let mut t = doomed(|s| s.compute.crash_at = Some("after-intent-recorded".into())).await;
+    let mut t = TestApp::doomed(|s| s.compute.crash_at = Some("after-intent-recorded".into())).await;
     let web = group(&t, PROJECT, "web");
     let (status, created) = boot_with(
         &t,
@@ -392,7 +376,8 @@ async fn a_build_resumed_after_a_crash_creates_its_ports_in_the_boot_groups() {
     assert_eq!(status, 202, "{created}");
     let id = created["server"]["id"].as_str().unwrap().to_owned();
     assert!(t.neutron_ports(&id).is_empty());
-    restart_clean(&mut t).await;
+    t.restart_clean().await;
+    assert!(t.app().compute.store().operations().await.unwrap().is_empty());
     assert_eq!(t.server(&id).await["status"], "ACTIVE");
     assert_eq!(port_groups(&t, &id)[0].1, json!([web]));
     let (status, _) = t.call(Method::DELETE, &format!("/servers/{id}"), None).await;

@@ -184,11 +184,7 @@ async fn reset_state_refusals_are_novas() {
 /// itself: a reset then is a 409, and goes through once the operation ended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_state_leaves_a_server_an_operation_holds_alone() {
-    let mut t = TestApp::with(Options {
-        tweak: |s| s.compute.crash_at = Some("after-power-changed".into()),
-        ..Options::default()
-    })
-    .await;
+    let mut t = TestApp::doomed(|s| s.compute.crash_at = Some("after-power-changed".into())).await;
     let id = t.boot(json!("none")).await;
     assert_eq!(act(&t, &id, json!({"os-stop": null})).await.0, 202);
     assert!(t.app().compute.has_crashed());

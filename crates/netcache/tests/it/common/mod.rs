@@ -205,6 +205,23 @@ impl TestApp {
         self.app = Some(App::start(&self.settings).await.unwrap());
     }
 
+    /// A service that dies (stops dead, its node lock dropped) at the crash point `tweak` sets.
+    pub async fn doomed(tweak: fn(&mut Settings)) -> Self {
+        Self::with(Options {
+            tweak,
+            ..Options::default()
+        })
+        .await
+    }
+
+    /// Restarts on the same database without the crash point; the new incarnation
+    /// takes the dead one's operations over at once and finishes them.
+    pub async fn restart_clean(&mut self) {
+        assert!(self.app().compute.has_crashed(), "the crash point was reached");
+        self.restart(|s| s.compute.crash_at = None).await;
+        self.app().compute.settle().await;
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}/v2.1{path}", self.app().api_url())
     }
