@@ -100,16 +100,6 @@ impl PowerAction {
 mod tests {
     use super::*;
 
-    const ALL_STATES: [VmState; 7] = [
-        VmState::Building,
-        VmState::Active,
-        VmState::Stopped,
-        VmState::Paused,
-        VmState::Suspended,
-        VmState::Error,
-        VmState::Deleted,
-    ];
-
     /// Nova's `check_instance_state` table for these actions.
     #[test]
     fn each_action_starts_only_from_novas_states() {
@@ -128,7 +118,7 @@ mod tests {
             (PowerAction::Resume, &[Suspended]),
         ];
         for (action, allowed) in table {
-            for state in ALL_STATES {
+            for &state in VmState::ALL {
                 let started = action.begin(state, None, true);
                 assert_eq!(started.is_ok(), allowed.contains(&state), "{action:?} from {state}");
                 assert!(

@@ -46,15 +46,7 @@ mod tests {
 
     #[test]
     fn only_novas_states_are_rebuilt() {
-        for state in [
-            VmState::Building,
-            VmState::Active,
-            VmState::Stopped,
-            VmState::Paused,
-            VmState::Suspended,
-            VmState::Error,
-            VmState::Deleted,
-        ] {
+        for &state in VmState::ALL {
             let checked = check(state, None, true);
             if ALLOWED_FROM.contains(&state) {
                 assert_eq!(checked, Ok(()), "{state}");

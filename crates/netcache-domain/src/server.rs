@@ -111,6 +111,9 @@ macro_rules! string_enum {
         pub enum $name { $($(#[$vdoc])* $variant),+ }
 
         impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &[Self] = &[$(Self::$variant),+];
+
             pub fn as_str(self) -> &'static str {
                 match self { $(Self::$variant => $text),+ }
             }
