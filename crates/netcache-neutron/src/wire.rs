@@ -485,10 +485,6 @@ pub struct SubnetBody {
     pub ipv6_address_mode: Option<String>,
     #[serde(default)]
     pub ipv6_ra_mode: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant_id: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -551,10 +547,6 @@ pub struct FloatingIpBody {
     pub router_id: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant_id: Option<String>,
 }
 
 impl TryFrom<FloatingIpBody> for FloatingIp {
