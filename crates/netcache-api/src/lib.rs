@@ -50,6 +50,7 @@ pub mod wire;
 mod zones;
 
 pub use error::{ApiError, ApiResult, nova_error};
+pub use server_query::MAX_LIMIT;
 
 #[derive(Clone)]
 pub struct ApiConfig {
@@ -61,6 +62,9 @@ pub struct ApiConfig {
     pub keystone: Option<Arc<auth::KeystoneAuth>>,
     /// The rules in force (Nova's defaults and the deployment's overrides).
     pub policy: Arc<policy::Policy>,
+    /// The most servers a list page holds, and a page's size without `limit`
+    /// (Nova's `max_limit`).
+    pub max_limit: usize,
 }
 
 #[derive(Clone)]

@@ -16,7 +16,7 @@ use regex::Regex;
 use crate::error::{ApiError, ApiResult};
 use crate::wire::Paging;
 
-/// Nova's `max_limit`: the most servers one page holds.
+/// Nova's default `max_limit`: the most items one page holds.
 pub const MAX_LIMIT: usize = 1000;
 
 /// The keys Nova sorts servers by. Those netcache has no column for hold the
@@ -104,8 +104,9 @@ fn truthy(value: &str) -> bool {
 }
 
 impl ServerQuery {
-    /// Reads the query string's pairs for a caller (`admin` unlocks the admin filters).
-    pub fn parse(pairs: &[(String, String)], admin: bool) -> ApiResult<Self> {
+    /// Reads the query string's pairs for a caller (`admin` unlocks the admin
+    /// filters); a page holds `max_limit` servers, or `limit` if fewer.
+    pub fn parse(pairs: &[(String, String)], admin: bool, max_limit: usize) -> ApiResult<Self> {
         let mut query = Self::default();
         let mut keys: Vec<String> = Vec::new();
         let mut dirs: Vec<Direction> = Vec::new();
@@ -115,7 +116,7 @@ impl ServerQuery {
                     let limit = value
                         .parse::<usize>()
                         .map_err(|_| invalid(key, value, &format!("'{value}' does not match '^[0-9]*$'")))?;
-                    query.paging.limit = Some(limit.min(MAX_LIMIT));
+                    query.paging.limit = Some(limit.min(max_limit));
                 }
                 "marker" => query.paging.marker = Some(value.clone()),
                 "name" => {
@@ -155,9 +156,17 @@ impl ServerQuery {
             .map(|(i, k)| (k, dirs.get(i).copied().unwrap_or(fallback)))
             .collect();
         if query.sort.is_empty() {
-            query.sort.push(("created_at".to_owned(), Direction::Desc));
+            // Nova's default key, in the direction asked for, if any.
+            query.sort.push(("created_at".to_owned(), fallback));
         }
+        query.paging.limit.get_or_insert(max_limit);
         Ok(query)
+    }
+
+    /// Whether the order is the default, newest first: the store's keyset pages.
+    #[must_use]
+    pub fn newest_first(&self) -> bool {
+        matches!(self.sort.as_slice(), [(key, Direction::Desc)] if key == "created_at")
     }
 
     /// Whether the query looks at IP addresses (the servers' caches are needed).
@@ -264,10 +273,28 @@ mod tests {
             [("sort_dir", "sideways")],
             [("name", "(")],
         ] {
-            assert!(ServerQuery::parse(&pairs(&bad), false).is_err(), "{bad:?}");
+            assert!(ServerQuery::parse(&pairs(&bad), false, MAX_LIMIT).is_err(), "{bad:?}");
         }
-        let q = ServerQuery::parse(&pairs(&[("flavor_id", "x"), ("limit", "5000")]), false).unwrap();
+        let q = ServerQuery::parse(&pairs(&[("flavor_id", "x"), ("limit", "5000")]), false, MAX_LIMIT).unwrap();
         assert_eq!(q.paging.limit, Some(MAX_LIMIT));
+    }
+
+    #[test]
+    fn a_page_holds_max_limit_servers_without_a_limit_and_at_most_max_limit_with_one() {
+        assert_eq!(ServerQuery::parse(&[], false, 7).unwrap().paging.limit, Some(7));
+        let limited = |limit: &str| {
+            ServerQuery::parse(&pairs(&[("limit", limit)]), false, 7)
+                .unwrap()
+                .paging
+                .limit
+        };
+        assert_eq!(limited("3"), Some(3));
+        assert_eq!(limited("30"), Some(7));
+        assert!(ServerQuery::parse(&[], false, 7).unwrap().newest_first());
+        let by_name = ServerQuery::parse(&pairs(&[("sort_key", "display_name")]), false, 7).unwrap();
+        assert!(!by_name.newest_first());
+        let oldest = ServerQuery::parse(&pairs(&[("sort_dir", "asc")]), false, 7).unwrap();
+        assert!(!oldest.newest_first());
     }
 
     #[test]
@@ -279,7 +306,7 @@ mod tests {
             "2011-01-24T17:08",
             "2011-01-24T18:08:00+01:00",
         ] {
-            let q = ServerQuery::parse(&pairs(&[("changes-since", text)]), false).unwrap();
+            let q = ServerQuery::parse(&pairs(&[("changes-since", text)]), false, MAX_LIMIT).unwrap();
             assert_eq!(
                 q.changes_since.unwrap(),
                 "2011-01-24T17:08:00Z".parse::<DateTime<Utc>>().unwrap(),
@@ -293,12 +320,13 @@ mod tests {
         let q = ServerQuery::parse(
             &pairs(&[("deleted", "true"), ("host", "h1"), ("sort_key", "host")]),
             false,
+            MAX_LIMIT,
         )
         .unwrap();
         assert!(!q.deleted);
         assert!(q.host.is_none());
         assert_eq!(q.sort, [("created_at".to_owned(), Direction::Desc)]);
-        let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true).unwrap();
+        let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true, MAX_LIMIT).unwrap();
         assert!(q.deleted);
         assert_eq!(q.sort, [("host".to_owned(), Direction::Desc)]);
     }

@@ -1,6 +1,8 @@
 //! `/v2.1/servers` (lists, show, delete; a boot is `server_create`), addresses
 //! and instance actions.
 
+use std::collections::HashMap;
+
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -44,8 +46,8 @@ const DETAIL: ListRules = ListRules {
 
 /// One page of the servers the caller may list (its project's; every project's
 /// with `all_tenants`, admins only — an admin without it sees its own project's,
-/// as in Nova), filtered and sorted as asked: those after `marker` (400 if it is
-/// not one of them, as in Nova), at most `limit`.
+/// as in Nova), filtered and sorted as asked: those after `marker`, at most
+/// `limit` (at most, and by default, `max_limit`).
 async fn page_of_servers(
     state: &AppState,
     caller: &Caller,
@@ -54,7 +56,7 @@ async fn page_of_servers(
 ) -> ApiResult<(Vec<Server>, wire::Paging)> {
     caller.authorize(rules.list)?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    let query = ServerQuery::parse(&pairs, caller.ctx.is_admin())?;
+    let query = ServerQuery::parse(&pairs, caller.ctx.is_admin(), state.config.max_limit)?;
     let all_tenants = pairs
         .iter()
         .any(|(k, v)| k == "all_tenants" && !matches!(v.to_lowercase().as_str(), "0" | "false" | "off" | "no"));
@@ -64,31 +66,87 @@ async fn page_of_servers(
     } else {
         Some(caller.ctx.project_id.as_str())
     };
+    let servers = if query.newest_first() {
+        newest_page(state, project, &query).await?
+    } else {
+        sorted_page(state, project, &query).await?
+    };
+    Ok((servers, query.paging))
+}
+
+/// The default order: keyset pages from the store (newest first), filtered
+/// here until this page is full, so a request reads about one page of rows
+/// whatever the number of servers. The marker is any server the caller can
+/// see (Nova looks it up by id, filters aside); 400 if there is none.
+async fn newest_page(state: &AppState, project: Option<&str>, query: &ServerQuery) -> ApiResult<Vec<Server>> {
+    let limit = query.paging.limit.unwrap_or(state.config.max_limit);
+    let not_found = |marker: &str| ApiError::BadRequest(format!("marker [{marker}] not found"));
+    let mut after = match &query.paging.marker {
+        None => None,
+        Some(marker) => {
+            let id = marker.parse().map_err(|_| not_found(marker))?;
+            let server = state.compute.server(id).await.map_err(|_| not_found(marker))?;
+            if project.is_some_and(|p| server.project_id.as_str() != p) {
+                return Err(not_found(marker));
+            }
+            Some(server)
+        }
+    };
     let with_deleted = query.deleted || query.changes_since.is_some();
-    let mut servers = Vec::new();
-    for server in state.compute.servers(project, with_deleted).await? {
-        let info = if query.needs_addresses() {
-            Some(state.compute.network_info(server.id).await?)
+    let mut page = Vec::new();
+    while page.len() < limit {
+        let chunk = state
+            .compute
+            .servers_newest_first(project, with_deleted, after.as_ref(), limit)
+            .await?;
+        let exhausted = chunk.len() < limit;
+        let infos = if query.needs_addresses() {
+            let ids: Vec<_> = chunk.iter().map(|s| s.id).collect();
+            state.compute.network_infos(&ids).await?
         } else {
-            None
+            HashMap::new()
         };
-        if query.matches(&server, info.as_ref()) {
-            servers.push(server);
+        after = chunk.last().cloned();
+        page.extend(
+            chunk
+                .into_iter()
+                .filter(|s| query.matches(s, infos.get(&s.id)))
+                .take(limit - page.len()),
+        );
+        if exhausted {
+            break;
         }
     }
+    Ok(page)
+}
+
+/// Any other order: every server the caller may list, sorted here; the marker
+/// must be one of them (400 otherwise, as in Nova).
+async fn sorted_page(state: &AppState, project: Option<&str>, query: &ServerQuery) -> ApiResult<Vec<Server>> {
+    let with_deleted = query.deleted || query.changes_since.is_some();
+    let candidates = state.compute.servers(project, with_deleted).await?;
+    let infos = if query.needs_addresses() {
+        let ids: Vec<_> = candidates.iter().map(|s| s.id).collect();
+        state.compute.network_infos(&ids).await?
+    } else {
+        HashMap::new()
+    };
+    let mut servers: Vec<Server> = candidates
+        .into_iter()
+        .filter(|s| query.matches(s, infos.get(&s.id)))
+        .collect();
     query.sort(&mut servers);
-    let paging = query.paging;
-    if let Some(marker) = &paging.marker {
+    if let Some(marker) = &query.paging.marker {
         let position = servers
             .iter()
             .position(|s| s.id.to_string() == *marker)
             .ok_or_else(|| ApiError::BadRequest(format!("marker [{marker}] not found")))?;
         servers.drain(..=position);
     }
-    if let Some(limit) = paging.limit {
+    if let Some(limit) = query.paging.limit {
         servers.truncate(limit);
     }
-    Ok((servers, paging))
+    Ok(servers)
 }
 
 async fn list(
@@ -111,9 +169,10 @@ async fn list_detail(
     let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL).await?;
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
     let mut groups = state.compute.security_groups_of(&ids).await?;
+    let mut infos = state.compute.network_infos(&ids).await?;
     let mut views = Vec::new();
     for server in servers {
-        let info = state.compute.network_info(server.id).await?;
+        let info = infos.remove(&server.id).unwrap_or_default();
         let names = groups.remove(&server.id).unwrap_or_default();
         views.push(wire::server_detail(base, &server, &info, &names));
     }

@@ -392,6 +392,7 @@ impl Compute {
             .neutron
             .list_floating_ips(&netcache_neutron::FloatingIpFilter {
                 port_ids: vec![port_id.clone()],
+                ..netcache_neutron::FloatingIpFilter::default()
             })
             .await?)
     }

@@ -146,11 +146,15 @@ impl Compute {
         let total = servers.len();
         progress(0, total);
         for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
+            let ids: Vec<ServerId> = batch.iter().map(|s| s.id).collect();
+            let caches = self.store.caches_of(&ids).await?;
             let vifs = self.records_of(batch).await?;
-            let observation = self.observe(batch, &vifs).await?;
+            let observation = self.observe(batch, &vifs, None).await?;
             for server in batch {
                 let records = &vifs[&server.id];
-                let stored = self.store.cache(server.id).await?;
+                let stored = caches
+                    .get(&server.id)
+                    .ok_or_else(|| netcache_store::Error::NotFound(format!("cache of server {}", server.id)))?;
                 let device_id = server.id.to_string();
                 let observed = observation.observed(records);
                 let fresh = cache::build_network_info(&CacheInputs {

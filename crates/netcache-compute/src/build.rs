@@ -715,6 +715,23 @@ impl Compute {
             .await?)
     }
 
+    /// At most `limit` servers of a project (all when `None`), newest first,
+    /// after `after` if given: one keyset page from the store.
+    pub async fn servers_newest_first(
+        &self,
+        project: Option<&str>,
+        include_deleted: bool,
+        after: Option<&Server>,
+        limit: usize,
+    ) -> Result<Vec<Server>> {
+        let filter = ServerFilter {
+            project_id: project.map(ProjectId::from),
+            include_deleted,
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Ok(self.store.servers_newest_first(&filter, after, limit).await?)
+    }
+
     pub async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {
         self.server(server_id).await?;
         Ok(self.store.actions(server_id).await?)

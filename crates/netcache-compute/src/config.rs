@@ -23,6 +23,7 @@ pub struct ComputeConfig {
     pub virt: VirtConfig,
     pub heal: HealConfig,
     pub gc: GcConfig,
+    pub retention: RetentionConfig,
     /// Wait this long for `network-vif-plugged` of inactive ports before spawning
     /// (Nova's `vif_plugging_timeout`); zero does not wait.
     pub vif_plugging_timeout: Duration,
@@ -91,6 +92,7 @@ impl Default for ComputeConfig {
             virt: VirtConfig::default(),
             heal: HealConfig::default(),
             gc: GcConfig::default(),
+            retention: RetentionConfig::default(),
             vif_plugging_timeout: Duration::ZERO,
             vif_plugging_is_fatal: true,
             operations: OperationsConfig::default(),
@@ -99,6 +101,25 @@ impl Default for ComputeConfig {
             crash_at: None,
             #[cfg(feature = "testing")]
             sabotage: None,
+        }
+    }
+}
+
+/// The purge of deleted servers (Nova's `archive_deleted_rows` plus `purge`).
+#[derive(Clone, Debug)]
+pub struct RetentionConfig {
+    /// Time between purges; zero disables the loop (`netcache purge` still works).
+    pub interval: Duration,
+    /// A deleted server is purged, with its cache, intents and actions, this long
+    /// after its deletion (never while heal still watches it for ghosts).
+    pub purge_deleted_after: Duration,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(3600),
+            purge_deleted_after: Duration::from_secs(30 * 24 * 3600),
         }
     }
 }

@@ -13,7 +13,6 @@ use netcache_domain::ghost::{self, Ghost};
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{PortId, ServerId};
-use netcache_neutron::FloatingIpFilter;
 use tracing::{info, warn};
 
 use crate::heal::HealReport;
@@ -121,12 +120,7 @@ impl Compute {
         };
         let observed = match port {
             Some(port) => {
-                let floating_ips = self
-                    .neutron
-                    .list_floating_ips(&FloatingIpFilter {
-                        port_ids: vec![port_id.clone()],
-                    })
-                    .await?;
+                let floating_ips = self.floating_ips_of(port_id).await?;
                 Observed::Present { port, floating_ips }
             }
             None => Observed::Gone,
@@ -177,7 +171,7 @@ impl Compute {
     async fn refresh_server(&self, server: &Server) -> Result<()> {
         let caches = self.caches_of(std::slice::from_ref(server)).await?;
         let vifs = self.records_of(std::slice::from_ref(server)).await?;
-        let observation = self.observe(std::slice::from_ref(server), &vifs).await?;
+        let observation = self.observe(std::slice::from_ref(server), &vifs, None).await?;
         let mut report = HealReport::default();
         if let Some(stored) = caches.get(&server.id) {
             self.heal_server(

@@ -1,22 +1,22 @@
 //! Heal: every server's cache refreshed from Neutron in batches — one port list
-//! per batch of servers, floating IPs once per batch, network details from the
-//! catalog. Membership never changes here: ports that carry a server's
+//! per batch of servers, the floating IPs of the servers' projects once per pass,
+//! network details from the catalog; the store read a batch at a time. Membership never changes here: ports that carry a server's
 //! `device_id` without a VIF record are recorded as ghost sightings, never added
 //! (invariant 1); VIFs whose ports are gone or reassigned are recorded as lost.
 
 use std::collections::{HashMap, HashSet};
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::cache::{self, CacheInputs, LostReason, LostVif, Observed, OnLost};
 use netcache_domain::change::Change;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
 use netcache_domain::neutron::{FloatingIp, Port};
-use netcache_domain::server::{Server, VmState};
+use netcache_domain::server::Server;
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
-use netcache_domain::{PortId, ServerId};
+use netcache_domain::{PortId, ProjectId, ServerId};
 use netcache_neutron::{FloatingIpFilter, PortFilter};
-use netcache_store::{ServerFilter, StoredCache};
+use netcache_store::StoredCache;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
@@ -95,6 +95,10 @@ impl Compute {
             .into_iter()
             .map(|s| (s.port_id.clone(), s))
             .collect();
+        // The generations before Neutron is read: a cache written after the
+        // floating IPs were listed fails the compare-and-swap of this pass.
+        let generations = self.store.live_cache_generations().await?;
+        let floating_ips = self.floating_ips_of_projects(&servers).await?;
         let mut report = HealReport {
             servers: servers.len(),
             ..HealReport::default()
@@ -105,9 +109,14 @@ impl Compute {
             report.batches += 1;
             // Generations first: a change committed after this read fails the
             // compare-and-swap of the cache this pass computes.
-            let caches = self.caches_of(batch).await?;
+            let mut caches = self.caches_of(batch).await?;
+            for (id, cache) in &mut caches {
+                if let Some(&generation) = generations.get(id) {
+                    cache.generation = generation;
+                }
+            }
             let vifs = self.records_of(batch).await?;
-            let observation = self.observe(batch, &vifs).await?;
+            let observation = self.observe(batch, &vifs, Some(&floating_ips)).await?;
             for server in batch {
                 let records = &vifs[&server.id];
                 if let Some(stored) = caches.get(&server.id) {
@@ -164,26 +173,42 @@ impl Compute {
 
     /// Live servers, and deleted ones still inside the ghost-watch window.
     pub(crate) async fn watched_servers(&self, now: DateTime<Utc>) -> Result<Vec<Server>> {
-        let window = TimeDelta::from_std(self.config.heal.deleted_window).unwrap_or(TimeDelta::MAX);
-        Ok(self
-            .store
-            .servers(&ServerFilter {
-                project_id: None,
-                include_deleted: true,
-            })
-            .await?
-            .into_iter()
-            .filter(|s| s.vm_state != VmState::Deleted || s.deleted_at.is_some_and(|d| now - d < window))
-            .collect())
+        let since = now
+            .checked_sub_signed(self.ghost_watch())
+            .unwrap_or(DateTime::UNIX_EPOCH);
+        Ok(self.store.watched_servers(since).await?)
     }
 
     /// The stored caches of a batch's live servers.
     pub(crate) async fn caches_of(&self, servers: &[Server]) -> Result<HashMap<ServerId, StoredCache>> {
-        let mut caches = HashMap::with_capacity(servers.len());
-        for server in servers.iter().filter(|s| !s.is_deleted()) {
-            caches.insert(server.id, self.store.cache(server.id).await?);
+        let live: Vec<ServerId> = servers.iter().filter(|s| !s.is_deleted()).map(|s| s.id).collect();
+        Ok(self.store.caches_of(&live).await?)
+    }
+
+    /// Every floating IP of the live servers' projects, by port: one list per
+    /// 100 projects (not one per batch of servers).
+    async fn floating_ips_of_projects(&self, servers: &[Server]) -> Result<HashMap<PortId, Vec<FloatingIp>>> {
+        let mut projects: Vec<ProjectId> = servers
+            .iter()
+            .filter(|s| !s.is_deleted())
+            .map(|s| s.project_id.clone())
+            .collect();
+        projects.sort();
+        projects.dedup();
+        let mut by_port: HashMap<PortId, Vec<FloatingIp>> = HashMap::new();
+        if projects.is_empty() {
+            return Ok(by_port);
         }
-        Ok(caches)
+        let filter = FloatingIpFilter {
+            project_ids: projects,
+            ..FloatingIpFilter::default()
+        };
+        for fip in self.neutron.list_floating_ips(&filter).await? {
+            if let Some(port) = fip.port_id.clone() {
+                by_port.entry(port).or_default().push(fip);
+            }
+        }
+        Ok(by_port)
     }
 
     /// The VIF records of a batch of servers.
@@ -209,21 +234,25 @@ impl Compute {
         Ok(ghost::classify_ports(&device_id, &records, &ports, &self.deployment))
     }
 
+    /// The VIF records of a batch of servers; every server has an entry.
     pub(crate) async fn records_of(&self, servers: &[Server]) -> Result<HashMap<ServerId, Vec<VifRecord>>> {
-        let mut records = HashMap::with_capacity(servers.len());
-        for server in servers {
-            records.insert(server.id, self.store.vifs(server.id).await?);
+        let ids: Vec<ServerId> = servers.iter().map(|s| s.id).collect();
+        let mut records = self.store.vifs_of(&ids).await?;
+        for id in ids {
+            records.entry(id).or_default();
         }
         Ok(records)
     }
 
     /// Neutron's view of a batch: one port list by device id, one by port id for
-    /// recorded ports that list missed (reassigned ones; usually no call), one
-    /// floating IP list, and network details from the catalog.
+    /// recorded ports that list missed (reassigned ones; usually no call), the
+    /// floating IPs (from `listed`, else one list), and network details from the
+    /// catalog.
     pub(crate) async fn observe(
         &self,
         servers: &[Server],
         vifs: &HashMap<ServerId, Vec<VifRecord>>,
+        listed: Option<&HashMap<PortId, Vec<FloatingIp>>>,
     ) -> Result<Observation> {
         let mut ports: HashMap<PortId, Port> = self
             .neutron
@@ -258,10 +287,19 @@ impl Compute {
             .map(|v| v.port_id.clone())
             .collect();
         let mut floating_ips: HashMap<PortId, Vec<FloatingIp>> = HashMap::new();
-        if !recorded.is_empty() {
+        if let Some(listed) = listed {
+            for port in recorded {
+                if let Some(fips) = listed.get(&port) {
+                    floating_ips.insert(port, fips.clone());
+                }
+            }
+        } else if !recorded.is_empty() {
             for fip in self
                 .neutron
-                .list_floating_ips(&FloatingIpFilter { port_ids: recorded })
+                .list_floating_ips(&FloatingIpFilter {
+                    port_ids: recorded,
+                    ..FloatingIpFilter::default()
+                })
                 .await?
             {
                 if let Some(port) = fip.port_id.clone() {

@@ -43,6 +43,7 @@ mod power;
 mod quotas;
 mod rebuild;
 mod resume;
+mod retention;
 mod security_groups;
 mod server_state;
 pub mod virt;
@@ -51,7 +52,7 @@ pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit,
 pub use build::CreateServer;
 #[cfg(feature = "testing")]
 pub use config::Sabotage;
-pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, VirtConfig};
+pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, RetentionConfig, VirtConfig};
 pub use edit::ServerEdit;
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
@@ -61,6 +62,7 @@ pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
+pub use retention::purge;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;
@@ -287,6 +289,12 @@ impl Compute {
 
     pub async fn network_info(&self, id: ServerId) -> Result<NetworkInfo> {
         Ok(self.store.cache(id).await?.info)
+    }
+
+    /// The caches of a page of servers, read as a set; a server without one has no entry.
+    pub async fn network_infos(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, NetworkInfo>> {
+        let caches = self.store.caches_of(ids).await?;
+        Ok(caches.into_iter().map(|(id, cache)| (id, cache.info)).collect())
     }
 
     fn spawn_tracked(&self, task: impl Future<Output = ()> + Send + 'static) {

@@ -1,4 +1,4 @@
-//! The periodic heal and GC loops. Each wait is the interval plus a jitter drawn
+//! The periodic heal, GC and purge loops. Each wait is the interval plus a jitter drawn
 //! from an RNG seeded by the deployment id and this process's node (named by its
 //! hosts), so the processes of one deployment do not sweep in lockstep and a
 //! node's run is reproducible.
@@ -15,8 +15,8 @@ use tracing::error;
 use crate::Compute;
 
 impl Compute {
-    /// Starts the operation lease/takeover loop, and the heal and GC loops (each
-    /// only if its interval is non-zero).
+    /// Starts the operation lease/takeover loop, and the heal, GC and purge loops
+    /// (each only if its interval is non-zero).
     pub fn spawn_loops(self: &Arc<Self>) -> Vec<JoinHandle<()>> {
         let seed = jitter_seed(self.deployment.as_str(), &self.owner.node);
         let mut loops = vec![self.spawn_operation_loops()];
@@ -45,6 +45,21 @@ impl Compute {
                     tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
                     if let Err(e) = compute.gc().await {
                         error!(error = %e, "GC pass failed: {e}");
+                    }
+                }
+            }));
+        }
+        let retention = &self.config.retention;
+        if !retention.interval.is_zero() {
+            let compute = Arc::clone(self);
+            let interval = retention.interval;
+            let jitter = interval / 10;
+            loops.push(tokio::spawn(async move {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed.rotate_left(2));
+                loop {
+                    tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
+                    if let Err(e) = compute.purge_expired().await {
+                        error!(error = %e, "Purge failed: {e}");
                     }
                 }
             }));

@@ -239,9 +239,10 @@ impl Compute {
     /// a group Neutron no longer has is left out). One Neutron call at most,
     /// for names not seen lately.
     pub async fn security_groups_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, Vec<String>>> {
+        let mut records = self.store.vifs_of(servers).await?;
         let mut per_server = HashMap::new();
         for id in servers {
-            let mut vifs = interfaces(self.store.vifs(*id).await?);
+            let mut vifs = interfaces(records.remove(id).unwrap_or_default());
             vifs.sort_by_key(|v| v.position);
             let groups: Vec<String> = vifs
                 .into_iter()

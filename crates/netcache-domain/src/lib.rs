@@ -30,6 +30,7 @@ pub mod operation;
 pub mod power;
 pub mod quota;
 pub mod rebuild;
+pub mod retention;
 pub mod security_group;
 pub mod server;
 pub mod vif;

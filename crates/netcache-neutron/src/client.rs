@@ -707,7 +707,8 @@ impl NeutronApi for HttpNeutron {
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {
         const OP: &str = "list_floating_ips";
         let mut q = Query::default();
-        q.any_of("port_id", &filter.port_ids);
+        q.any_of("port_id", &filter.port_ids)
+            .any_of("project_id", &filter.project_ids);
         let bodies = self.list::<wire::FloatingIpList>(OP, &q).await?;
         Ok(dedup_by(convert_all(OP, bodies)?, |f: &FloatingIp| f.id.clone()))
     }

@@ -171,4 +171,6 @@ pub struct SecurityGroupFilter {
 pub struct FloatingIpFilter {
     /// OR of port ids.
     pub port_ids: Vec<PortId>,
+    /// OR of owning projects.
+    pub project_ids: Vec<ProjectId>,
 }

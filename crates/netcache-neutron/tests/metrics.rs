@@ -238,6 +238,7 @@ async fn every_attempt_is_counted_by_operation_and_outcome_and_timed() {
     api.list_subnets(&SubnetFilter::default()).await.unwrap();
     api.list_floating_ips(&FloatingIpFilter {
         port_ids: vec![p1.clone()],
+        ..FloatingIpFilter::default()
     })
     .await
     .unwrap();

@@ -2,9 +2,10 @@
 //! statement, bind and row decoding is written once here and runs on both
 //! backends. The backend modules only connect, migrate and supply a [`Dialect`].
 
-use std::fmt::Display;
+use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -16,27 +17,54 @@ use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
+use netcache_domain::retention::Purged;
 use netcache_domain::server::{Fault, Server};
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use sqlx::query::Query;
-use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
+use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
 use crate::{Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
 
+mod cols;
 mod quotas;
+mod retention;
+mod sets;
+
+use cols::{Cols, corrupt};
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.
 pub(crate) trait Backend: Send + Sync + 'static {
     type Db: Dialect;
+    /// The pool, for one read: each call is counted.
     fn pool(&self) -> &Pool<Self::Db>;
+    /// The pool of writes, for one statement or one batch: each call is counted.
+    /// SQLite's holds one connection, so writers queue in the process instead of
+    /// sleeping on the database's lock; PostgreSQL's is the one pool.
+    fn writer(&self) -> &Pool<Self::Db>;
+    /// How many times [`Backend::pool`] and [`Backend::writer`] were asked for.
+    fn queries_sent(&self) -> u64;
     /// Proves this is the only live process of `node` for as long as the lock lives.
     fn lock_node_exclusively(&self, node: &str) -> impl Future<Output = Result<NodeLock>> + Send;
 }
 
 type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
+
+/// Counts a backend's uses of its pool (shared by clones of the store).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct QueryCount(Arc<AtomicU64>);
+
+impl QueryCount {
+    pub(crate) fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
 
 /// Namespace of the generic helpers (statements, binds, row decoding).
 pub(crate) struct Sql<DB>(PhantomData<DB>);
@@ -580,7 +608,7 @@ where
         if changes.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
+        let mut tx = self.writer().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
         let mut applied = Ok(());
         for change in &changes {
             applied = Sql::<B::Db>::apply(&mut tx, change).await;
@@ -620,6 +648,44 @@ where
         rows.iter().map(Sql::<B::Db>::server).collect()
     }
 
+    async fn servers_newest_first(
+        &self,
+        filter: &ServerFilter,
+        after: Option<&Server>,
+        limit: i64,
+    ) -> Result<Vec<Server>> {
+        let deleted = filter.include_deleted;
+        let after = after.map(|s| (<B::Db as Dialect>::ts(s.created_at), <B::Db as Dialect>::uuid(s.id.0)));
+        let query = match (&filter.project_id, after) {
+            (None, None) => sqlx::query(sql::SELECT_SERVERS_NEWEST).bind(deleted).bind(limit),
+            (None, Some((time, id))) => sqlx::query(sql::SELECT_SERVERS_NEWEST_AFTER)
+                .bind(deleted)
+                .bind(time)
+                .bind(id)
+                .bind(limit),
+            (Some(project), None) => sqlx::query(sql::SELECT_PROJECT_SERVERS_NEWEST)
+                .bind(deleted)
+                .bind(project.as_str())
+                .bind(limit),
+            (Some(project), Some((time, id))) => sqlx::query(sql::SELECT_PROJECT_SERVERS_NEWEST_AFTER)
+                .bind(deleted)
+                .bind(project.as_str())
+                .bind(time)
+                .bind(id)
+                .bind(limit),
+        };
+        let rows = query.fetch_all(self.pool()).await?;
+        rows.iter().map(Sql::<B::Db>::server).collect()
+    }
+
+    async fn watched_servers(&self, deleted_since: DateTime<Utc>) -> Result<Vec<Server>> {
+        let rows = sqlx::query(sql::SELECT_WATCHED_SERVERS)
+            .bind(<B::Db as Dialect>::ts(deleted_since))
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter().map(Sql::<B::Db>::server).collect()
+    }
+
     async fn vifs(&self, server: ServerId) -> Result<Vec<VifRecord>> {
         let rows = sqlx::query(sql::SELECT_SERVER_VIFS)
             .bind(<B::Db as Dialect>::uuid(server.0))
@@ -655,6 +721,76 @@ where
             info: c.json("network_info", NetworkInfo::from_json)?,
             generation: c.get("generation")?,
         })
+    }
+
+    async fn vifs_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, Vec<VifRecord>>> {
+        let rows = Sql::<B::Db>::rows_of_servers(self, sql::SELECT_VIFS_OF_SERVERS, servers).await?;
+        let mut vifs: HashMap<ServerId, Vec<VifRecord>> = HashMap::new();
+        for row in &rows {
+            let vif = Sql::<B::Db>::vif(row)?;
+            vifs.entry(vif.server_id).or_default().push(vif);
+        }
+        Ok(vifs)
+    }
+
+    async fn caches_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, StoredCache>> {
+        let rows = Sql::<B::Db>::rows_of_servers(self, sql::SELECT_CACHES_OF_SERVERS, servers).await?;
+        rows.iter()
+            .map(|row| {
+                let c = Cols::<B::Db>(row);
+                let cache = StoredCache {
+                    info: c.json("network_info", NetworkInfo::from_json)?,
+                    generation: c.get("generation")?,
+                };
+                Ok((ServerId(c.uuid("server_id")?), cache))
+            })
+            .collect()
+    }
+
+    async fn live_cache_generations(&self) -> Result<HashMap<ServerId, i64>> {
+        let rows = sqlx::query(sql::SELECT_LIVE_CACHE_GENERATIONS)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let c = Cols::<B::Db>(row);
+                Ok((ServerId(c.uuid("server_id")?), c.get("generation")?))
+            })
+            .collect()
+    }
+
+    async fn purgeable_servers(&self, before: DateTime<Utc>, limit: i64) -> Result<Vec<ServerId>> {
+        let rows = sqlx::query(sql::SELECT_PURGEABLE_SERVERS)
+            .bind(<B::Db as Dialect>::ts(before))
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|row| Ok(ServerId(Cols::<B::Db>(row).uuid("id")?)))
+            .collect()
+    }
+
+    async fn count_purgeable(&self, before: DateTime<Utc>) -> Result<Purged> {
+        let row = sqlx::query(sql::COUNT_PURGEABLE)
+            .bind(<B::Db as Dialect>::ts(before))
+            .fetch_one(self.pool())
+            .await?;
+        let c = Cols::<B::Db>(&row);
+        let count = |column| c.get::<i64>(column).map(i64::unsigned_abs);
+        Ok(Purged {
+            servers: count("servers")?,
+            intents: count("intents")?,
+            actions: count("actions")?,
+            events: count("events")?,
+        })
+    }
+
+    async fn purge_servers(&self, servers: &[ServerId]) -> Result<Purged> {
+        Sql::<B::Db>::purge_servers(self, servers).await
+    }
+
+    fn queries_sent(&self) -> u64 {
+        Backend::queries_sent(self)
     }
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>> {
@@ -735,7 +871,7 @@ where
             .bind(me.node.as_str())
             .bind(me.incarnation.as_str())
             .bind(<B::Db as Dialect>::ts(until))
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(<B::Db as Dialect>::rows_affected(&result))
     }
@@ -746,7 +882,7 @@ where
             .bind(owner)
             .bind(<B::Db as Dialect>::ts(until))
             .bind(<B::Db as Dialect>::ts(now))
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(<B::Db as Dialect>::rows_affected(&result) > 0)
     }
@@ -755,7 +891,7 @@ where
         sqlx::query(sql::RELEASE_LEASE)
             .bind(name)
             .bind(owner)
-            .execute(self.pool())
+            .execute(self.writer())
             .await?;
         Ok(())
     }
@@ -807,67 +943,8 @@ where
     }
 }
 
-/// Typed access to a row's columns; every failure names the column.
-struct Cols<'r, DB: Database>(&'r DB::Row);
-
-impl<'r, DB> Cols<'r, DB>
-where
-    DB: Dialect,
-    for<'s> &'s str: ColumnIndex<DB::Row>,
-    String: Type<DB> + for<'d> Decode<'d, DB>,
-{
-    fn get<T: Decode<'r, DB> + Type<DB>>(&self, column: &'static str) -> Result<T> {
-        self.0.try_get(column).map_err(|e| corrupt(column, e))
-    }
-
-    fn ts(&self, column: &'static str) -> Result<DateTime<Utc>> {
-        DB::from_ts(self.get(column)?).map_err(|e| corrupt(column, e))
-    }
-
-    fn ts_opt(&self, column: &'static str) -> Result<Option<DateTime<Utc>>> {
-        let value: Option<DB::Ts> = self.get(column)?;
-        value.map(DB::from_ts).transpose().map_err(|e| corrupt(column, e))
-    }
-
-    fn uuid(&self, column: &'static str) -> Result<Uuid> {
-        DB::from_uuid(self.get(column)?).map_err(|e| corrupt(column, e))
-    }
-
-    fn uuid_opt(&self, column: &'static str) -> Result<Option<Uuid>> {
-        let value: Option<DB::Uuid> = self.get(column)?;
-        value.map(DB::from_uuid).transpose().map_err(|e| corrupt(column, e))
-    }
-
-    fn parse<T: FromStr<Err: Display>>(&self, column: &'static str) -> Result<T> {
-        self.get::<String>(column)?.parse().map_err(|e| corrupt(column, e))
-    }
-
-    fn parse_opt<T: FromStr<Err: Display>>(&self, column: &'static str) -> Result<Option<T>> {
-        let value: Option<String> = self.get(column)?;
-        value.map(|v| v.parse()).transpose().map_err(|e| corrupt(column, e))
-    }
-
-    fn json<T>(&self, column: &'static str, read: fn(&str) -> serde_json::Result<T>) -> Result<T> {
-        read(&self.get::<String>(column)?).map_err(|e| corrupt(column, e))
-    }
-
-    fn json_opt<T>(&self, column: &'static str, read: fn(&str) -> serde_json::Result<T>) -> Result<Option<T>> {
-        let value: Option<String> = self.get(column)?;
-        value.map(|v| read(&v)).transpose().map_err(|e| corrupt(column, e))
-    }
-
-    /// An integer column read into a narrower (or unsigned) domain type.
-    fn narrow<T: TryFrom<i64>>(&self, column: &'static str, value: i64) -> Result<T> {
-        T::try_from(value).map_err(|_| corrupt(column, format!("{value} is out of range")))
-    }
-}
-
 fn to_i64(field: &str, value: u64) -> Result<i64> {
     i64::try_from(value).map_err(|_| Error::Corrupt(format!("{field} {value} does not fit a BIGINT column")))
-}
-
-fn corrupt(column: &str, error: impl Display) -> Error {
-    Error::Corrupt(format!("column {column}: {error}"))
 }
 
 fn not_owned(server: ServerId, id: Uuid, owner: &Owner) -> Error {

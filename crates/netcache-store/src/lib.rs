@@ -4,6 +4,7 @@
 //! Writes are batches of [`Change`]s applied in one transaction each, with
 //! optimistic concurrency on server rows, intents and caches.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -16,6 +17,7 @@ use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
+use netcache_domain::retention::Purged;
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, IntentId, PortId, ProjectId, ServerId};
@@ -88,6 +90,16 @@ pub trait Store: Send + Sync + 'static {
     async fn server(&self, id: ServerId) -> Result<Option<Server>>;
     /// Servers, oldest first.
     async fn servers(&self, filter: &ServerFilter) -> Result<Vec<Server>>;
+    /// At most `limit` servers, newest first (`created_at`, then id, both
+    /// descending), after `after` (the previous page's last server) if given.
+    async fn servers_newest_first(
+        &self,
+        filter: &ServerFilter,
+        after: Option<&Server>,
+        limit: i64,
+    ) -> Result<Vec<Server>>;
+    /// Live servers and those deleted after `deleted_since`, oldest first.
+    async fn watched_servers(&self, deleted_since: DateTime<Utc>) -> Result<Vec<Server>>;
 
     /// A server's VIF records in every state, by position.
     async fn vifs(&self, server: ServerId) -> Result<Vec<VifRecord>>;
@@ -98,6 +110,29 @@ pub trait Store: Send + Sync + 'static {
 
     /// A server's cache; [`Error::NotFound`] for a server that does not exist.
     async fn cache(&self, server: ServerId) -> Result<StoredCache>;
+
+    /// The VIF records of a set of servers (every state, by position), one
+    /// statement per 128 servers; a server without records has no entry.
+    async fn vifs_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, Vec<VifRecord>>>;
+    /// The caches of a set of servers, one statement per 128 servers; a server
+    /// that does not exist has no entry.
+    async fn caches_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, StoredCache>>;
+    /// The cache generation of every live server, in one statement.
+    async fn live_cache_generations(&self) -> Result<HashMap<ServerId, i64>>;
+
+    /// Up to `limit` servers deleted before `before` that no VIF record or
+    /// operation names any more, oldest deletion first.
+    async fn purgeable_servers(&self, before: DateTime<Utc>, limit: i64) -> Result<Vec<ServerId>>;
+    /// What purging every server [`Store::purgeable_servers`] finds would remove.
+    async fn count_purgeable(&self, before: DateTime<Utc>) -> Result<Purged>;
+    /// Deletes these servers (at most 128) with their cache, intents, actions and
+    /// events, in one transaction; a server that is not deleted, or that a VIF
+    /// record or an operation names, is left whole.
+    async fn purge_servers(&self, servers: &[ServerId]) -> Result<Purged>;
+
+    /// Statements and write batches this store has sent since it was opened
+    /// (a batch is one transaction of several statements): what tests budget.
+    fn queries_sent(&self) -> u64;
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>>;
     /// A server's intents, oldest first.

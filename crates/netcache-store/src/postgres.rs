@@ -8,7 +8,7 @@ use sqlx::postgres::{PgPool, PgPoolOptions, PgQueryResult};
 use uuid::Uuid;
 
 use crate::dialect::{Dialect, to_micros};
-use crate::engine::{Backend, Sql};
+use crate::engine::{Backend, QueryCount, Sql};
 use crate::{Error, NodeLock, Result};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
@@ -21,7 +21,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 /// `WHERE` clause or a key, which PostgreSQL re-checks against the latest row
 /// version, so concurrent writers on other hosts get [`Conflict`](crate::Error::Conflict).
 #[derive(Clone, Debug)]
-pub struct PgStore(PgPool);
+pub struct PgStore(PgPool, QueryCount);
 
 impl PgStore {
     /// Opens `postgres://…` / `postgresql://…` and migrates it (sqlx serialises
@@ -35,7 +35,7 @@ impl PgStore {
     pub async fn from_pool(pool: PgPool) -> Result<Self> {
         MIGRATOR.run(&pool).await?;
         Sql::<Postgres>::ensure_deployment(&pool).await?;
-        Ok(Self(pool))
+        Ok(Self(pool, QueryCount::default()))
     }
 
     /// The pool, e.g. for advisory locks between hosts.
@@ -49,7 +49,16 @@ impl Backend for PgStore {
     type Db = Postgres;
 
     fn pool(&self) -> &PgPool {
+        self.1.add();
         &self.0
+    }
+
+    fn writer(&self) -> &PgPool {
+        Backend::pool(self)
+    }
+
+    fn queries_sent(&self) -> u64 {
+        self.1.get()
     }
 
     /// A session advisory lock on a connection of its own, kept while the lock

@@ -237,6 +237,25 @@ pub(crate) const SELECT_SERVERS: &str = select_servers!("WHERE ($1 OR vm_state <
 /// `$1`: whether deleted servers are included; `$2`: the project.
 pub(crate) const SELECT_PROJECT_SERVERS: &str =
     select_servers!("WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 ORDER BY created_at, id");
+/// Newest first, for a page: `$1` whether deleted servers are included, then the
+/// project (if any), then the last server of the previous page (time and id, if
+/// any), then how many. Keyset paging on `servers_by_age` / `servers_by_project`.
+pub(crate) const SELECT_SERVERS_NEWEST: &str =
+    select_servers!("WHERE ($1 OR vm_state <> 'deleted') ORDER BY created_at DESC, id DESC LIMIT $2");
+pub(crate) const SELECT_SERVERS_NEWEST_AFTER: &str = select_servers!(
+    "WHERE ($1 OR vm_state <> 'deleted') AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+     ORDER BY created_at DESC, id DESC LIMIT $4"
+);
+pub(crate) const SELECT_PROJECT_SERVERS_NEWEST: &str = select_servers!(
+    "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3"
+);
+pub(crate) const SELECT_PROJECT_SERVERS_NEWEST_AFTER: &str = select_servers!(
+    "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 AND (created_at < $3 OR (created_at = $3 AND id < $4)) \
+     ORDER BY created_at DESC, id DESC LIMIT $5"
+);
+/// `$1`: the deletions watched are those after it (`servers_by_deleted_at`).
+pub(crate) const SELECT_WATCHED_SERVERS: &str =
+    select_servers!("WHERE vm_state <> 'deleted' OR deleted_at > $1 ORDER BY created_at, id");
 
 macro_rules! select_vifs {
     ($tail:literal) => {
@@ -254,6 +273,19 @@ pub(crate) const SELECT_VIFS_OF_DELETED_SERVERS: &str = select_vifs!(
 );
 
 pub(crate) const SELECT_CACHE: &str = "SELECT network_info, generation FROM info_caches WHERE server_id = $1";
+
+// ---- sets of servers: the text before and after an `IN ($1, …, $n)` list ----
+
+pub(crate) const SELECT_VIFS_OF_SERVERS: (&str, &str) = (
+    select_vifs!("WHERE server_id IN "),
+    " ORDER BY server_id, position, port_id",
+);
+pub(crate) const SELECT_CACHES_OF_SERVERS: (&str, &str) = (
+    "SELECT server_id, network_info, generation FROM info_caches WHERE server_id IN ",
+    "",
+);
+pub(crate) const SELECT_LIVE_CACHE_GENERATIONS: &str = "SELECT c.server_id, c.generation FROM info_caches c \
+     JOIN servers s ON s.id = c.server_id WHERE s.vm_state <> 'deleted'";
 
 macro_rules! select_intents {
     ($tail:literal) => {
@@ -303,3 +335,61 @@ macro_rules! select_keypairs {
 
 pub(crate) const SELECT_KEYPAIRS: &str = select_keypairs!("WHERE user_id = $1 ORDER BY name, id");
 pub(crate) const SELECT_KEYPAIR: &str = select_keypairs!("WHERE user_id = $1 AND name = $2");
+
+// ---- retention: deleted servers that no VIF record or operation names ----
+
+macro_rules! unneeded {
+    () => {
+        "vm_state = 'deleted' \
+         AND NOT EXISTS (SELECT 1 FROM vifs v WHERE v.server_id = servers.id) \
+         AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.server_id = servers.id)"
+    };
+}
+
+macro_rules! purgeable {
+    () => {
+        concat!(unneeded!(), " AND deleted_at < $1")
+    };
+}
+
+/// `$1`: deleted before; `$2`: how many.
+pub(crate) const SELECT_PURGEABLE_SERVERS: &str = concat!(
+    "SELECT id FROM servers WHERE ",
+    purgeable!(),
+    " ORDER BY deleted_at, id LIMIT $2"
+);
+/// `$1`: deleted before.
+pub(crate) const COUNT_PURGEABLE: &str = concat!(
+    "SELECT (SELECT COUNT(*) FROM servers WHERE ",
+    purgeable!(),
+    ") AS servers, (SELECT COUNT(*) FROM port_intents WHERE server_id IN (SELECT id FROM servers WHERE ",
+    purgeable!(),
+    ")) AS intents, (SELECT COUNT(*) FROM actions WHERE server_id IN (SELECT id FROM servers WHERE ",
+    purgeable!(),
+    ")) AS actions, (SELECT COUNT(*) FROM action_events WHERE server_id IN (SELECT id FROM servers WHERE ",
+    purgeable!(),
+    ")) AS events"
+);
+
+macro_rules! purge_rows_of {
+    ($table:literal) => {
+        (
+            concat!(
+                "DELETE FROM ",
+                $table,
+                " WHERE server_id IN (SELECT id FROM servers WHERE ",
+                unneeded!(),
+                " AND id IN "
+            ),
+            ")",
+        )
+    };
+}
+
+/// Around an `IN (…)` list of servers, children first; each re-checks that its
+/// servers are still deleted and unneeded.
+pub(crate) const PURGE_EVENTS: (&str, &str) = purge_rows_of!("action_events");
+pub(crate) const PURGE_ACTIONS: (&str, &str) = purge_rows_of!("actions");
+pub(crate) const PURGE_INTENTS: (&str, &str) = purge_rows_of!("port_intents");
+pub(crate) const PURGE_CACHES: (&str, &str) = purge_rows_of!("info_caches");
+pub(crate) const PURGE_SERVERS: (&str, &str) = (concat!("DELETE FROM servers WHERE ", unneeded!(), " AND id IN "), "");

@@ -13,7 +13,7 @@ use sqlx::sqlite::{
 use uuid::Uuid;
 
 use crate::dialect::{Dialect, to_micros};
-use crate::engine::{Backend, Sql};
+use crate::engine::{Backend, QueryCount, Sql};
 use crate::{Error, NodeLock, Result};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -27,11 +27,16 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// [`commit`](crate::Store::commit) has been fsynced and survives a process crash
 /// or a power loss. Write batches start with `BEGIN IMMEDIATE`, taking the write
 /// lock up front (waiting up to the busy timeout) instead of failing mid-batch.
+/// Writes go through a pool of one connection, so this process's writers queue
+/// for it (in order, without SQLite's busy-wait sleeps); reads use the others,
+/// which WAL never blocks.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    writer: SqlitePool,
     /// The database file (`None` in memory).
     path: Option<PathBuf>,
+    queries: QueryCount,
 }
 
 impl SqliteStore {
@@ -42,33 +47,48 @@ impl SqliteStore {
             .create_if_missing(true)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let pool = if is_in_memory(url) {
+        let mut store = if is_in_memory(url) {
             // Every connection to `sqlite::memory:` would be its own database, and
             // closing the last one drops it: keep exactly one, forever.
-            SqlitePoolOptions::new()
+            let pool = SqlitePoolOptions::new()
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None)
                 .connect_with(options)
-                .await?
+                .await?;
+            Self::from_pool(pool).await?
         } else {
             let options = options
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full);
-            SqlitePoolOptions::new().connect_with(options).await?
+            let pool = SqlitePoolOptions::new().connect_with(options.clone()).await?;
+            let writer = SqlitePoolOptions::new()
+                .max_connections(1)
+                .connect_with(options)
+                .await?;
+            Self::with_writer(pool, writer).await?
         };
-        let mut store = Self::from_pool(pool).await?;
         store.path = (!is_in_memory(url))
             .then(|| PathBuf::from(url.trim_start_matches("sqlite://").trim_start_matches("sqlite:")));
         Ok(store)
     }
 
-    /// Migrates a pool the caller configured, and stamps the deployment id.
+    /// Migrates a pool the caller configured, and stamps the deployment id; the
+    /// pool serves writes too.
     pub async fn from_pool(pool: SqlitePool) -> Result<Self> {
-        MIGRATOR.run(&pool).await?;
-        Sql::<Sqlite>::ensure_deployment(&pool).await?;
-        Ok(Self { pool, path: None })
+        Self::with_writer(pool.clone(), pool).await
+    }
+
+    async fn with_writer(pool: SqlitePool, writer: SqlitePool) -> Result<Self> {
+        MIGRATOR.run(&writer).await?;
+        Sql::<Sqlite>::ensure_deployment(&writer).await?;
+        Ok(Self {
+            pool,
+            writer,
+            path: None,
+            queries: QueryCount::default(),
+        })
     }
 
     #[must_use]
@@ -85,7 +105,17 @@ impl Backend for SqliteStore {
     type Db = Sqlite;
 
     fn pool(&self) -> &SqlitePool {
+        self.queries.add();
         &self.pool
+    }
+
+    fn writer(&self) -> &SqlitePool {
+        self.queries.add();
+        &self.writer
+    }
+
+    fn queries_sent(&self) -> u64 {
+        self.queries.get()
     }
 
     /// One process owns a SQLite file, whatever its node: an exclusive lock on

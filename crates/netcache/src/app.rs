@@ -115,6 +115,7 @@ impl App {
                 public_url,
                 keystone: settings.keystone_auth(),
                 policy: Arc::new(settings.policy()?),
+                max_limit: settings.api.max_limit,
             }),
         });
         let (stop_server, stop) = tokio::sync::oneshot::channel::<()>();

@@ -66,6 +66,30 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Purge servers deleted before a date, with their cache, intents and actions
+    /// (never one still watched for ghosts; needs no Neutron).
+    Purge {
+        #[command(flatten)]
+        ops: OpsArgs,
+        /// `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
+        #[arg(long, value_parser = netcache::ops::parse_before)]
+        before: chrono::DateTime<chrono::Utc>,
+        /// Count what would be purged; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Measure netcache beside the embedded Neutron (heal, lists, boots, memory).
+    Bench {
+        /// Server counts of the heal and list figures.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        servers: Vec<usize>,
+        /// Boots per concurrency level (1, 8, 32).
+        #[arg(long, default_value_t = 200)]
+        boots: usize,
+        /// A PostgreSQL admin URL: measure there too, on a scratch database.
+        #[arg(long)]
+        postgres: Option<String>,
+    },
     /// Drift report; exits 0 when clean, 2 on drift, 1 on error.
     Audit {
         #[command(flatten)]
@@ -258,6 +282,21 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
             settings.gc.dry_run |= dry_run;
             done(netcache::ops::gc(&settings).await)
         }
+        Command::Purge { ops, before, dry_run } => {
+            done(netcache::ops::purge(&ops.settings()?, before, dry_run, progress).await)
+        }
+        Command::Bench {
+            servers,
+            boots,
+            postgres,
+        } => done(
+            netcache::bench::run(netcache::bench::BenchOptions {
+                servers,
+                boots,
+                postgres,
+            })
+            .await,
+        ),
         Command::Serve(args) => done(serve(args).await),
         Command::NeutronSim(args) => {
             let listen = args.listen;

@@ -1,4 +1,5 @@
-//! One-off operator commands: `netcache heal`, `netcache gc`, `netcache audit`.
+//! One-off operator commands: `netcache heal`, `netcache gc`, `netcache audit`,
+//! `netcache purge`.
 //! They run in this process against the configured database and Neutron, beside
 //! (or without) a running service. They print their result on stdout and
 //! nothing else: progress only as a bar for a person at a terminal.
@@ -6,7 +7,10 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use netcache_compute::AuditReport;
 
-use crate::app::offline_compute;
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
+use netcache_domain::retention::Purged;
+
+use crate::app::{offline_compute, open_store};
 use crate::client::{Progress, print_table};
 use crate::settings::Settings;
 
@@ -51,6 +55,59 @@ pub async fn gc(settings: &Settings) -> anyhow::Result<()> {
     }
     for (reason, count) in &r.skipped {
         println!("skipped {count} ghost(s): {reason}");
+    }
+    Ok(())
+}
+
+/// `--before`: a date (midnight UTC) or an RFC 3339 time.
+pub fn parse_before(text: &str) -> Result<DateTime<Utc>, String> {
+    if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(date.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc());
+    }
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("{text:?} is neither YYYY-MM-DD nor an RFC 3339 time"))
+}
+
+/// Purges servers deleted before `before` (the store alone: no Neutron needed).
+pub async fn purge(
+    settings: &Settings,
+    before: DateTime<Utc>,
+    dry_run: bool,
+    progress: Progress,
+) -> anyhow::Result<()> {
+    let store = open_store(&settings.database).await?;
+    let ghost_watch =
+        TimeDelta::from_std(std::time::Duration::from_secs_f64(settings.heal.deleted_window)).unwrap_or(TimeDelta::MAX);
+    let bar = (progress == Progress::Shown).then(|| {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} purged {pos} servers").expect("valid template"));
+        bar
+    });
+    let purged = netcache_compute::purge(
+        store.as_ref(),
+        before,
+        Utc::now(),
+        ghost_watch,
+        dry_run,
+        &|total: Purged| {
+            if let Some(bar) = &bar {
+                bar.set_position(total.servers);
+            }
+        },
+    )
+    .await?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let rows = format!(
+        "{} servers, {} port intents, {} actions, {} action events",
+        purged.servers, purged.intents, purged.actions, purged.events
+    );
+    if dry_run {
+        println!("Dry run: would purge {rows}");
+    } else {
+        println!("Purged {rows}");
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 #[cfg(test)]
 use netcache_compute::Sabotage;
-use netcache_compute::{ComputeConfig, GcConfig, HealConfig, OperationsConfig, VirtConfig};
+use netcache_compute::{ComputeConfig, GcConfig, HealConfig, OperationsConfig, RetentionConfig, VirtConfig};
 use netcache_domain::HostName;
 use netcache_domain::cache::{CacheOptions, OnLost};
 use netcache_domain::gc::{ForeignPolicy, GcPolicy};
@@ -24,7 +24,17 @@ mod quota;
 pub use quota::QuotaSettings;
 
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
-const SECTIONS: [&str; 8] = ["neutron", "compute", "api", "auth", "heal", "gc", "operations", "quota"];
+const SECTIONS: [&str; 9] = [
+    "neutron",
+    "compute",
+    "api",
+    "auth",
+    "heal",
+    "gc",
+    "retention",
+    "operations",
+    "quota",
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -39,6 +49,7 @@ pub struct Settings {
     pub compute: ComputeSettings,
     pub heal: HealSettings,
     pub gc: GcSettings,
+    pub retention: RetentionSettings,
     pub operations: OperationsSettings,
     /// Default quota limits (Nova's `[quota]`).
     pub quota: QuotaSettings,
@@ -164,6 +175,25 @@ impl Default for HealSettings {
     }
 }
 
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionSettings {
+    /// Seconds between purges; 0 disables the loop.
+    pub interval: f64,
+    /// Seconds after its deletion a server is purged with its rows.
+    pub purge_deleted_after: f64,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        let d = RetentionConfig::default();
+        Self {
+            interval: d.interval.as_secs_f64(),
+            purge_deleted_after: d.purge_deleted_after.as_secs_f64(),
+        }
+    }
+}
+
 impl Default for GcSettings {
     fn default() -> Self {
         let d = GcConfig::default();
@@ -198,6 +228,8 @@ pub struct ApiSettings {
     /// A second address serving only `GET /metrics`, with no identity (for
     /// Prometheus); unset, `/metrics` is on the API, for admins.
     pub metrics_listen: Option<SocketAddr>,
+    /// Servers a list page holds at most, and without `limit` (Nova's `max_limit`).
+    pub max_limit: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -263,6 +295,7 @@ impl Default for Settings {
             compute: ComputeSettings::default(),
             heal: HealSettings::default(),
             gc: GcSettings::default(),
+            retention: RetentionSettings::default(),
             operations: OperationsSettings::default(),
             quota: QuotaSettings::default(),
             policy: BTreeMap::new(),
@@ -281,6 +314,7 @@ impl Default for ApiSettings {
             // Nova's API pipeline limits bodies with oslo.middleware's sizelimit: 112 KiB.
             max_body_bytes: 114_688,
             metrics_listen: None,
+            max_limit: netcache_api::MAX_LIMIT,
         }
     }
 }
@@ -378,11 +412,16 @@ impl Settings {
             ("heal.deleted_window", self.heal.deleted_window),
             ("gc.interval", self.gc.interval),
             ("gc.grace", self.gc.grace),
+            ("retention.interval", self.retention.interval),
+            ("retention.purge_deleted_after", self.retention.purge_deleted_after),
             ("operations.lease", self.operations.lease),
         ] {
             if !(seconds >= 0.0 && seconds.is_finite()) {
                 bail!("invalid configuration: {key} must be a non-negative number of seconds");
             }
+        }
+        if self.api.max_limit == 0 {
+            bail!("invalid configuration: api.max_limit must be at least 1");
         }
         if self.operations.lease < 1.0 {
             bail!("invalid configuration: operations.lease must be at least 1 second");
@@ -488,6 +527,10 @@ impl Settings {
                     },
                 },
                 dry_run: self.gc.dry_run,
+            },
+            retention: RetentionConfig {
+                interval: Duration::from_secs_f64(self.retention.interval),
+                purge_deleted_after: Duration::from_secs_f64(self.retention.purge_deleted_after),
             },
             vif_plugging_timeout: Duration::from_secs_f64(c.vif_plugging_timeout),
             vif_plugging_is_fatal: c.vif_plugging_is_fatal,

@@ -46,6 +46,7 @@ impl Api {
                 public_url: BASE.into(),
                 keystone: None,
                 policy: Arc::default(),
+                max_limit: netcache_api::MAX_LIMIT,
             }),
         });
         Self { router, _sim: sim }

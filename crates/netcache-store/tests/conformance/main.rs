@@ -6,6 +6,7 @@
 mod cases;
 mod fixtures;
 mod harness;
+mod size;
 
 use harness::conformance;
 
@@ -15,12 +16,14 @@ conformance!(
     servers_round_trip_every_field,
     timestamps_keep_microseconds_and_sort_in_time_order,
     servers_are_oldest_first_and_filtered,
+    watched_servers_are_the_live_and_the_recently_deleted,
     update_server_compares_and_swaps_the_generation,
     access_ips_are_set_and_cleared_with_the_row,
     vifs_round_trip_by_position,
     missing_vifs_are_not_found,
     a_port_is_in_at_most_one_servers_records,
     releasing_vifs_span_servers,
+    vifs_and_caches_of_a_set_of_servers_cost_one_statement_per_128,
     intents_round_trip_in_every_state,
     update_intent_requires_the_expected_state,
     pending_intents_span_servers_oldest_first,
@@ -42,6 +45,7 @@ conformance!(
     quota_usage_counts_live_servers_and_key_pairs,
     a_quota_claim_applies_its_batch_only_if_it_fits,
     racing_quota_claims_never_pass_the_limit,
+    purge_removes_old_deleted_servers_with_their_rows_and_nothing_else,
 );
 
 /// Not per backend: what `open` accepts.

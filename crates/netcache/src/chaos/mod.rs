@@ -16,7 +16,6 @@ pub mod history;
 pub mod kills;
 pub mod model;
 pub mod neutron;
-pub mod pg;
 pub mod proxy;
 pub mod recorder;
 pub mod report;

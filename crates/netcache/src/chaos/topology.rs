@@ -13,8 +13,8 @@ use tokio::process::{Child, Command};
 use tracing::{info, warn};
 
 use super::neutron::Neutron;
-use super::pg::ScratchDatabase;
 use super::proxy::FaultProxy;
+use crate::scratch_pg::ScratchDatabase;
 
 /// What the processes are started with.
 #[derive(Clone, Debug)]
@@ -189,7 +189,7 @@ impl Topology {
         info!(dir = %path.display(), "chaos work directory {}", path.display());
         let (database, pg) = match (&config.database, config.processes) {
             (Some(url), _) if url.starts_with("postgres") => {
-                let scratch = ScratchDatabase::create(url, config.seed).await?;
+                let scratch = ScratchDatabase::create(url, &format!("chaos_{}", config.seed)).await?;
                 info!(database = %scratch.name, "scratch PostgreSQL database {}", scratch.name);
                 (scratch.url.clone(), Some(scratch))
             }

@@ -1,7 +1,8 @@
 //! Server lists as Nova filters, sorts and pages them at 2.1: `name` as a
 //! regular expression, `flavor`, `image`, `changes-since` (deletions included),
 //! admin-only `deleted` and `host`, `sort_key`/`sort_dir` (newest first by
-//! default), and Nova's 400s for values its schema refuses.
+//! default), pages of at most `max_limit` linked to the next, and Nova's 400s for
+//! values its schema refuses.
 
 use crate::common;
 
@@ -99,4 +100,54 @@ async fn lists_filter_sort_and_page_as_nova_does() {
         assert_eq!(status, 400, "{bad}: {body}");
         assert_eq!(body["badRequest"]["code"], 400, "{bad}: {body}");
     }
+}
+
+/// Without `limit`, a page holds `api.max_limit` servers (Nova's `max_limit`)
+/// and a full one links to the next; following the links lists every server
+/// once, newest first. A page is read from the store as a keyset page: a fixed
+/// number of statements per page, whatever the number of servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_hold_max_limit_servers_link_the_next_and_cost_fixed_statements() {
+    let t = TestApp::with(common::Options {
+        tweak: |s| s.api.max_limit = 3,
+        ..common::Options::default()
+    })
+    .await;
+    let mut booted = Vec::new();
+    for i in 0..7 {
+        booted.push(boot(&t, &format!("vm-{i}"), "1", IMAGE).await);
+    }
+    booted.reverse();
+    let store = t.app().compute.store().clone();
+
+    let mut seen = Vec::new();
+    let mut path = "/servers/detail".to_owned();
+    loop {
+        let before = store.queries_sent();
+        let (status, page) = t.get(&path).await;
+        let statements = store.queries_sent() - before;
+        assert_eq!(status, 200, "{page}");
+        let ids: Vec<String> = page["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(ids.len() <= 3, "{} servers on one page", ids.len());
+        // The marker's row, the page, its VIF records and its caches.
+        assert!(statements <= 4, "{statements} statements for one page of {}", ids.len());
+        seen.extend(ids);
+        let Some(next) = page["servers_links"][0]["href"].as_str() else {
+            break;
+        };
+        path = next.split_once("/v2.1").unwrap().1.to_owned();
+    }
+    assert_eq!(seen, booted, "every server once, newest first");
+
+    let (_, asked) = t.get("/servers?limit=10").await;
+    assert_eq!(
+        asked["servers"].as_array().unwrap().len(),
+        3,
+        "limit is capped at max_limit"
+    );
 }

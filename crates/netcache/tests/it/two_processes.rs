@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::proxy::ProxyFault;
 use common::{Options, TestApp};
 use netcache::app::App;
-use netcache::chaos::pg::ScratchDatabase;
+use netcache::scratch_pg::ScratchDatabase;
 use netcache::settings::Settings;
 use neutron_sim::SimConfig;
 use reqwest::Method;
@@ -35,7 +35,7 @@ impl Pair {
             eprintln!("NETCACHE_TEST_PG_URL is not set: skipped");
             return None;
         };
-        let database = ScratchDatabase::create(&admin, uuid::Uuid::new_v4().as_u64_pair().0)
+        let database = ScratchDatabase::create(&admin, &format!("test_{}", uuid::Uuid::new_v4().as_u64_pair().0))
             .await
             .unwrap();
         let mut a = TestApp::with(Options {

@@ -186,5 +186,6 @@ pub fn config() -> ComputeConfig {
     let mut config = ComputeConfig::default();
     config.heal.interval = std::time::Duration::ZERO;
     config.gc.interval = std::time::Duration::ZERO;
+    config.retention.interval = std::time::Duration::ZERO;
     config
 }

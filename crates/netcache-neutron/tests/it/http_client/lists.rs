@@ -61,6 +61,7 @@ async fn chunk_size_is_configurable() {
     config.filter_chunk_size = 2;
     let filter = FloatingIpFilter {
         port_ids: (0..5).map(|i| PortId::from(format!("p{i}"))).collect(),
+        ..FloatingIpFilter::default()
     };
     client(config).list_floating_ips(&filter).await.unwrap();
     let sizes: Vec<_> = neutron.seen().iter().map(|s| s.param_values("port_id").len()).collect();

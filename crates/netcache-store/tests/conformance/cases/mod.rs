@@ -20,6 +20,7 @@ mod keypairs;
 mod operations;
 mod quotas;
 mod records;
+mod retention;
 mod servers;
 mod vifs;
 
@@ -29,6 +30,7 @@ pub use keypairs::*;
 pub use operations::*;
 pub use quotas::*;
 pub use records::*;
+pub use retention::*;
 pub use servers::*;
 pub use vifs::*;
 

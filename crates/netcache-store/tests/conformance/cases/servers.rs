@@ -247,3 +247,34 @@ pub async fn access_ips_are_set_and_cleared_with_the_row(db: &Db) {
         }
     );
 }
+
+pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
+    let live = bare_server("p", at(0));
+    let deleted = |created: i64, gone: i64| Server {
+        vm_state: VmState::Deleted,
+        deleted_at: Some(at(gone)),
+        ..bare_server("p", at(created))
+    };
+    let (long_gone, at_the_edge, recent) = (deleted(1, 10), deleted(2, 50), deleted(3, 100));
+    commit(
+        &*db.store,
+        [&live, &long_gone, &at_the_edge, &recent]
+            .into_iter()
+            .map(|s| Change::InsertServer(s.clone()))
+            .collect(),
+    )
+    .await;
+    let ids: Vec<ServerId> = db
+        .store
+        .watched_servers(at(50))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(
+        ids,
+        [live.id, recent.id],
+        "deleted after the given time only, oldest first"
+    );
+}

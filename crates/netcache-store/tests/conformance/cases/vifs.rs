@@ -178,3 +178,57 @@ pub async fn releasing_vifs_span_servers(db: &Db) {
     .await;
     assert_eq!(db.store.releasing_vifs().await.unwrap().len(), 2);
 }
+
+/// The set-shaped reads: one statement per 128 servers, whatever the set's size,
+/// and the same records as one read per server.
+pub async fn vifs_and_caches_of_a_set_of_servers_cost_one_statement_per_128(db: &Db) {
+    const SERVERS: usize = 300;
+    let servers: Vec<Server> = (0..SERVERS).map(|i| bare_server("p", at(i as i64))).collect();
+    let deleted = Server {
+        vm_state: VmState::Deleted,
+        deleted_at: Some(at(1000)),
+        ..bare_server("p", at(999))
+    };
+    let mut changes: Vec<Change> = servers.iter().map(|s| Change::InsertServer(s.clone())).collect();
+    changes.push(Change::InsertServer(deleted.clone()));
+    // Two records on every third server, none on the others; given out of order.
+    for (i, s) in servers.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+        changes.push(Change::InsertVif(vif(s.id, &format!("b{i}"), 1)));
+        changes.push(Change::InsertVif(vif(s.id, &format!("a{i}"), 0)));
+    }
+    changes.push(Change::WriteCache {
+        server_id: servers[1].id,
+        info: network_info(),
+        expected_generation: 0,
+    });
+    commit(&*db.store, changes).await;
+    let mut ids: Vec<ServerId> = servers.iter().map(|s| s.id).collect();
+    ids.push(deleted.id);
+    let unknown = ServerId::new_v4();
+    ids.push(unknown);
+
+    let before = db.store.queries_sent();
+    let vifs = db.store.vifs_of(&ids).await.unwrap();
+    let caches = db.store.caches_of(&ids).await.unwrap();
+    assert_eq!(
+        db.store.queries_sent() - before,
+        2 * ids.len().div_ceil(128) as u64,
+        "one statement per 128 servers and read"
+    );
+    assert_eq!(vifs.len(), SERVERS.div_ceil(3), "servers without records have no entry");
+    for s in &servers {
+        let one_by_one = db.store.vifs(s.id).await.unwrap();
+        assert_eq!(vifs.get(&s.id).cloned().unwrap_or_default(), one_by_one, "{}", s.id);
+        assert_eq!(caches[&s.id], db.store.cache(s.id).await.unwrap());
+    }
+    assert_eq!(caches[&servers[1].id].info, network_info());
+    assert!(caches.contains_key(&deleted.id), "a deleted server keeps its cache");
+    assert!(!caches.contains_key(&unknown) && !vifs.contains_key(&unknown));
+    assert!(db.store.vifs_of(&[]).await.unwrap().is_empty());
+
+    let generations = db.store.live_cache_generations().await.unwrap();
+    assert_eq!(generations.len(), SERVERS, "live servers only");
+    assert_eq!(generations[&servers[1].id], 1);
+    assert_eq!(generations[&servers[2].id], 0, "untouched");
+    assert_eq!(generations[&servers[0].id], 2, "each VIF record advances it");
+}

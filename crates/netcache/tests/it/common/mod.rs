@@ -145,9 +145,10 @@ impl TestApp {
         settings.neutron.url = Some(proxy.as_ref().map_or_else(|| sim.url(), |p| p.url().to_owned()));
         settings.neutron.timeout = options.neutron_timeout.as_secs_f64();
         settings.neutron.retries = 1;
-        // Tests drive heal and GC passes themselves.
+        // Tests drive heal, GC and purge passes themselves.
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
+        settings.retention.interval = 0.0;
         // Tests boot more servers in one project than Nova's default quotas
         // allow (10); the quota tests put the defaults back (`tweak`).
         settings.quota.instances = -1;

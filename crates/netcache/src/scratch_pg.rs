@@ -1,5 +1,5 @@
-//! A scratch PostgreSQL database per run: created on the server of an admin URL,
-//! dropped (with any connections still open to it) at the end.
+//! A scratch PostgreSQL database per run (chaos, bench, tests): created on the
+//! server of an admin URL, dropped (with any connections still open to it) at the end.
 
 use anyhow::Context;
 use sqlx::{AssertSqlSafe, Connection, PgConnection};
@@ -11,9 +11,9 @@ pub struct ScratchDatabase {
 }
 
 impl ScratchDatabase {
-    /// `CREATE DATABASE netcache_chaos_<seed>_<pid>`.
-    pub async fn create(admin_url: &str, seed: u64) -> anyhow::Result<Self> {
-        let name = format!("netcache_chaos_{seed}_{}", std::process::id());
+    /// `CREATE DATABASE netcache_<label>_<pid>` (`label`: letters, digits, `_`).
+    pub async fn create(admin_url: &str, label: &str) -> anyhow::Result<Self> {
+        let name = format!("netcache_{label}_{}", std::process::id());
         let mut admin = PgConnection::connect(admin_url)
             .await
             .with_context(|| format!("cannot connect to {admin_url}"))?;

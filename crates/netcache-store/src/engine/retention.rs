@@ -1,0 +1,36 @@
+//! The purge of deleted servers: every row of theirs in one transaction, each
+//! statement re-checking that its servers are still deleted and unneeded.
+
+use netcache_domain::ServerId;
+use netcache_domain::retention::Purged;
+use sqlx::{Executor, IntoArguments};
+
+use super::{Backend, Sql};
+use crate::dialect::Dialect;
+use crate::{Error, Result, sql};
+
+impl<DB> Sql<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+{
+    pub(super) async fn purge_servers<B: Backend<Db = DB>>(backend: &B, servers: &[ServerId]) -> Result<Purged> {
+        if servers.is_empty() {
+            return Ok(Purged::default());
+        }
+        let mut tx = backend.writer().begin_with(DB::BEGIN_WRITE).await?;
+        let events = Self::run_for_servers(&mut tx, sql::PURGE_EVENTS, servers).await?;
+        let actions = Self::run_for_servers(&mut tx, sql::PURGE_ACTIONS, servers).await?;
+        let intents = Self::run_for_servers(&mut tx, sql::PURGE_INTENTS, servers).await?;
+        Self::run_for_servers(&mut tx, sql::PURGE_CACHES, servers).await?;
+        let purged = Self::run_for_servers(&mut tx, sql::PURGE_SERVERS, servers).await?;
+        tx.commit().await.map_err(Error::from_write)?;
+        Ok(Purged {
+            servers: purged,
+            intents,
+            actions,
+            events,
+        })
+    }
+}

@@ -1,0 +1,427 @@
+//! `netcache bench`: netcache's own figures, each beside what the embedded
+//! Neutron does for the same work in the same run (ratios, since a shared
+//! machine's absolute times drift). Everything runs in this process on
+//! 127.0.0.1: the embedded Neutron, netcache on a fresh database (a temporary
+//! SQLite file, or a scratch PostgreSQL database), and the client.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use chrono::Utc;
+use netcache_domain::change::Change;
+use netcache_domain::server::{NetworkRequests, Server, VmState};
+use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
+use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId};
+use neutron_sim::{NeutronSim, RunningSim, SimConfig};
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::scratch_pg::ScratchDatabase;
+use crate::settings::Settings;
+
+const PROJECT: &str = "bench";
+const IMAGE: &str = netcache_api::images::IMAGES[0].id;
+/// Requests timed per latency figure.
+const SAMPLES: usize = 20;
+
+/// What to measure.
+pub struct BenchOptions {
+    /// Server counts of the heal and list figures.
+    pub servers: Vec<usize>,
+    /// Boots per concurrency level.
+    pub boots: usize,
+    /// A PostgreSQL admin URL: also measure on a scratch database there.
+    pub postgres: Option<String>,
+}
+
+/// One database to measure on, and what to drop afterwards.
+struct Database {
+    label: &'static str,
+    url: String,
+    scratch: Option<ScratchDatabase>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Database {
+    async fn fresh(postgres: Option<&str>, run: usize) -> anyhow::Result<Self> {
+        match postgres {
+            None => {
+                let dir = tempfile::tempdir()?;
+                let url = format!("sqlite:{}", dir.path().join("bench.db").display());
+                Ok(Self {
+                    label: "SQLite",
+                    url,
+                    scratch: None,
+                    _dir: Some(dir),
+                })
+            }
+            Some(admin) => {
+                let scratch = ScratchDatabase::create(admin, &format!("bench_{run}")).await?;
+                Ok(Self {
+                    label: "PostgreSQL",
+                    url: scratch.url.clone(),
+                    scratch: Some(scratch),
+                    _dir: None,
+                })
+            }
+        }
+    }
+
+    async fn drop(self) -> anyhow::Result<()> {
+        if let Some(scratch) = self.scratch {
+            scratch.drop_database().await?;
+        }
+        Ok(())
+    }
+}
+
+/// netcache and its Neutron, started for one measurement.
+struct Rig {
+    sim: RunningSim,
+    app: App,
+    http: reqwest::Client,
+    private: String,
+}
+
+impl Rig {
+    async fn start(database: &Database) -> anyhow::Result<Self> {
+        let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse()?).await?;
+        // A /12, so a fill of 100,000 servers and the boots never run out of addresses.
+        let (_, network) = sim.handle().request(
+            "POST",
+            "/v2.0/networks",
+            Some(json!({"network": {"name": "bench", "project_id": PROJECT}})),
+        );
+        let private = network["network"]["id"].as_str().unwrap_or_default().to_owned();
+        let (status, subnet) = sim.handle().request(
+            "POST",
+            "/v2.0/subnets",
+            Some(json!({"subnet": {"network_id": private, "cidr": "10.0.0.0/12", "ip_version": 4, "project_id": PROJECT}})),
+        );
+        if status != 201 {
+            bail!("cannot create the bench subnet: {status} {subnet}");
+        }
+        let mut settings = Settings {
+            listen: "127.0.0.1:0".parse()?,
+            database: database.url.clone(),
+            ..Settings::default()
+        };
+        settings.neutron.url = Some(sim.url());
+        PROJECT.clone_into(&mut settings.api.default_project);
+        settings.heal.interval = 0.0;
+        settings.gc.interval = 0.0;
+        settings.retention.interval = 0.0;
+        settings.quota.instances = -1;
+        settings.quota.cores = -1;
+        settings.quota.ram = -1;
+        let app = App::start(&settings).await?;
+        Ok(Self {
+            sim,
+            app,
+            http: reqwest::Client::new(),
+            private,
+        })
+    }
+
+    async fn stop(self) {
+        self.app.shutdown().await;
+        self.sim.shutdown().await;
+    }
+
+    /// `n` servers with one port each, recorded as a boot leaves them, and one
+    /// heal pass to fill their caches.
+    async fn fill(&self, n: usize) -> anyhow::Result<Vec<ServerId>> {
+        let now = Utc::now();
+        let mut ids = Vec::with_capacity(n);
+        let mut changes = Vec::new();
+        for i in 0..n {
+            let id = ServerId::new_v4();
+            let (status, port) = self.sim.handle().request(
+                "POST",
+                "/v2.0/ports",
+                Some(
+                    json!({"port": {"network_id": self.private, "project_id": PROJECT, "device_id": id.to_string(),
+                    "device_owner": "compute:nova", "binding:host_id": "host1"}}),
+                ),
+            );
+            if status != 201 {
+                bail!("the embedded Neutron refused a port: {status} {port}");
+            }
+            changes.push(Change::InsertServer(server(id, i, now)));
+            changes.push(Change::InsertVif(VifRecord {
+                port_id: PortId::from(port["port"]["id"].as_str().unwrap_or_default()),
+                server_id: id,
+                position: 0,
+                origin: VifOrigin::Created,
+                state: VifState::Attached,
+                intent_id: None,
+                network_id: NetworkId::from(self.private.as_str()),
+                requested_fixed_ip: None,
+                tag: None,
+                details: None,
+            }));
+            ids.push(id);
+            if changes.len() >= 1000 {
+                self.app.compute.store().commit(std::mem::take(&mut changes)).await?;
+            }
+        }
+        self.app.compute.store().commit(changes).await?;
+        self.app.compute.heal().await?;
+        Ok(ids)
+    }
+
+    async fn get(&self, url: &str) -> anyhow::Result<Duration> {
+        let started = Instant::now();
+        let response = self.http.get(url).send().await?;
+        let status = response.status();
+        let body: Value = response.json().await?;
+        if !status.is_success() {
+            bail!("GET {url}: {status} {body}");
+        }
+        Ok(started.elapsed())
+    }
+}
+
+fn server(id: ServerId, i: usize, now: chrono::DateTime<Utc>) -> Server {
+    Server {
+        id,
+        name: format!("bench-{i}"),
+        project_id: ProjectId::from(PROJECT),
+        user_id: "bench".into(),
+        host: Some(HostName::from("host1")),
+        availability_zone: "nova".into(),
+        vm_state: VmState::Active,
+        task_state: None,
+        fault: None,
+        flavor_ref: "1".into(),
+        image_ref: IMAGE.into(),
+        metadata: BTreeMap::new(),
+        access_ip_v4: None,
+        access_ip_v6: None,
+        requested_networks: NetworkRequests::None,
+        key_name: None,
+        security_groups: vec![],
+        locked_by: None,
+        tried_hosts: vec![HostName::from("host1")],
+        created_at: now + chrono::TimeDelta::microseconds(i64::try_from(i).unwrap_or(i64::MAX)),
+        updated_at: now,
+        launched_at: Some(now),
+        deleted_at: None,
+        generation: 0,
+    }
+}
+
+/// p50 and p99 of some durations, in milliseconds.
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let at = |p: usize| {
+        let i = (samples.len() * p / 100).min(samples.len().saturating_sub(1));
+        samples.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    (at(50), at(99))
+}
+
+fn median(samples: Vec<Duration>) -> Duration {
+    let mut samples = samples;
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Resident memory of this process, in MB (Linux).
+fn rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Runs `total` calls of `call` with `concurrency` at once; returns each call's
+/// latency and the wall time of the whole.
+async fn concurrently<F, Fut>(total: usize, concurrency: usize, call: F) -> anyhow::Result<(Vec<Duration>, Duration)>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = anyhow::Result<Duration>> + Send,
+{
+    let call = Arc::new(call);
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (call, next) = (Arc::clone(&call), Arc::clone(&next));
+        workers.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                latencies.push(call().await?);
+            }
+            anyhow::Ok(latencies)
+        }));
+    }
+    let mut latencies = Vec::with_capacity(total);
+    for worker in workers {
+        latencies.extend(worker.await??);
+    }
+    Ok((latencies, started.elapsed()))
+}
+
+/// Heal pass vs the same port lists sent raw; Neutron calls and statements.
+async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
+    let compute = &rig.app.compute;
+    let store = compute.store();
+    let mut passes = Vec::new();
+    let (mut calls, mut statements) = (0, 0);
+    for _ in 0..3 {
+        rig.sim.handle().reset_stats();
+        let before = store.queries_sent();
+        let started = Instant::now();
+        compute.heal().await?;
+        passes.push(started.elapsed());
+        calls = rig.sim.handle().stats().total();
+        statements = store.queries_sent() - before;
+    }
+    let mut raw = Vec::new();
+    for _ in 0..3 {
+        let started = Instant::now();
+        for chunk in ids.chunks(100) {
+            let query: Vec<String> = chunk.iter().map(|id| format!("device_id={id}")).collect();
+            rig.get(&format!("{}/v2.0/ports?{}", rig.sim.url(), query.join("&")))
+                .await?;
+        }
+        raw.push(started.elapsed());
+    }
+    let (pass, raw) = (median(passes), median(raw));
+    println!(
+        "  heal pass: {:.1} ms; the same port lists raw: {:.1} ms; ratio {:.2}; {calls} Neutron calls, {statements} SQL statements",
+        ms(pass),
+        ms(raw),
+        pass.as_secs_f64() / raw.as_secs_f64().max(f64::EPSILON)
+    );
+    Ok(())
+}
+
+/// `/servers/detail?limit=1000` vs the embedded Neutron listing 1,000 ports;
+/// memory after 4 and 32 pages at once.
+async fn detail(rig: &Rig) -> anyhow::Result<()> {
+    let page = format!("{}/v2.1/servers/detail?limit=1000", rig.app.api_url());
+    let ports = format!("{}/v2.0/ports?limit=1000", rig.sim.url());
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for _ in 0..SAMPLES {
+        ours.push(rig.get(&page).await?);
+        theirs.push(rig.get(&ports).await?);
+    }
+    let ((p50, p99), (n50, n99)) = (percentiles(ours), percentiles(theirs));
+    println!(
+        "  /servers/detail?limit=1000: p50 {p50:.1} ms, p99 {p99:.1} ms; Neutron's 1,000 ports: p50 {n50:.1} ms, p99 {n99:.1} ms; p50 ratio {:.2}",
+        p50 / n50.max(f64::EPSILON)
+    );
+    for at_once in [4, 32] {
+        let http = rig.http.clone();
+        let url = page.clone();
+        concurrently(at_once, at_once, move || {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                let started = Instant::now();
+                http.get(&url).send().await?.bytes().await?;
+                Ok(started.elapsed())
+            }
+        })
+        .await?;
+        println!(
+            "  RSS after {at_once} detail pages at once: {:.0} MB (this process, Neutron included)",
+            rss_mb()
+        );
+    }
+    Ok(())
+}
+
+/// Boots to ACTIVE at each concurrency vs the embedded Neutron's raw creates.
+async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
+    for concurrency in [1, 8, 32] {
+        let http = rig.http.clone();
+        let url = format!("{}/v2.1/servers", rig.app.api_url());
+        let body = json!({"server": {"name": "b", "flavorRef": "1", "imageRef": IMAGE,
+            "networks": [{"uuid": rig.private}]}});
+        let started = Instant::now();
+        let (accepted, _) = concurrently(total, concurrency, move || {
+            let (http, url, body) = (http.clone(), url.clone(), body.clone());
+            async move { post(&http, &url, &body).await }
+        })
+        .await?;
+        rig.app.compute.settle().await;
+        let boot_rate = total as f64 / started.elapsed().as_secs_f64();
+
+        let http = rig.http.clone();
+        let url = format!("{}/v2.0/ports", rig.sim.url());
+        let body = json!({"port": {"network_id": rig.private, "project_id": PROJECT}});
+        let (created, wall) = concurrently(total, concurrency, move || {
+            let (http, url, body) = (http.clone(), url.clone(), body.clone());
+            async move { post(&http, &url, &body).await }
+        })
+        .await?;
+        let create_rate = total as f64 / wall.as_secs_f64();
+        let ((b50, b99), (c50, c99)) = (percentiles(accepted), percentiles(created));
+        println!(
+            "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms); \
+             Neutron {create_rate:.0} creates/s (p50 {c50:.1} ms, p99 {c99:.1} ms); ratio {:.3}",
+            boot_rate / create_rate.max(f64::EPSILON)
+        );
+    }
+    Ok(())
+}
+
+async fn post(http: &reqwest::Client, url: &str, body: &Value) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let response = http.post(url).json(body).send().await?;
+    let status = response.status();
+    let answer = response.text().await?;
+    if !status.is_success() {
+        bail!("POST {url}: {status} {answer}");
+    }
+    Ok(started.elapsed())
+}
+
+/// Runs every measurement on SQLite, then on PostgreSQL if asked.
+pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
+    println!(
+        "netcache bench: {} cores, {}",
+        std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
+        Utc::now().format("%Y-%m-%d %H:%M UTC")
+    );
+    let mut backends = vec![None];
+    if let Some(admin) = &options.postgres {
+        backends.push(Some(admin.as_str()));
+    }
+    let mut run = 0;
+    for postgres in backends {
+        for &n in &options.servers {
+            run += 1;
+            let database = Database::fresh(postgres, run).await?;
+            println!("{} with {n} servers:", database.label);
+            let rig = Rig::start(&database).await.context("cannot start netcache")?;
+            let ids = rig.fill(n).await?;
+            heal(&rig, &ids).await?;
+            detail(&rig).await?;
+            rig.stop().await;
+            database.drop().await?;
+        }
+        run += 1;
+        let database = Database::fresh(postgres, run).await?;
+        println!("{} boots, {} per concurrency:", database.label, options.boots);
+        let rig = Rig::start(&database).await?;
+        boots(&rig, options.boots).await?;
+        rig.stop().await;
+        database.drop().await?;
+    }
+    Ok(())
+}
