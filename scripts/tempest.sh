@@ -32,8 +32,8 @@
 #   TEMPEST_BUILD_TIMEOUT seconds a server may take to become ACTIVE         (60)
 #   TEMPEST_TIMEOUT       seconds the whole `tempest run` may take; then it is
 #                         killed (with its workers) and the run fails       (1800)
-#                         (118 of the tests took 4 min on an idle 2-core machine;
-#                         137 of 168 took 15 min on one busy with builds)
+#                         (the 168 tests took 13 min on an idle 2-core machine,
+#                         and 137 of them the whole 15 min on one busy with builds)
 #   TEMPEST_DEBUG=1       debug logging in WORKSPACE/logs/tempest.log
 #   TEMPEST_RESULTS       also write the per-test outcomes there as TSV (class,
 #                         test, outcome, first line of the reason) and as
