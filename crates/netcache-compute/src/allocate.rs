@@ -38,17 +38,50 @@ pub(crate) struct NewPortSlot {
     pub security_groups: Vec<String>,
 }
 
+/// A port created (or adopted) for an intent, not recorded yet.
+#[derive(Clone, Debug)]
+pub(crate) struct CreatedPort {
+    pub intent: PortIntent,
+    pub port: Port,
+    pub adopted: bool,
+}
+
 impl Compute {
-    /// Fills a slot with a new port, trying up to `create_attempts_per_host` intents.
+    /// Fills a slot with a new port and records it.
     pub(crate) async fn allocate_new_port(
         &self,
         server: &Server,
         host: &HostName,
         slot: &NewPortSlot,
     ) -> Result<Interface> {
+        let created = self.create_new_port(server, host, slot, None).await?;
+        let (mut vifs, _) = self.record_created(server.id, None, &[created], vec![]).await?;
+        Ok(Interface {
+            vif: vifs.pop().expect("one port recorded"),
+        })
+    }
+
+    /// Creates a port for a slot, trying up to `create_attempts_per_host`
+    /// intents: first `fresh`, if given (recorded, never sent), then new ones.
+    /// The port is not recorded as a VIF yet: the caller commits it.
+    pub(crate) async fn create_new_port(
+        &self,
+        server: &Server,
+        host: &HostName,
+        slot: &NewPortSlot,
+        mut fresh: Option<PortIntent>,
+    ) -> Result<CreatedPort> {
         let mut last = None;
         for _ in 0..self.config.create_attempts_per_host.max(1) {
-            match self.create_with_intent(server, host, slot).await {
+            let intent = match fresh.take() {
+                Some(intent) => intent,
+                None => {
+                    let intent = self.new_intent(server.id, host, slot);
+                    self.commit(vec![Change::InsertIntent(intent.clone())]).await?;
+                    intent
+                }
+            };
+            match self.create_with_intent(server, host, slot, intent).await {
                 Err(e @ Error::CreateAbandoned { .. }) => last = Some(e),
                 other => return other,
             }
@@ -56,11 +89,12 @@ impl Compute {
         Err(last.expect("at least one attempt"))
     }
 
-    async fn create_with_intent(&self, server: &Server, host: &HostName, slot: &NewPortSlot) -> Result<Interface> {
+    /// Step 1's record: a pending intent for a slot, on `host`.
+    pub(crate) fn new_intent(&self, server_id: ServerId, host: &HostName, slot: &NewPortSlot) -> PortIntent {
         let now = self.clock.now();
-        let intent = PortIntent {
+        PortIntent {
             id: IntentId::new_v4(),
-            server_id: server.id,
+            server_id,
             attempt: slot.attempt,
             position: slot.position,
             host: host.clone(),
@@ -73,24 +107,40 @@ impl Compute {
             reason: None,
             created_at: now,
             updated_at: now,
-        };
-        self.commit(vec![Change::InsertIntent(intent.clone())]).await?;
-        self.crash_point(CrashPoint::AfterIntentRecorded)?;
+        }
+    }
 
+    /// Steps 2, 4 and 5 for a recorded intent.
+    async fn create_with_intent(
+        &self,
+        server: &Server,
+        host: &HostName,
+        slot: &NewPortSlot,
+        intent: PortIntent,
+    ) -> Result<CreatedPort> {
+        self.crash_point(CrashPoint::AfterIntentRecorded)?;
         let marker = self.marker(intent.id);
         let request = self.port_create(server, host, slot, &marker);
         let result = self.neutron.create_port(&request).await;
         self.crash_point(CrashPoint::AfterCreateSent)?;
 
         match result {
-            Ok(port) => self.record_created(server, intent, port, false).await,
+            Ok(port) => Ok(CreatedPort {
+                intent,
+                port,
+                adopted: false,
+            }),
             Err(e) if e.is_ambiguous() || matches!(e, netcache_neutron::Error::Protocol { .. }) => {
                 warn!(
                     server.id = %server.id, intent.id = %intent.id, error = %e,
                     "Create-port outcome unknown for server {}; looking intent {} up", server.id, intent.id
                 );
                 match self.resolve_by_marker(&marker).await? {
-                    Resolution::Adopt(port) => self.record_created(server, intent, port, true).await,
+                    Resolution::Adopt(port) => Ok(CreatedPort {
+                        intent,
+                        port,
+                        adopted: true,
+                    }),
                     Resolution::Abandon => {
                         self.finish_intent(&intent, IntentState::Abandoned, None, Some(e.to_string()))
                             .await?;
@@ -163,72 +213,118 @@ impl Compute {
         Ok(resolve_ambiguous_create(marker, &found))
     }
 
-    /// Step 3: the port exists and is ours; record it as the server's VIF.
+    /// Step 3: the ports exist and are ours; records them as the server's VIFs
+    /// (intents `created`, VIF records, cache) in one commit, with `server`'s
+    /// new row if given (kept through a user's concurrent edit) and `changes`.
+    /// Returns the new VIF records, and the server row as stored.
     pub(crate) async fn record_created(
         &self,
-        server: &Server,
-        intent: PortIntent,
-        port: Port,
-        adopted: bool,
-    ) -> Result<Interface> {
-        if self.marker_mode == MarkerMode::Name {
-            // Tags could not ride in the POST; set them now (one call) so operators
-            // see them. The name already carries the marker.
-            if let Err(e) = self
-                .neutron
-                .replace_port_tags(&port.id, &self.marker(intent.id).tags())
+        server_id: ServerId,
+        server: Option<Server>,
+        created: &[CreatedPort],
+        changes: Vec<Change>,
+    ) -> Result<(Vec<VifRecord>, Option<Server>)> {
+        let (new_vifs, observed, records) = self.created_records(server_id, created).await;
+        let mut server = server.map(|s| Server {
+            updated_at: self.clock.now(),
+            ..s
+        });
+        let mut attempt = 0;
+        loop {
+            let stored = self.store.cache(server_id).await?;
+            let mut vifs = self.store.vifs(server_id).await?;
+            vifs.extend(new_vifs.iter().cloned());
+            let mut batch = records.clone();
+            batch.extend(server.iter().cloned().map(Change::UpdateServer));
+            batch.extend(changes.iter().cloned());
+            match self
+                .commit_with_cache_at("allocate", server_id, &stored, &vifs, &observed, batch)
                 .await
+            {
+                Ok(_) => break,
+                Err(Error::Store(e)) if e.is_conflict() && attempt < 5 => {
+                    attempt += 1;
+                    // A user's edit of the row meanwhile is kept; another cache
+                    // writer's change is read again.
+                    if let Some(ours) = server.take() {
+                        server = Some(match self.store.server(server_id).await? {
+                            Some(current) if current.generation != ours.generation => {
+                                ours.keeping_user_edits_of(&current)
+                            }
+                            _ => ours,
+                        });
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        for c in created {
+            info!(
+                server.id = %server_id, port.id = %c.port.id, intent.id = %c.intent.id, adopted = c.adopted,
+                "{} port {} for server {server_id}", if c.adopted { "Adopted" } else { "Created" }, c.port.id
+            );
+        }
+        let stored = server.map(|s| Server {
+            generation: s.generation + 1,
+            ..s
+        });
+        Ok((new_vifs, stored))
+    }
+
+    /// The records of created ports: VIFs, what Neutron showed of them, and the
+    /// changes (intent `created`, VIF inserted). In name-marker mode the ports
+    /// are tagged first (tags could not ride in the POST; the name already
+    /// carries the marker, so a failure is only logged).
+    async fn created_records(
+        &self,
+        server_id: ServerId,
+        created: &[CreatedPort],
+    ) -> (Vec<VifRecord>, HashMap<PortId, Observed>, Vec<Change>) {
+        let mut vifs = Vec::with_capacity(created.len());
+        let mut observed = HashMap::with_capacity(created.len());
+        let mut changes = Vec::with_capacity(2 * created.len());
+        for CreatedPort { intent, port, adopted } in created {
+            if self.marker_mode == MarkerMode::Name
+                && let Err(e) = self
+                    .neutron
+                    .replace_port_tags(&port.id, &self.marker(intent.id).tags())
+                    .await
             {
                 warn!(port.id = %port.id, error = %e, "Could not tag port {}", port.id);
             }
-        }
-        let vif = VifRecord {
-            port_id: port.id.clone(),
-            server_id: server.id,
-            position: intent.position,
-            origin: VifOrigin::Created,
-            state: VifState::Attached,
-            intent_id: Some(intent.id),
-            network_id: port.network_id.clone(),
-            requested_fixed_ip: intent.fixed_ip,
-            tag: intent.tag.clone(),
-            details: Some(PortDetails::of(&port)),
-        };
-        let mut vifs = self.store.vifs(server.id).await?;
-        vifs.push(vif.clone());
-        let created = PortIntent {
-            state: IntentState::Created,
-            port_id: Some(port.id.clone()),
-            adopted,
-            updated_at: self.clock.now(),
-            ..intent.clone()
-        };
-        let observed = HashMap::from([(
-            port.id.clone(),
-            Observed::Present {
-                port: port.clone(),
-                floating_ips: vec![],
-            },
-        )]);
-        self.commit_with_cache(
-            "allocate",
-            server.id,
-            &vifs,
-            &observed,
-            vec![
-                Change::UpdateIntent {
-                    intent: created,
-                    expected: IntentState::Pending,
+            let vif = VifRecord {
+                port_id: port.id.clone(),
+                server_id,
+                position: intent.position,
+                origin: VifOrigin::Created,
+                state: VifState::Attached,
+                intent_id: Some(intent.id),
+                network_id: port.network_id.clone(),
+                requested_fixed_ip: intent.fixed_ip,
+                tag: intent.tag.clone(),
+                details: Some(PortDetails::of(port)),
+            };
+            changes.push(Change::UpdateIntent {
+                intent: PortIntent {
+                    state: IntentState::Created,
+                    port_id: Some(port.id.clone()),
+                    adopted: *adopted,
+                    updated_at: self.clock.now(),
+                    ..intent.clone()
                 },
-                Change::InsertVif(vif.clone()),
-            ],
-        )
-        .await?;
-        info!(
-            server.id = %server.id, port.id = %port.id, intent.id = %intent.id, adopted,
-            "{} port {} for server {}", if adopted { "Adopted" } else { "Created" }, port.id, server.id
-        );
-        Ok(Interface { vif })
+                expected: IntentState::Pending,
+            });
+            changes.push(Change::InsertVif(vif.clone()));
+            observed.insert(
+                port.id.clone(),
+                Observed::Present {
+                    port: port.clone(),
+                    floating_ips: vec![],
+                },
+            );
+            vifs.push(vif);
+        }
+        (vifs, observed, changes)
     }
 
     pub(crate) async fn finish_intent(

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
-use netcache_domain::intent::IntentState;
+use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::operation::{Operation, OperationKind, OperationParams, QueuedDelete, resumes_in_place};
 use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
@@ -17,7 +17,8 @@ use netcache_neutron::PortFilter;
 use netcache_store::ServerFilter;
 use tracing::{error, info, warn};
 
-use crate::allocate::NewPortSlot;
+use crate::allocate::{CreatedPort, NewPortSlot};
+use crate::operations::Executed;
 use crate::{Compute, Error, RequestContext, Result};
 
 /// A boot request, already parsed from the API body.
@@ -115,18 +116,36 @@ impl Compute {
                 self.new_build(ctx, boot, name)
             })
             .unzip();
-        self.submit_all(vec![claim], ops).await?;
+        let ops = ops
+            .into_iter()
+            .map(|(op, changes, unsent)| {
+                self.unsent_intents.keep(op.server_id, unsent);
+                (op, changes)
+            })
+            .collect();
+        if let Err(e) = self.submit_all(vec![claim], ops).await {
+            for server in &servers {
+                self.unsent_intents.take(server.id);
+            }
+            return Err(e);
+        }
         for server in &servers {
             info!(server.id = %server.id, server.name = %server.name, "Accepted build of server {}", server.id);
         }
         Ok(servers)
     }
 
-    /// A new server, building, with its build operation and the changes that
-    /// record them (the server row, its instance action).
-    fn new_build(&self, ctx: &RequestContext, boot: &Boot<'_>, name: String) -> (Server, (Operation, Vec<Change>)) {
+    /// A new server, building, with its build operation, the changes that
+    /// record them (the server row placed on its first host, its instance
+    /// action, its first attempt's intents) and those intents.
+    fn new_build(
+        &self,
+        ctx: &RequestContext,
+        boot: &Boot<'_>,
+        name: String,
+    ) -> (Server, (Operation, Vec<Change>, Vec<PortIntent>)) {
         let (request, now) = (boot.request, self.clock.now());
-        let server = Server {
+        let mut server = Server {
             id: ServerId::new_v4(),
             name,
             project_id: ProjectId::from(ctx.project_id.as_str()),
@@ -152,12 +171,14 @@ impl Compute {
             deleted_at: None,
             generation: 0,
         };
+        let unsent = self.plan_first_attempt(&mut server);
         let op = self.new_operation(server.id, OperationParams::Build, ctx);
-        let changes = vec![
+        let mut changes = vec![
             Change::InsertServer(server.clone()),
             Change::StartAction(action(ctx, server.id, "create", now)),
         ];
-        (server, (op, changes))
+        changes.extend(unsent.iter().cloned().map(Change::InsertIntent));
+        (server, (op, changes, unsent))
     }
 
     /// Nova's `validate_networks`: named networks must exist and be usable by the
@@ -292,17 +313,23 @@ impl Compute {
     }
 
     /// Builds a server: pick a host, allocate, spawn; on a failure that another
-    /// host might not have, release this attempt's ports and reschedule.
-    pub(crate) async fn run_build(self: &Arc<Self>, server_id: ServerId, request_id: &str) -> Result<()> {
+    /// host might not have, release this attempt's ports and reschedule. The
+    /// first attempt may come with its intents recorded and `unsent`. Success
+    /// is one commit: the ports, the server ACTIVE, the action's event and the
+    /// operation finished.
+    pub(crate) async fn run_build(self: &Arc<Self>, op: &Operation, unsent: Vec<PortIntent>) -> Result<Executed> {
+        let (server_id, request_id) = (op.server_id, op.request_id.as_str());
+        let mut unsent = unsent;
         loop {
             let Some(mut server) = self.store.server(server_id).await? else {
-                return Ok(());
+                return Ok(Executed::Done);
             };
             if server.vm_state != VmState::Building {
-                return Ok(());
+                return Ok(Executed::Done);
             }
             let host = match (&server.host, server.task_state) {
-                // Resuming an attempt interrupted by a restart, on a host of ours.
+                // The first attempt, placed when accepted, or one interrupted by
+                // a restart, on a host of ours.
                 (Some(host), Some(TaskState::Networking | TaskState::Spawning))
                     if resumes_in_place(Some(host), &self.config.hosts) =>
                 {
@@ -333,7 +360,8 @@ impl Compute {
                         let reason = format!(
                             "Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance {server_id}."
                         );
-                        return self.fail_build(server, request_id, Error::NoValidHost(reason)).await;
+                        self.fail_build(server, request_id, Error::NoValidHost(reason)).await?;
+                        return Ok(Executed::Done);
                     }
                 },
             };
@@ -343,28 +371,16 @@ impl Compute {
                 Some(p) => p.acquire_owned().await.ok(),
                 None => None,
             };
-            match self.build_on_host(&server, &host, attempt).await {
-                Ok(server) => {
-                    let now = self.clock.now();
-                    let server = Server {
-                        vm_state: VmState::Active,
-                        task_state: None,
-                        launched_at: Some(now),
-                        ..server
-                    };
-                    self.save_server(server).await?;
-                    self.add_event(
-                        server_id,
-                        request_id,
-                        ActionEvent::finished(BUILD_EVENT, now, true, None, Some(host.to_string())),
-                    )
-                    .await?;
+            let unsent = std::mem::take(&mut unsent);
+            match self.build_on_host(&server, &host, attempt, unsent).await {
+                Ok((server, created)) => {
+                    let finished = self.record_active(op, server, &host, &created).await?;
                     info!(server.id = %server_id, host = %host, attempt, "Server {server_id} is ACTIVE on {host}");
-                    return Ok(());
+                    return Ok(finished);
                 }
                 Err(e @ (Error::Crashed(_) | Error::Store(_))) => return Err(e),
                 // The delete queued on this build releases everything next.
-                Err(Error::DeleteRequested(_)) => return Ok(()),
+                Err(Error::DeleteRequested(_)) => return Ok(Executed::Done),
                 Err(e) => {
                     let now = self.clock.now();
                     self.add_event(
@@ -392,14 +408,100 @@ impl Compute {
                     } else {
                         e
                     };
-                    return self.fail_build(server, request_id, cause).await;
+                    self.fail_build(server, request_id, cause).await?;
+                    return Ok(Executed::Done);
                 }
             }
         }
     }
 
-    /// Fills every empty slot, then spawns.
-    async fn build_on_host(&self, server: &Server, host: &HostName, attempt: u32) -> Result<Server> {
+    /// The build's last commit: its new ports, the server ACTIVE, the action's
+    /// event and, unless a delete was queued on it meanwhile, the operation
+    /// finished.
+    async fn record_active(
+        &self,
+        op: &Operation,
+        server: Server,
+        host: &HostName,
+        created: &[CreatedPort],
+    ) -> Result<Executed> {
+        let now = self.clock.now();
+        let server = Server {
+            vm_state: VmState::Active,
+            task_state: None,
+            launched_at: Some(now),
+            ..server
+        };
+        let event = Change::AddActionEvent {
+            server_id: op.server_id,
+            request_id: op.request_id.clone(),
+            event: ActionEvent::finished(BUILD_EVENT, now, true, None, Some(host.to_string())),
+        };
+        if !self.delete_requested(op.server_id).await? {
+            let finish = self.finish_change(op);
+            let changes = vec![event.clone(), finish];
+            match self
+                .record_created(op.server_id, Some(server.clone()), created, changes)
+                .await
+            {
+                Ok(_) => return Ok(Executed::Finished),
+                // The delete was queued after the look: the runner hands over to it.
+                Err(Error::Store(e)) if e.is_conflict() && self.delete_requested(op.server_id).await? => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.record_created(op.server_id, Some(server), created, vec![event])
+            .await?;
+        Ok(Executed::Done)
+    }
+
+    /// Fills every empty slot, then spawns; returns the server as spawned and
+    /// the ports it created, for the caller to record (on a failure they are
+    /// recorded here, so the release that follows finds them).
+    async fn build_on_host(
+        &self,
+        server: &Server,
+        host: &HostName,
+        attempt: u32,
+        unsent: Vec<PortIntent>,
+    ) -> Result<(Server, Vec<CreatedPort>)> {
+        let mut created = Vec::new();
+        let mut unsent = unsent;
+        match self
+            .fill_and_spawn(server, host, attempt, &mut unsent, &mut created)
+            .await
+        {
+            Ok(server) => Ok((server, created)),
+            Err(e @ Error::Crashed(_)) => Err(e),
+            Err(e) => {
+                // Never sent, so no port carries them: abandoned without a look.
+                let now = self.clock.now();
+                let abandoned = unsent.into_iter().map(|intent| Change::UpdateIntent {
+                    intent: PortIntent {
+                        state: IntentState::Abandoned,
+                        reason: Some(format!("not sent: {e}")),
+                        updated_at: now,
+                        ..intent
+                    },
+                    expected: IntentState::Pending,
+                });
+                let abandoned: Vec<Change> = abandoned.collect();
+                if !created.is_empty() || !abandoned.is_empty() {
+                    self.record_created(server.id, None, &created, abandoned).await?;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn fill_and_spawn(
+        &self,
+        server: &Server,
+        host: &HostName,
+        attempt: u32,
+        unsent: &mut Vec<PortIntent>,
+        created: &mut Vec<CreatedPort>,
+    ) -> Result<Server> {
         let vifs = self.store.vifs(server.id).await?;
         for (position, request) in server.requested_networks.slots().into_iter().enumerate() {
             if self.delete_requested(server.id).await? {
@@ -424,7 +526,11 @@ impl Compute {
                         tag,
                         security_groups: server.security_groups.clone(),
                     };
-                    self.allocate_new_port(server, host, &slot).await?;
+                    let intent = unsent
+                        .iter()
+                        .position(|i| i.position == position && i.attempt == attempt && i.host == *host)
+                        .map(|at| unsent.remove(at));
+                    created.push(self.create_new_port(server, host, &slot, intent).await?);
                 }
                 NetworkRequest::Port { port_id, tag } => {
                     self.attach_user_port(server, host, position, &port_id, tag).await?;
@@ -432,12 +538,18 @@ impl Compute {
             }
         }
         // Allocation never writes the server row; a user's edit meanwhile is kept.
-        let spawning = self
-            .save_server(Server {
-                task_state: Some(TaskState::Spawning),
-                ..server.clone()
-            })
-            .await?;
+        let spawning = Server {
+            task_state: Some(TaskState::Spawning),
+            ..server.clone()
+        };
+        // Ports must be in the cache before their plug events can mark them.
+        let spawning = if self.config.vif_plugging_timeout.is_zero() {
+            server.clone()
+        } else {
+            let (_, stored) = self.record_created(server.id, Some(spawning), created, vec![]).await?;
+            created.clear();
+            stored.expect("the server row was written")
+        };
         self.wait_for_plugging(&spawning).await?;
         self.crash_point(crate::CrashPoint::BeforeSpawn)?;
         if self.delete_requested(server.id).await? {
@@ -493,7 +605,7 @@ impl Compute {
     }
 
     /// Round-robin over the hosts not tried yet.
-    fn pick_host(&self, tried: &[HostName]) -> Option<HostName> {
+    pub(crate) fn pick_host(&self, tried: &[HostName]) -> Option<HostName> {
         let hosts = &self.config.hosts;
         let start = self.next_host.fetch_add(1, Ordering::Relaxed);
         (0..hosts.len())

@@ -30,6 +30,7 @@ mod console;
 mod edit;
 mod error;
 mod events;
+mod first_attempt;
 mod fixed_ips;
 mod gc;
 mod heal;
@@ -137,6 +138,7 @@ pub struct Compute {
     next_host: AtomicUsize,
     crashed: AtomicBool,
     plug_events: plugging::PlugEvents,
+    unsent_intents: first_attempt::UnsentIntents,
     heal_passes: AtomicU64,
 }
 
@@ -228,6 +230,7 @@ impl Compute {
             next_host: AtomicUsize::new(0),
             crashed: AtomicBool::new(false),
             plug_events: plugging::PlugEvents::default(),
+            unsent_intents: first_attempt::UnsentIntents::default(),
             heal_passes: AtomicU64::new(0),
         }))
     }

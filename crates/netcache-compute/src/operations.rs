@@ -39,6 +39,15 @@ pub(crate) enum Outcome {
 /// A waiting API request's end of an operation.
 pub(crate) type Waiter = oneshot::Sender<Result<Outcome>>;
 
+/// How an operation's execution ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Executed {
+    /// Its work is done; the runner finishes the operation.
+    Done,
+    /// Its last commit finished the operation too ([`Compute::finish_change`]).
+    Finished,
+}
+
 /// Backoff of an operation whose step failed for a reason that may pass (the
 /// database or Neutron unreachable): it is retried from its records.
 const RETRY_BACKOFF: [u64; 6] = [1, 2, 4, 8, 15, 30];
@@ -219,7 +228,12 @@ impl Compute {
             };
             let result = FENCE.scope(fence, self.execute(&op)).await;
             match result {
-                Ok(()) => {
+                Ok(Executed::Finished) => {
+                    self.finished(&op);
+                    self.hand_over_outcome(op.id);
+                    return None;
+                }
+                Ok(Executed::Done) => {
                     let finished = self.finish(&op).await;
                     self.hand_over_outcome(op.id);
                     match finished {
@@ -275,17 +289,26 @@ impl Compute {
         !matches!(self.store.operation(op.server_id).await, Ok(Some(o)) if o.id == op.id && o.owner == self.owner)
     }
 
-    /// Ends `op`; returns the delete queued on it, now owned by this process.
-    async fn finish(&self, op: &Operation) -> Result<Option<Operation>> {
-        let done = Change::FinishOperation {
+    /// The change that ends `op`, in a batch of its last step; it conflicts
+    /// if a delete was queued on it.
+    pub(crate) fn finish_change(&self, op: &Operation) -> Change {
+        Change::FinishOperation {
             server_id: op.server_id,
             id: op.id,
             owner: op.owner.clone(),
-        };
-        match self.store.commit(vec![done]).await {
+        }
+    }
+
+    fn finished(&self, op: &Operation) {
+        metrics::counter!("netcache_operations_finished_total", "kind" => op.kind().as_str()).increment(1);
+        info!(server.id = %op.server_id, kind = %op.kind(), "Operation {} on server {} finished", op.id, op.server_id);
+    }
+
+    /// Ends `op`; returns the delete queued on it, now owned by this process.
+    async fn finish(&self, op: &Operation) -> Result<Option<Operation>> {
+        match self.store.commit(vec![self.finish_change(op)]).await {
             Ok(()) => {
-                metrics::counter!("netcache_operations_finished_total", "kind" => op.kind().as_str()).increment(1);
-                info!(server.id = %op.server_id, kind = %op.kind(), "Operation {} on server {} finished", op.id, op.server_id);
+                self.finished(op);
                 return Ok(None);
             }
             Err(e) if e.is_conflict() => {}
@@ -323,11 +346,12 @@ impl Compute {
     }
 
     /// Dispatches an operation to the code that does its kind.
-    async fn execute(self: &Arc<Self>, op: &Operation) -> Result<()> {
+    async fn execute(self: &Arc<Self>, op: &Operation) -> Result<Executed> {
         self.crash_point(crate::CrashPoint::OperationStarted)?;
-        self.resolve_pending_intents(op).await?;
-        match &op.params {
-            OperationParams::Build => self.run_build(op.server_id, &op.request_id).await,
+        let unsent = self.unsent_intents.take(op.server_id);
+        self.resolve_pending_intents(op, &unsent).await?;
+        let done = match &op.params {
+            OperationParams::Build => return self.run_build(op, unsent).await,
             OperationParams::Delete => self.run_delete(op).await,
             OperationParams::Attach { .. } => self.run_attach(op).await,
             OperationParams::Detach { port_id } => self.run_detach(op, port_id).await,
@@ -338,7 +362,8 @@ impl Compute {
             }
             OperationParams::Rebuild => self.run_rebuild(op).await,
             OperationParams::SecurityGroup { group_id, add } => self.run_security_group(op, group_id, *add).await,
-        }
+        };
+        done.map(|()| Executed::Done)
     }
 
     /// Takes over every operation whose owner died (and those of an earlier

@@ -1,6 +1,8 @@
 //! Resuming an operation: intents left `pending` on its server (by a crash or a
 //! dead owner) are resolved by their marker, exactly as an ambiguous create is,
-//! before the operation continues from its records.
+//! before the operation continues from its records. The intents a boot recorded
+//! when it was accepted are the exception on the build's first run in the
+//! process that accepted it: their POSTs are known not to be sent yet.
 
 use std::sync::Arc;
 
@@ -10,12 +12,13 @@ use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::server::{TaskState, VmState};
 use tracing::info;
 
+use crate::allocate::CreatedPort;
 use crate::{Compute, Result};
 
 impl Compute {
-    pub(crate) async fn resolve_pending_intents(self: &Arc<Self>, op: &Operation) -> Result<()> {
+    pub(crate) async fn resolve_pending_intents(self: &Arc<Self>, op: &Operation, unsent: &[PortIntent]) -> Result<()> {
         for intent in self.store.intents(op.server_id).await? {
-            if intent.state == IntentState::Pending {
+            if intent.state == IntentState::Pending && !unsent.iter().any(|u| u.id == intent.id) {
                 info!(intent.id = %intent.id, "Resolving intent {} left pending", intent.id);
                 self.recover_intent(op, &intent).await?;
             }
@@ -48,7 +51,12 @@ impl Compute {
             });
         match (resolution, server) {
             (Resolution::Adopt(port), Some(server)) if still_wanted => {
-                self.record_created(&server, intent.clone(), port, true).await?;
+                let adopted = CreatedPort {
+                    intent: intent.clone(),
+                    port,
+                    adopted: true,
+                };
+                self.record_created(server.id, None, &[adopted], vec![]).await?;
             }
             (Resolution::Adopt(port), _) => {
                 self.finish_intent(

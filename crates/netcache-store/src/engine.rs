@@ -44,25 +44,34 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// SQLite's holds one connection, so writers queue in the process instead of
     /// sleeping on the database's lock; PostgreSQL's is the one pool.
     fn writer(&self) -> &Pool<Self::Db>;
-    /// How many times [`Backend::pool`] and [`Backend::writer`] were asked for.
-    fn queries_sent(&self) -> u64;
+    /// How many times [`Backend::pool`] and [`Backend::writer`] were asked
+    /// for, and how many batches were committed.
+    fn counts(&self) -> &QueryCount;
     /// Proves this is the only live process of `node` for as long as the lock lives.
     fn lock_node_exclusively(&self, node: &str) -> impl Future<Output = Result<NodeLock>> + Send;
 }
 
 type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
 
-/// Counts a backend's uses of its pool (shared by clones of the store).
+/// Counts a backend's uses of its pools and its committed batches (shared by
+/// clones of the store).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct QueryCount(Arc<AtomicU64>);
+pub(crate) struct QueryCount {
+    sent: Arc<AtomicU64>,
+    committed: Arc<AtomicU64>,
+}
 
 impl QueryCount {
     pub(crate) fn add(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
+        self.sent.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+    fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    fn committed(&self) -> u64 {
+        self.committed.load(Ordering::Relaxed)
     }
 }
 
@@ -617,7 +626,11 @@ where
             }
         }
         match applied {
-            Ok(()) => tx.commit().await.map_err(Error::from_write),
+            Ok(()) => {
+                tx.commit().await.map_err(Error::from_write)?;
+                self.counts().committed.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
             Err(error) => {
                 // Roll back now rather than on drop, so the write lock (SQLite) or the
                 // row locks (PostgreSQL) are released before the caller retries.
@@ -790,7 +803,11 @@ where
     }
 
     fn queries_sent(&self) -> u64 {
-        Backend::queries_sent(self)
+        self.counts().sent()
+    }
+
+    fn commits_made(&self) -> u64 {
+        self.counts().committed()
     }
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>> {

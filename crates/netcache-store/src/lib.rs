@@ -133,6 +133,9 @@ pub trait Store: Send + Sync + 'static {
     /// Statements and write batches this store has sent since it was opened
     /// (a batch is one transaction of several statements): what tests budget.
     fn queries_sent(&self) -> u64;
+    /// Write batches this store has committed since it was opened (each one
+    /// transaction, one fsync): what the write path budgets.
+    fn commits_made(&self) -> u64;
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>>;
     /// A server's intents, oldest first.

@@ -57,8 +57,8 @@ impl Backend for PgStore {
         Backend::pool(self)
     }
 
-    fn queries_sent(&self) -> u64 {
-        self.1.get()
+    fn counts(&self) -> &QueryCount {
+        &self.1
     }
 
     /// A session advisory lock on a connection of its own, kept while the lock

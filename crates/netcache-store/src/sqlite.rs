@@ -114,8 +114,8 @@ impl Backend for SqliteStore {
         &self.writer
     }
 
-    fn queries_sent(&self) -> u64 {
-        self.queries.get()
+    fn counts(&self) -> &QueryCount {
+        &self.queries
     }
 
     /// One process owns a SQLite file, whatever its node: an exclusive lock on

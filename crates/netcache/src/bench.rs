@@ -352,6 +352,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let url = format!("{}/v2.1/servers", rig.app.api_url());
         let body = json!({"server": {"name": "b", "flavorRef": "1", "imageRef": IMAGE,
             "networks": [{"uuid": rig.private}]}});
+        let commits_before = rig.app.compute.store().commits_made();
         let started = Instant::now();
         let (accepted, _) = concurrently(total, concurrency, move || {
             let (http, url, body) = (http.clone(), url.clone(), body.clone());
@@ -360,6 +361,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         .await?;
         rig.app.compute.settle().await;
         let boot_rate = total as f64 / started.elapsed().as_secs_f64();
+        let commits = (rig.app.compute.store().commits_made() - commits_before) as f64 / total as f64;
 
         let http = rig.http.clone();
         let url = format!("{}/v2.0/ports", rig.sim.url());
@@ -372,7 +374,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let create_rate = total as f64 / wall.as_secs_f64();
         let ((b50, b99), (c50, c99)) = (percentiles(accepted), percentiles(created));
         println!(
-            "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms); \
+            "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms, {commits:.1} commits per boot); \
              Neutron {create_rate:.0} creates/s (p50 {c50:.1} ms, p99 {c99:.1} ms); ratio {:.3}",
             boot_rate / create_rate.max(f64::EPSILON)
         );

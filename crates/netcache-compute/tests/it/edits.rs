@@ -80,8 +80,10 @@ fn items(range: std::ops::Range<usize>) -> BTreeMap<String, String> {
     range.map(|i| (format!("k{i}"), format!("v{i}"))).collect()
 }
 
-/// The build is spawning (its next write is ACTIVE) when the user renames the
-/// server: the rename is kept, and the build finishes without a retried step.
+/// The build is spawning (its next write is ACTIVE, with its ports) when the
+/// user renames the server: the rename is kept, and the build finishes without
+/// a retried step. The row still says `networking`: a boot writes no state
+/// between its accept and ACTIVE (two commits per boot).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
     let virt = Arc::new(GatedVirt::closed());
@@ -105,7 +107,7 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
         .unwrap();
     assert_eq!(
         (edited.name.as_str(), edited.task_state),
-        ("renamed", Some(TaskState::Spawning))
+        ("renamed", Some(TaskState::Networking))
     );
     // Metadata waits for an active server without a task, as in Nova (409).
     let set = ServerEdit::SetMetadata {

@@ -1,5 +1,6 @@
 //! The crate's integration tests, one test binary: a module per area.
 
+mod boots;
 mod edits;
 mod gc;
 mod heal;

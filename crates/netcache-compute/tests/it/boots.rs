@@ -1,0 +1,71 @@
+//! The boot write path's commit budget (issue 12): the accept records the
+//! server, its host and its ports' intents before any POST; one commit after
+//! them records the ports, the server ACTIVE, the action's event and the
+//! operation's end.
+
+use std::collections::BTreeMap;
+
+use netcache_compute::CreateServer;
+use netcache_domain::NetworkId;
+use netcache_domain::intent::IntentState;
+use netcache_domain::server::{NetworkRequest, NetworkRequests, VmState};
+
+use crate::support::{Harness, config};
+
+fn boot_on(network: &str, ports: usize) -> CreateServer {
+    CreateServer {
+        name: "vm".into(),
+        flavor_ref: "1".into(),
+        image_ref: "img".into(),
+        metadata: BTreeMap::new(),
+        access_ip_v4: None,
+        access_ip_v6: None,
+        networks: NetworkRequests::Explicit(
+            (0..ports)
+                .map(|_| NetworkRequest::Network {
+                    network_id: Some(NetworkId::from(network)),
+                    fixed_ip: None,
+                    tag: None,
+                })
+                .collect(),
+        ),
+        key_name: None,
+        security_groups: vec![],
+    }
+}
+
+#[tokio::test]
+async fn a_boot_commits_twice_whatever_its_ports() {
+    let h = Harness::start(config()).await;
+    for ports in [1, 3] {
+        let store = h.compute.store();
+        let before = store.commits_made();
+        let server = h
+            .compute
+            .create_server(&Harness::ctx(), boot_on(&h.topology.private_network_id, ports))
+            .await
+            .unwrap();
+        assert_eq!(store.commits_made() - before, 1, "the accept is one commit");
+        h.compute.settle().await;
+        let commits = store.commits_made() - before;
+
+        let stored = store.server(server.id).await.unwrap().unwrap();
+        assert_eq!(stored.vm_state, VmState::Active);
+        assert_eq!(stored.task_state, None);
+        assert_eq!(h.cached_port_ids(server.id).await.len(), ports);
+        assert_eq!(h.ports_of(server.id).len(), ports);
+        let intents = store.intents(server.id).await.unwrap();
+        assert_eq!(intents.len(), ports, "one intent per port, none sent twice");
+        assert!(intents.iter().all(|i| i.state == IntentState::Created), "{intents:?}");
+        assert!(
+            store.operation(server.id).await.unwrap().is_none(),
+            "the build is finished"
+        );
+        let events = store.actions(server.id).await.unwrap()[0].events.clone();
+        assert!(
+            events.iter().any(|e| e.result.as_deref() == Some("Success")),
+            "{events:?}"
+        );
+        assert_eq!(commits, 2, "a boot with {ports} new port(s) commits {commits} times");
+    }
+}
