@@ -169,6 +169,13 @@ impl ServerQuery {
         matches!(self.sort.as_slice(), [(key, Direction::Desc)] if key == "created_at")
     }
 
+    /// Whether deleted servers are candidates (`deleted`, or `changes-since`,
+    /// which lists deletions too).
+    #[must_use]
+    pub fn with_deleted(&self) -> bool {
+        self.deleted || self.changes_since.is_some()
+    }
+
     /// Whether the query looks at IP addresses (the servers' caches are needed).
     #[must_use]
     pub fn needs_addresses(&self) -> bool {

@@ -8,6 +8,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
+use netcache_domain::ServerId;
+use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::Server;
 use serde_json::{Value, json};
 
@@ -85,27 +87,24 @@ async fn newest_page(state: &AppState, project: Option<&str>, query: &ServerQuer
         None => None,
         Some(marker) => {
             let id = marker.parse().map_err(|_| not_found(marker))?;
-            let server = state.compute.server(id).await.map_err(|_| not_found(marker))?;
+            let server = match state.compute.server(id).await {
+                Err(netcache_compute::Error::ServerNotFound(_)) => return Err(not_found(marker)),
+                other => other?,
+            };
             if project.is_some_and(|p| server.project_id.as_str() != p) {
                 return Err(not_found(marker));
             }
             Some(server)
         }
     };
-    let with_deleted = query.deleted || query.changes_since.is_some();
     let mut page = Vec::new();
     while page.len() < limit {
         let chunk = state
             .compute
-            .servers_newest_first(project, with_deleted, after.as_ref(), limit)
+            .servers_newest_first(project, query.with_deleted(), after.as_ref(), limit)
             .await?;
         let exhausted = chunk.len() < limit;
-        let infos = if query.needs_addresses() {
-            let ids: Vec<_> = chunk.iter().map(|s| s.id).collect();
-            state.compute.network_infos(&ids).await?
-        } else {
-            HashMap::new()
-        };
+        let infos = infos_to_filter(state, query, &chunk).await?;
         after = chunk.last().cloned();
         page.extend(
             chunk
@@ -120,17 +119,24 @@ async fn newest_page(state: &AppState, project: Option<&str>, query: &ServerQuer
     Ok(page)
 }
 
+/// The network infos of `servers` if the query filters by address; else none.
+async fn infos_to_filter(
+    state: &AppState,
+    query: &ServerQuery,
+    servers: &[Server],
+) -> ApiResult<HashMap<ServerId, NetworkInfo>> {
+    if !query.needs_addresses() {
+        return Ok(HashMap::new());
+    }
+    let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
+    Ok(state.compute.network_infos(&ids).await?)
+}
+
 /// Any other order: every server the caller may list, sorted here; the marker
 /// must be one of them (400 otherwise, as in Nova).
 async fn sorted_page(state: &AppState, project: Option<&str>, query: &ServerQuery) -> ApiResult<Vec<Server>> {
-    let with_deleted = query.deleted || query.changes_since.is_some();
-    let candidates = state.compute.servers(project, with_deleted).await?;
-    let infos = if query.needs_addresses() {
-        let ids: Vec<_> = candidates.iter().map(|s| s.id).collect();
-        state.compute.network_infos(&ids).await?
-    } else {
-        HashMap::new()
-    };
+    let candidates = state.compute.servers(project, query.with_deleted()).await?;
+    let infos = infos_to_filter(state, query, &candidates).await?;
     let mut servers: Vec<Server> = candidates
         .into_iter()
         .filter(|s| query.matches(s, infos.get(&s.id)))
