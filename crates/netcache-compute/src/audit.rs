@@ -142,6 +142,8 @@ impl Compute {
         for intent in self.store.pending_intents().await? {
             pending.entry(intent.server_id).or_default().push(intent.id);
         }
+        // As heal: the floating IPs of the servers' projects, once.
+        let floating_ips = self.floating_ips_of_projects(&servers).await?;
         let mut report = AuditReport::default();
         let total = servers.len();
         progress(0, total);
@@ -149,7 +151,7 @@ impl Compute {
             let ids: Vec<ServerId> = batch.iter().map(|s| s.id).collect();
             let caches = self.store.caches_of(&ids).await?;
             let vifs = self.records_of(batch).await?;
-            let observation = self.observe(batch, &vifs, None).await?;
+            let observation = self.observe(batch, &vifs, Some(&floating_ips)).await?;
             for server in batch {
                 let records = &vifs[&server.id];
                 let stored = caches

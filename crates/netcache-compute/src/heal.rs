@@ -1,7 +1,8 @@
 //! Heal: every server's cache refreshed from Neutron in batches — one port list
-//! per batch of servers, the floating IPs of the servers' projects once per pass,
-//! network details from the catalog; the store read a batch at a time. Membership never changes here: ports that carry a server's
-//! `device_id` without a VIF record are recorded as ghost sightings, never added
+//! per batch of servers, the floating IPs of the servers' projects once per
+//! pass, network details from the catalog; the store read a batch at a time.
+//! Membership never changes here: ports that carry a server's `device_id`
+//! without a VIF record are recorded as ghost sightings, never added
 //! (invariant 1); VIFs whose ports are gone or reassigned are recorded as lost.
 
 use std::collections::{HashMap, HashSet};
@@ -107,8 +108,8 @@ impl Compute {
         let mut sighted = Vec::new();
         for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
             report.batches += 1;
-            // Generations first: a change committed after this read fails the
-            // compare-and-swap of the cache this pass computes.
+            // The pass's generations, read before Neutron was: a change committed
+            // since fails the compare-and-swap of the cache this pass computes.
             let mut caches = self.caches_of(batch).await?;
             for (id, cache) in &mut caches {
                 if let Some(&generation) = generations.get(id) {
@@ -187,7 +188,10 @@ impl Compute {
 
     /// Every floating IP of the live servers' projects, by port: one list per
     /// 100 projects (not one per batch of servers).
-    async fn floating_ips_of_projects(&self, servers: &[Server]) -> Result<HashMap<PortId, Vec<FloatingIp>>> {
+    pub(crate) async fn floating_ips_of_projects(
+        &self,
+        servers: &[Server],
+    ) -> Result<HashMap<PortId, Vec<FloatingIp>>> {
         let mut projects: Vec<ProjectId> = servers
             .iter()
             .filter(|s| !s.is_deleted())
@@ -211,7 +215,6 @@ impl Compute {
         Ok(by_port)
     }
 
-    /// The VIF records of a batch of servers.
     /// Ports Neutron gives the server that are not its VIFs. Records read before
     /// Neutron was may miss a port an operation recorded since: a server with
     /// candidates is read again, and one with an operation in flight is its own.

@@ -209,4 +209,12 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     // batch: the caches and the VIF records. Not one per server.
     assert!(queries <= 4 + 2 * 10, "{queries} store queries for 10 batches");
     assert!(report.ghosts.is_empty());
+
+    // The audit reads Neutron as heal does: a port list per batch, the
+    // floating IPs once.
+    h.sim().reset_stats();
+    h.compute.audit(&|_, _| {}).await.unwrap();
+    let stats = h.sim().stats();
+    assert_eq!(stats.calls("floatingips.list"), 1, "{stats:?}");
+    assert_eq!(stats.calls("ports.list"), 10, "{stats:?}");
 }
