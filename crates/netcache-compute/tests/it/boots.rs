@@ -3,36 +3,10 @@
 //! them records the ports, the server ACTIVE, the action's event and the
 //! operation's end.
 
-use std::collections::BTreeMap;
-
-use netcache_compute::CreateServer;
-use netcache_domain::NetworkId;
 use netcache_domain::intent::IntentState;
-use netcache_domain::server::{NetworkRequest, NetworkRequests, VmState};
+use netcache_domain::server::VmState;
 
 use crate::support::{Harness, config};
-
-fn boot_on(network: &str, ports: usize) -> CreateServer {
-    CreateServer {
-        name: "vm".into(),
-        flavor_ref: "1".into(),
-        image_ref: "img".into(),
-        metadata: BTreeMap::new(),
-        access_ip_v4: None,
-        access_ip_v6: None,
-        networks: NetworkRequests::Explicit(
-            (0..ports)
-                .map(|_| NetworkRequest::Network {
-                    network_id: Some(NetworkId::from(network)),
-                    fixed_ip: None,
-                    tag: None,
-                })
-                .collect(),
-        ),
-        key_name: None,
-        security_groups: vec![],
-    }
-}
 
 #[tokio::test]
 async fn a_boot_commits_twice_whatever_its_ports() {
@@ -42,7 +16,7 @@ async fn a_boot_commits_twice_whatever_its_ports() {
         let before = store.commits_made();
         let server = h
             .compute
-            .create_server(&Harness::ctx(), boot_on(&h.topology.private_network_id, ports))
+            .create_server(&Harness::ctx(), h.boot_request(ports))
             .await
             .unwrap();
         assert_eq!(store.commits_made() - before, 1, "the accept is one commit");

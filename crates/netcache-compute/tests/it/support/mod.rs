@@ -125,28 +125,31 @@ impl Harness {
     pub async fn boot(&self) -> ServerId {
         let server = self
             .compute
-            .create_server(
-                &Self::ctx(),
-                CreateServer {
-                    name: "vm".into(),
-                    flavor_ref: "1".into(),
-                    image_ref: "img".into(),
-                    metadata: BTreeMap::new(),
-                    access_ip_v4: None,
-                    access_ip_v6: None,
-                    networks: NetworkRequests::Explicit(vec![NetworkRequest::Network {
-                        network_id: Some(NetworkId::from(self.topology.private_network_id.as_str())),
-                        fixed_ip: None,
-                        tag: None,
-                    }]),
-                    key_name: None,
-                    security_groups: vec![],
-                },
-            )
+            .create_server(&Self::ctx(), self.boot_request(1))
             .await
             .unwrap();
         self.compute.settle().await;
         server.id
+    }
+
+    /// A boot request for a server with `ports` new ports on `private`.
+    pub fn boot_request(&self, ports: usize) -> CreateServer {
+        let network = NetworkRequest::Network {
+            network_id: Some(NetworkId::from(self.topology.private_network_id.as_str())),
+            fixed_ip: None,
+            tag: None,
+        };
+        CreateServer {
+            name: "vm".into(),
+            flavor_ref: "1".into(),
+            image_ref: "img".into(),
+            metadata: BTreeMap::new(),
+            access_ip_v4: None,
+            access_ip_v6: None,
+            networks: NetworkRequests::Explicit(vec![network; ports]),
+            key_name: None,
+            security_groups: vec![],
+        }
     }
 
     /// Ports Neutron gives this device id.
