@@ -1,8 +1,9 @@
 //! `netcache bench`: netcache's own figures, each beside what the embedded
 //! Neutron does for the same work in the same run (ratios, since a shared
-//! machine's absolute times drift). Everything runs in this process on
-//! 127.0.0.1: the embedded Neutron, netcache on a fresh database (a temporary
-//! SQLite file, or a scratch PostgreSQL database), and the client.
+//! machine's absolute times drift). Everything runs on 127.0.0.1, in this
+//! process: netcache on a fresh database (a temporary SQLite file, or a scratch
+//! PostgreSQL database), the client, and the embedded Neutron unless it has a
+//! process of its own (`--neutron-process`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,12 +16,16 @@ use netcache_domain::change::Change;
 use netcache_domain::server::{NetworkRequests, Server, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
 use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId};
-use neutron_sim::{NeutronSim, RunningSim, SimConfig};
+use reqwest::Method;
 use serde_json::{Value, json};
+
+use self::neutron::Neutron;
 
 use crate::app::App;
 use crate::scratch_pg::ScratchDatabase;
 use crate::settings::Settings;
+
+mod neutron;
 
 const PROJECT: &str = "bench";
 const IMAGE: &str = netcache_api::images::IMAGES[0].id;
@@ -35,6 +40,8 @@ pub struct BenchOptions {
     pub boots: usize,
     /// A PostgreSQL admin URL: also measure on a scratch database there.
     pub postgres: Option<String>,
+    /// Run the embedded Neutron in a process of its own.
+    pub neutron_process: bool,
 }
 
 /// One database to measure on, and what to drop afterwards.
@@ -80,27 +87,32 @@ impl Database {
 
 /// netcache and its Neutron, started for one measurement.
 struct Rig {
-    sim: RunningSim,
+    sim: Neutron,
     app: App,
     http: reqwest::Client,
     private: String,
 }
 
 impl Rig {
-    async fn start(database: &Database) -> anyhow::Result<Self> {
-        let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse()?).await?;
+    async fn start(database: &Database, neutron_process: bool) -> anyhow::Result<Self> {
+        let http = reqwest::Client::new();
+        let sim = Neutron::start(neutron_process, http.clone()).await?;
         // A /12, so a fill of 100,000 servers and the boots never run out of addresses.
-        let (_, network) = sim.handle().request(
-            "POST",
-            "/v2.0/networks",
-            Some(json!({"network": {"name": "bench", "project_id": PROJECT}})),
-        );
+        let (_, network) = sim
+            .request(
+                Method::POST,
+                "/v2.0/networks",
+                Some(&json!({"network": {"name": "bench", "project_id": PROJECT}})),
+            )
+            .await?;
         let private = network["network"]["id"].as_str().unwrap_or_default().to_owned();
-        let (status, subnet) = sim.handle().request(
-            "POST",
-            "/v2.0/subnets",
-            Some(json!({"subnet": {"network_id": private, "cidr": "10.0.0.0/12", "ip_version": 4, "project_id": PROJECT}})),
-        );
+        let (status, subnet) = sim
+            .request(
+                Method::POST,
+                "/v2.0/subnets",
+                Some(&json!({"subnet": {"network_id": private, "cidr": "10.0.0.0/12", "ip_version": 4, "project_id": PROJECT}})),
+            )
+            .await?;
         if status != 201 {
             bail!("cannot create the bench subnet: {status} {subnet}");
         }
@@ -109,7 +121,7 @@ impl Rig {
             database: database.url.clone(),
             ..Settings::default()
         };
-        settings.neutron.url = Some(sim.url());
+        settings.neutron.url = Some(sim.url().to_owned());
         PROJECT.clone_into(&mut settings.api.default_project);
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
@@ -121,14 +133,14 @@ impl Rig {
         Ok(Self {
             sim,
             app,
-            http: reqwest::Client::new(),
+            http,
             private,
         })
     }
 
     async fn stop(self) {
         self.app.shutdown().await;
-        self.sim.shutdown().await;
+        self.sim.stop().await;
     }
 
     /// `n` servers with one port each, recorded as a boot leaves them, and one
@@ -139,14 +151,17 @@ impl Rig {
         let mut changes = Vec::new();
         for i in 0..n {
             let id = ServerId::new_v4();
-            let (status, port) = self.sim.handle().request(
-                "POST",
-                "/v2.0/ports",
-                Some(
-                    json!({"port": {"network_id": self.private, "project_id": PROJECT, "device_id": id.to_string(),
-                    "device_owner": "compute:nova", "binding:host_id": "host1"}}),
-                ),
-            );
+            let (status, port) = self
+                .sim
+                .request(
+                    Method::POST,
+                    "/v2.0/ports",
+                    Some(
+                        &json!({"port": {"network_id": self.private, "project_id": PROJECT, "device_id": id.to_string(),
+                        "device_owner": "compute:nova", "binding:host_id": "host1"}}),
+                    ),
+                )
+                .await?;
             if status != 201 {
                 bail!("the embedded Neutron refused a port: {status} {port}");
             }
@@ -236,7 +251,12 @@ fn ms(d: Duration) -> f64 {
 
 /// Resident memory of this process, in MB (Linux).
 fn rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+    rss_mb_of("/proc/self/status")
+}
+
+/// Resident memory of the process whose `/proc/PID/status` this is, in MB.
+fn rss_mb_of(status: &str) -> f64 {
+    std::fs::read_to_string(status)
         .ok()
         .and_then(|s| {
             s.lines()
@@ -281,12 +301,12 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
     let mut passes = Vec::new();
     let (mut calls, mut statements) = (0, 0);
     for _ in 0..3 {
-        rig.sim.handle().reset_stats();
+        rig.sim.reset_calls().await?;
         let before = store.queries_sent();
         let started = Instant::now();
         compute.heal().await?;
         passes.push(started.elapsed());
-        calls = rig.sim.handle().stats().total();
+        calls = rig.sim.calls().await?;
         statements = store.queries_sent() - before;
     }
     let mut raw = Vec::new();
@@ -337,10 +357,16 @@ async fn detail(rig: &Rig) -> anyhow::Result<()> {
             }
         })
         .await?;
-        println!(
-            "  RSS after {at_once} detail pages at once: {:.0} MB (this process, Neutron included)",
-            rss_mb()
-        );
+        match rig.sim.own_rss_mb() {
+            Some(neutron) => println!(
+                "  RSS after {at_once} detail pages at once: {:.0} MB (netcache and the client; Neutron's process: {neutron:.0} MB)",
+                rss_mb()
+            ),
+            None => println!(
+                "  RSS after {at_once} detail pages at once: {:.0} MB (this process, Neutron included)",
+                rss_mb()
+            ),
+        }
     }
     Ok(())
 }
@@ -352,7 +378,8 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let url = format!("{}/v2.1/servers", rig.app.api_url());
         let body = json!({"server": {"name": "b", "flavorRef": "1", "imageRef": IMAGE,
             "networks": [{"uuid": rig.private}]}});
-        let commits_before = rig.app.compute.store().commits_made();
+        let store = rig.app.compute.store();
+        let (commits_before, statements_before) = (store.commits_made(), store.queries_sent());
         let started = Instant::now();
         let (accepted, _) = concurrently(total, concurrency, move || {
             let (http, url, body) = (http.clone(), url.clone(), body.clone());
@@ -361,7 +388,9 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         .await?;
         rig.app.compute.settle().await;
         let boot_rate = total as f64 / started.elapsed().as_secs_f64();
-        let commits = (rig.app.compute.store().commits_made() - commits_before) as f64 / total as f64;
+        let per_boot = |n: u64| n as f64 / total as f64;
+        let commits = per_boot(store.commits_made() - commits_before);
+        let statements = per_boot(store.queries_sent() - statements_before);
 
         let http = rig.http.clone();
         let url = format!("{}/v2.0/ports", rig.sim.url());
@@ -374,7 +403,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let create_rate = total as f64 / wall.as_secs_f64();
         let ((b50, b99), (c50, c99)) = (percentiles(accepted), percentiles(created));
         println!(
-            "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms, {commits:.1} commits per boot); \
+            "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms, {commits:.1} commits and {statements:.0} statements per boot); \
              Neutron {create_rate:.0} creates/s (p50 {c50:.1} ms, p99 {c99:.1} ms); ratio {:.3}",
             boot_rate / create_rate.max(f64::EPSILON)
         );
@@ -410,8 +439,11 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
             run += 1;
             let database = Database::fresh(postgres, run).await?;
             println!("{} with {n} servers:", database.label);
-            let rig = Rig::start(&database).await.context("cannot start netcache")?;
+            let rig = Rig::start(&database, options.neutron_process)
+                .await
+                .context("cannot start netcache")?;
             let ids = rig.fill(n).await?;
+            println!("  RSS after the fill and its first heal pass: {:.0} MB", rss_mb());
             heal(&rig, &ids).await?;
             detail(&rig).await?;
             rig.stop().await;
@@ -420,7 +452,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         run += 1;
         let database = Database::fresh(postgres, run).await?;
         println!("{} boots, {} per concurrency:", database.label, options.boots);
-        let rig = Rig::start(&database).await?;
+        let rig = Rig::start(&database, options.neutron_process).await?;
         boots(&rig, options.boots).await?;
         rig.stop().await;
         database.drop().await?;

@@ -89,6 +89,9 @@ enum Command {
         /// A PostgreSQL admin URL: measure there too, on a scratch database.
         #[arg(long)]
         postgres: Option<String>,
+        /// Run the embedded Neutron in a process of its own, so RSS is netcache's.
+        #[arg(long)]
+        neutron_process: bool,
     },
     /// Drift report; exits 0 when clean, 2 on drift, 1 on error.
     Audit {
@@ -289,11 +292,13 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
             servers,
             boots,
             postgres,
+            neutron_process,
         } => done(
             netcache::bench::run(netcache::bench::BenchOptions {
                 servers,
                 boots,
                 postgres,
+                neutron_process,
             })
             .await,
         ),

@@ -128,30 +128,39 @@ async fn purge_removes_deleted_servers_but_never_one_heal_still_watches() {
 }
 
 /// The benchmark runs end to end at a small size and prints each figure beside
-/// its comparison (the figures themselves are read by people, not asserted).
+/// its comparison (the figures themselves are read by people, not asserted),
+/// with the embedded Neutron in its process or in one of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_benchmark_prints_each_figure_beside_its_comparison() {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_netcache"))
-        .args(["bench", "--servers", "30", "--boots", "4"])
-        .env_remove("NETCACHE_LOG")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let printed = stdout(&out);
-    for figure in [
-        "SQLite with 30 servers:",
-        "heal pass: ",
-        "the same port lists raw: ",
-        "Neutron calls",
-        "/servers/detail?limit=1000: p50 ",
-        "RSS after 32 detail pages at once",
-        "concurrency 32: ",
-        "creates/s",
+    for (flag, rss) in [
+        (None, "(this process, Neutron included)"),
+        (Some("--neutron-process"), "Neutron's process: "),
     ] {
-        assert!(printed.contains(figure), "no {figure:?} in:\n{printed}");
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_netcache"))
+            .args(["bench", "--servers", "30", "--boots", "4"])
+            .args(flag)
+            .env_remove("NETCACHE_LOG")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let printed = stdout(&out);
+        for figure in [
+            "SQLite with 30 servers:",
+            "heal pass: ",
+            "the same port lists raw: ",
+            "Neutron calls",
+            "/servers/detail?limit=1000: p50 ",
+            "RSS after 32 detail pages at once",
+            rss,
+            "concurrency 32: ",
+            " commits and ",
+            "creates/s",
+        ] {
+            assert!(printed.contains(figure), "no {figure:?} in:\n{printed}");
+        }
     }
 }
 
