@@ -12,6 +12,7 @@ use netcache_domain::operation::OperationKind;
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{IntentId, PortId, ServerId};
 
+use crate::heal::ProjectFloatingIps;
 use crate::{Compute, Result};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -143,7 +144,8 @@ impl Compute {
             pending.entry(intent.server_id).or_default().push(intent.id);
         }
         // As heal: the floating IPs of the servers' projects, once.
-        let floating_ips = self.floating_ips_of_projects(&servers).await?;
+        let mut floating_ips = ProjectFloatingIps::default();
+        self.list_floating_ips_of(&servers, &mut floating_ips).await?;
         let mut report = AuditReport::default();
         let total = servers.len();
         progress(0, total);
@@ -151,7 +153,7 @@ impl Compute {
             let ids: Vec<ServerId> = batch.iter().map(|s| s.id).collect();
             let caches = self.store.caches_of(&ids).await?;
             let vifs = self.records_of(batch).await?;
-            let observation = self.observe(batch, &vifs, Some(&floating_ips)).await?;
+            let observation = self.observe(batch, &vifs, Some(&floating_ips.by_port)).await?;
             for server in batch {
                 let records = &vifs[&server.id];
                 let stored = caches

@@ -76,19 +76,43 @@ impl Observation {
     }
 }
 
+/// Servers a pass holds at once: heal reads the watched servers a page at a
+/// time, so its memory does not grow with the number of servers.
+const WATCHED_PAGE: i64 = 1000;
+
+/// Where a pass is in the watched servers.
+pub(crate) struct WatchedPages {
+    since: DateTime<Utc>,
+    after: Option<Server>,
+    done: bool,
+}
+
+impl WatchedPages {
+    fn new(since: DateTime<Utc>) -> Self {
+        Self {
+            since,
+            after: None,
+            done: false,
+        }
+    }
+}
+
+/// The floating IPs of the projects a pass has listed, by port.
+#[derive(Default)]
+pub(crate) struct ProjectFloatingIps {
+    projects: HashSet<ProjectId>,
+    pub by_port: HashMap<PortId, Vec<FloatingIp>>,
+}
+
 impl Compute {
     /// One heal pass over every server (and recently deleted ones, for ghosts).
     pub async fn heal(&self) -> Result<HealReport> {
         let started = Instant::now();
         let now = self.clock.now();
-        // A server with an operation in flight is that operation's to write.
+        // A server with an operation in flight is that operation's to write; one
+        // accepted after `now` is not this pass's (its operation may be missing
+        // from `busy`).
         let busy = self.busy_servers().await?;
-        let servers: Vec<Server> = self
-            .watched_servers(now)
-            .await?
-            .into_iter()
-            .filter(|s| !busy.contains(&s.id))
-            .collect();
         let mut sightings: HashMap<PortId, GhostSighting> = self
             .store
             .ghost_sightings()
@@ -99,44 +123,50 @@ impl Compute {
         // The generations before Neutron is read: a cache written after the
         // floating IPs were listed fails the compare-and-swap of this pass.
         let generations = self.store.live_cache_generations().await?;
-        let floating_ips = self.floating_ips_of_projects(&servers).await?;
-        let mut report = HealReport {
-            servers: servers.len(),
-            ..HealReport::default()
-        };
+        let mut floating_ips = ProjectFloatingIps::default();
+        let mut report = HealReport::default();
         let mut seen_ghosts = HashSet::new();
         let mut sighted = Vec::new();
-        for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
-            report.batches += 1;
-            // The pass's generations, read before Neutron was: a change committed
-            // since fails the compare-and-swap of the cache this pass computes.
-            let mut caches = self.caches_of(batch).await?;
-            for (id, cache) in &mut caches {
-                if let Some(&generation) = generations.get(id) {
-                    cache.generation = generation;
+        let mut pages = WatchedPages::new(self.watch_start(now));
+        while let Some(page) = self.next_watched_page(&mut pages).await? {
+            let servers: Vec<Server> = page
+                .into_iter()
+                .filter(|s| s.created_at <= now && !busy.contains(&s.id))
+                .collect();
+            report.servers += servers.len();
+            self.list_floating_ips_of(&servers, &mut floating_ips).await?;
+            for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
+                report.batches += 1;
+                // The pass's generations, read before Neutron was: a change committed
+                // since fails the compare-and-swap of the cache this pass computes.
+                let mut caches = self.caches_of(batch).await?;
+                for (id, cache) in &mut caches {
+                    if let Some(&generation) = generations.get(id) {
+                        cache.generation = generation;
+                    }
                 }
-            }
-            let vifs = self.records_of(batch).await?;
-            let observation = self.observe(batch, &vifs, Some(&floating_ips)).await?;
-            for server in batch {
-                let records = &vifs[&server.id];
-                if let Some(stored) = caches.get(&server.id) {
-                    self.heal_server(server, stored, records, &observation, now, &mut report)
-                        .await?;
+                let vifs = self.records_of(batch).await?;
+                let observation = self.observe(batch, &vifs, Some(&floating_ips.by_port)).await?;
+                for server in batch {
+                    let records = &vifs[&server.id];
+                    if let Some(stored) = caches.get(&server.id) {
+                        self.heal_server(server, stored, records, &observation, now, &mut report)
+                            .await?;
+                    }
+                    for g in self.ghosts_of(server, records, &observation).await? {
+                        seen_ghosts.insert(g.port_id.clone());
+                        sighted.push(Change::UpsertGhostSighting(next_sighting(
+                            sightings.remove(&g.port_id),
+                            &g,
+                            now,
+                        )));
+                        report.ghosts.push(g);
+                    }
                 }
-                for g in self.ghosts_of(server, records, &observation).await? {
-                    seen_ghosts.insert(g.port_id.clone());
-                    sighted.push(Change::UpsertGhostSighting(next_sighting(
-                        sightings.remove(&g.port_id),
-                        &g,
-                        now,
-                    )));
-                    report.ghosts.push(g);
+                // One transaction per batch for its sightings.
+                if !sighted.is_empty() {
+                    self.store.commit(std::mem::take(&mut sighted)).await?;
                 }
-            }
-            // One transaction per batch for its sightings.
-            if !sighted.is_empty() {
-                self.store.commit(std::mem::take(&mut sighted)).await?;
             }
         }
         // Sightings of ports that are no longer ghosts (deleted, attached, moved);
@@ -172,12 +202,35 @@ impl Compute {
         Ok(report)
     }
 
-    /// Live servers, and deleted ones still inside the ghost-watch window.
+    /// Deletions after this are still watched for ghosts.
+    fn watch_start(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        now.checked_sub_signed(self.ghost_watch())
+            .unwrap_or(DateTime::UNIX_EPOCH)
+    }
+
+    /// The next page of the live servers, and deleted ones still inside the
+    /// ghost-watch window, oldest first; `None` after the last.
+    pub(crate) async fn next_watched_page(&self, pages: &mut WatchedPages) -> Result<Option<Vec<Server>>> {
+        if pages.done {
+            return Ok(None);
+        }
+        let page = self
+            .store
+            .watched_servers(pages.since, pages.after.as_ref(), WATCHED_PAGE)
+            .await?;
+        pages.done = (page.len() as i64) < WATCHED_PAGE;
+        pages.after = page.last().cloned();
+        Ok((!page.is_empty()).then_some(page))
+    }
+
+    /// Every watched server (the audit's report names them all).
     pub(crate) async fn watched_servers(&self, now: DateTime<Utc>) -> Result<Vec<Server>> {
-        let since = now
-            .checked_sub_signed(self.ghost_watch())
-            .unwrap_or(DateTime::UNIX_EPOCH);
-        Ok(self.store.watched_servers(since).await?)
+        let mut pages = WatchedPages::new(self.watch_start(now));
+        let mut servers = Vec::new();
+        while let Some(page) = self.next_watched_page(&mut pages).await? {
+            servers.extend(page);
+        }
+        Ok(servers)
     }
 
     /// The stored caches of a batch's live servers.
@@ -186,33 +239,30 @@ impl Compute {
         Ok(self.store.caches_of(&live).await?)
     }
 
-    /// Every floating IP of the live servers' projects, by port: one list per
-    /// 100 projects (not one per batch of servers).
-    pub(crate) async fn floating_ips_of_projects(
-        &self,
-        servers: &[Server],
-    ) -> Result<HashMap<PortId, Vec<FloatingIp>>> {
+    /// Lists every floating IP of the live servers' projects not listed yet,
+    /// by port: one list per 100 projects (not one per batch of servers).
+    pub(crate) async fn list_floating_ips_of(&self, servers: &[Server], listed: &mut ProjectFloatingIps) -> Result<()> {
         let mut projects: Vec<ProjectId> = servers
             .iter()
-            .filter(|s| !s.is_deleted())
+            .filter(|s| !s.is_deleted() && !listed.projects.contains(&s.project_id))
             .map(|s| s.project_id.clone())
             .collect();
         projects.sort();
         projects.dedup();
-        let mut by_port: HashMap<PortId, Vec<FloatingIp>> = HashMap::new();
         if projects.is_empty() {
-            return Ok(by_port);
+            return Ok(());
         }
+        listed.projects.extend(projects.iter().cloned());
         let filter = FloatingIpFilter {
             project_ids: projects,
             ..FloatingIpFilter::default()
         };
         for fip in self.neutron.list_floating_ips(&filter).await? {
             if let Some(port) = fip.port_id.clone() {
-                by_port.entry(port).or_default().push(fip);
+                listed.by_port.entry(port).or_default().push(fip);
             }
         }
-        Ok(by_port)
+        Ok(())
     }
 
     /// Ports Neutron gives the server that are not its VIFs. Records read before

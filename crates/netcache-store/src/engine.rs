@@ -691,11 +691,22 @@ where
         rows.iter().map(Sql::<B::Db>::server).collect()
     }
 
-    async fn watched_servers(&self, deleted_since: DateTime<Utc>) -> Result<Vec<Server>> {
-        let rows = sqlx::query(sql::SELECT_WATCHED_SERVERS)
-            .bind(<B::Db as Dialect>::ts(deleted_since))
-            .fetch_all(self.pool())
-            .await?;
+    async fn watched_servers(
+        &self,
+        deleted_since: DateTime<Utc>,
+        after: Option<&Server>,
+        limit: i64,
+    ) -> Result<Vec<Server>> {
+        let since = <B::Db as Dialect>::ts(deleted_since);
+        let query = match after {
+            None => sqlx::query(sql::SELECT_WATCHED_SERVERS).bind(since).bind(limit),
+            Some(last) => sqlx::query(sql::SELECT_WATCHED_SERVERS_AFTER)
+                .bind(since)
+                .bind(<B::Db as Dialect>::ts(last.created_at))
+                .bind(<B::Db as Dialect>::uuid(last.id.0))
+                .bind(limit),
+        };
+        let rows = query.fetch_all(self.pool()).await?;
         rows.iter().map(Sql::<B::Db>::server).collect()
     }
 

@@ -98,8 +98,15 @@ pub trait Store: Send + Sync + 'static {
         after: Option<&Server>,
         limit: i64,
     ) -> Result<Vec<Server>>;
-    /// Live servers and those deleted after `deleted_since`, oldest first.
-    async fn watched_servers(&self, deleted_since: DateTime<Utc>) -> Result<Vec<Server>>;
+    /// Up to `limit` of the servers heal and audit watch — the live ones, and
+    /// those deleted after `deleted_since` — oldest first, after `after` (a
+    /// keyset page, so a pass holds one page of servers at a time).
+    async fn watched_servers(
+        &self,
+        deleted_since: DateTime<Utc>,
+        after: Option<&Server>,
+        limit: i64,
+    ) -> Result<Vec<Server>>;
 
     /// A server's VIF records in every state, by position.
     async fn vifs(&self, server: ServerId) -> Result<Vec<VifRecord>>;

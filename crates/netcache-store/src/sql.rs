@@ -253,9 +253,15 @@ pub(crate) const SELECT_PROJECT_SERVERS_NEWEST_AFTER: &str = select_servers!(
     "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 AND (created_at < $3 OR (created_at = $3 AND id < $4)) \
      ORDER BY created_at DESC, id DESC LIMIT $5"
 );
-/// `$1`: the deletions watched are those after it (`servers_by_deleted_at`).
+/// Oldest first, for a page: `$1`: the deletions watched are those after it
+/// (`servers_by_deleted_at`), then the last server of the previous page (time
+/// and id, if any), then how many. Keyset paging on `servers_by_age`.
 pub(crate) const SELECT_WATCHED_SERVERS: &str =
-    select_servers!("WHERE vm_state <> 'deleted' OR deleted_at > $1 ORDER BY created_at, id");
+    select_servers!("WHERE (vm_state <> 'deleted' OR deleted_at > $1) ORDER BY created_at, id LIMIT $2");
+pub(crate) const SELECT_WATCHED_SERVERS_AFTER: &str = select_servers!(
+    "WHERE (vm_state <> 'deleted' OR deleted_at > $1) AND (created_at > $2 OR (created_at = $2 AND id > $3)) \
+     ORDER BY created_at, id LIMIT $4"
+);
 
 macro_rules! select_vifs {
     ($tail:literal) => {

@@ -264,17 +264,18 @@ pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
             .collect(),
     )
     .await;
-    let ids: Vec<ServerId> = db
-        .store
-        .watched_servers(at(50))
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|s| s.id)
-        .collect();
+    let ids = |servers: &[Server]| servers.iter().map(|s| s.id).collect::<Vec<ServerId>>();
+    let all = db.store.watched_servers(at(50), None, 10).await.unwrap();
     assert_eq!(
-        ids,
+        ids(&all),
         [live.id, recent.id],
         "deleted after the given time only, oldest first"
     );
+    // A keyset page at a time.
+    let first = db.store.watched_servers(at(50), None, 1).await.unwrap();
+    assert_eq!(ids(&first), [live.id]);
+    let next = db.store.watched_servers(at(50), first.last(), 1).await.unwrap();
+    assert_eq!(ids(&next), [recent.id]);
+    let after_last = db.store.watched_servers(at(50), next.last(), 1).await.unwrap();
+    assert!(after_last.is_empty(), "{after_last:?}");
 }
