@@ -476,16 +476,18 @@ impl Compute {
             Err(e) => {
                 // Never sent, so no port carries them: abandoned without a look.
                 let now = self.clock.now();
-                let abandoned = unsent.into_iter().map(|intent| Change::UpdateIntent {
-                    intent: PortIntent {
-                        state: IntentState::Abandoned,
-                        reason: Some(format!("not sent: {e}")),
-                        updated_at: now,
-                        ..intent
-                    },
-                    expected: IntentState::Pending,
-                });
-                let abandoned: Vec<Change> = abandoned.collect();
+                let abandoned: Vec<Change> = unsent
+                    .into_iter()
+                    .map(|intent| Change::UpdateIntent {
+                        intent: PortIntent {
+                            state: IntentState::Abandoned,
+                            reason: Some(format!("not sent: {e}")),
+                            updated_at: now,
+                            ..intent
+                        },
+                        expected: IntentState::Pending,
+                    })
+                    .collect();
                 if !created.is_empty() || !abandoned.is_empty() {
                     self.record_created(server.id, None, &created, abandoned).await?;
                 }
@@ -538,14 +540,14 @@ impl Compute {
             }
         }
         // Allocation never writes the server row; a user's edit meanwhile is kept.
-        let spawning = Server {
-            task_state: Some(TaskState::Spawning),
-            ..server.clone()
-        };
         // Ports must be in the cache before their plug events can mark them.
         let spawning = if self.config.vif_plugging_timeout.is_zero() {
             server.clone()
         } else {
+            let spawning = Server {
+                task_state: Some(TaskState::Spawning),
+                ..server.clone()
+            };
             let (_, stored) = self.record_created(server.id, Some(spawning), created, vec![]).await?;
             created.clear();
             stored.expect("the server row was written")
