@@ -44,6 +44,7 @@ mod server_metadata;
 mod server_query;
 mod server_rebuild;
 mod server_update;
+mod server_view;
 mod servers;
 mod versions;
 pub mod wire;

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::ServerId;
@@ -170,19 +171,22 @@ async fn list_detail(
     State(state): State<AppState>,
     caller: Caller,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Response> {
     let base = &state.config.public_url;
     let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL).await?;
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
-    let mut groups = state.compute.security_groups_of(&ids).await?;
-    let mut infos = state.compute.network_infos(&ids).await?;
-    let mut views = Vec::new();
-    for server in servers {
-        let info = infos.remove(&server.id).unwrap_or_default();
-        let names = groups.remove(&server.id).unwrap_or_default();
-        views.push(wire::server_detail(base, &server, &info, &names));
-    }
-    Ok(Json(wire::page("servers", base, "servers/detail", views, paging.limit)))
+    let groups = state.compute.security_groups_of(&ids).await?;
+    let infos = state.compute.network_infos(&ids).await?;
+    let (no_info, no_groups) = (NetworkInfo::default(), Vec::new());
+    let views = servers
+        .iter()
+        .map(|server| {
+            let info = infos.get(&server.id).unwrap_or(&no_info);
+            let names = groups.get(&server.id).unwrap_or(&no_groups);
+            wire::ServerDetail::new(base, server, info, names)
+        })
+        .collect();
+    Ok(Json(wire::DetailPage::new(base, views, paging.limit)).into_response())
 }
 
 async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
@@ -195,7 +199,7 @@ async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<Stri
         .remove(&server.id)
         .unwrap_or_default();
     Ok(Json(
-        json!({"server": wire::server_detail(&state.config.public_url, &server, &info, &names)}),
+        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names)}),
     ))
 }
 
@@ -219,7 +223,7 @@ async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<St
 async fn ips(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:index").await?;
     let info = state.compute.network_info(server.id).await?;
-    Ok(Json(json!({"addresses": wire::addresses(&server, &info, false)})))
+    Ok(Json(json!({"addresses": wire::Addresses::of(&server, &info, false)})))
 }
 
 async fn ips_of_network(
@@ -229,9 +233,8 @@ async fn ips_of_network(
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:show").await?;
     let info = state.compute.network_info(server.id).await?;
-    let mut addresses = wire::addresses(&server, &info, false);
-    let list = addresses
-        .remove(&network)
+    let list = wire::Addresses::of(&server, &info, false)
+        .of_network(&network)
         .ok_or_else(|| ApiError::NotFound("Instance is not a member of specified network".into()))?;
     Ok(Json(json!({ network: list })))
 }

@@ -1,19 +1,19 @@
 //! Nova v2.1 JSON: request bodies and response views. Domain types never derive
 //! serde for the API; they are converted here.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::network_info::NetworkInfo;
-use netcache_domain::server::{Server, VmState};
+use netcache_domain::server::Server;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha224};
 
 use crate::error::{ApiError, ApiResult};
+pub(crate) use crate::server_view::iso_micro;
+pub use crate::server_view::{Addresses, DetailPage, ServerDetail};
+use crate::server_view::{iso, links};
 
 /// `POST /servers` body.
 #[derive(Debug, Deserialize)]
@@ -100,23 +100,6 @@ pub fn parse_ip(text: &str) -> ApiResult<IpAddr> {
         .map_err(|_| ApiError::BadRequest(format!("Invalid fixed IP address ({text})")))
 }
 
-/// Nova's timestamp format for servers (`2013-10-02T10:31:31Z`).
-fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// Nova's timestamp format for actions and usage (`2013-10-02T10:31:31.000000`).
-pub(crate) fn iso_micro(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
-}
-
-fn links(base: &str, kind: &str, id: &str) -> Value {
-    json!([
-        {"rel": "self", "href": format!("{base}/v2.1/{kind}/{id}")},
-        {"rel": "bookmark", "href": format!("{base}/{kind}/{id}")},
-    ])
-}
-
 #[must_use]
 pub fn server_summary(base: &str, server: &Server) -> Value {
     json!({"id": server.id.to_string(), "name": server.name, "links": links(base, "servers", &server.id.to_string())})
@@ -134,123 +117,6 @@ pub fn server_created(base: &str, server: &Server, security_groups: &Value, admi
         "security_groups": security_groups,
         "adminPass": admin_pass,
     })
-}
-
-/// Nova's `hostId`: an opaque per-project digest of the host.
-fn host_id(server: &Server) -> String {
-    server.host.as_ref().map_or_else(String::new, |host| {
-        let digest = Sha224::digest(format!("{}{}", server.project_id, host).as_bytes());
-        digest.iter().fold(String::with_capacity(56), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
-    })
-}
-
-/// Addresses grouped by network label in VIF order: per label, every fixed IP,
-/// then every floating IP. Empty while building, as in Nova.
-#[must_use]
-pub fn addresses(server: &Server, info: &NetworkInfo, extended: bool) -> Map<String, Value> {
-    let mut grouped: Map<String, Value> = Map::new();
-    if server.vm_state == VmState::Building {
-        return grouped;
-    }
-    let mut order: Vec<String> = Vec::new();
-    let mut fixed: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    let mut floating: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for vif in &info.0 {
-        let label = vif.network.label.clone().unwrap_or_default();
-        if !order.contains(&label) {
-            order.push(label.clone());
-        }
-        let entry = |address: &Option<String>, version: Option<u8>, kind: &str| {
-            let mut v = json!({"version": version, "addr": address});
-            if extended {
-                v["OS-EXT-IPS:type"] = json!(kind);
-                v["OS-EXT-IPS-MAC:mac_addr"] = json!(vif.address);
-            }
-            v
-        };
-        for fixed_ip in vif.fixed_ips() {
-            let ip = &fixed_ip.ip;
-            fixed
-                .entry(label.clone())
-                .or_default()
-                .push(entry(&ip.address, ip.version, "fixed"));
-        }
-        for ip in vif.floating_ips() {
-            floating
-                .entry(label.clone())
-                .or_default()
-                .push(entry(&ip.address, ip.version, "floating"));
-        }
-    }
-    for label in order {
-        let mut list = fixed.remove(&label).unwrap_or_default();
-        list.extend(floating.remove(&label).unwrap_or_default());
-        grouped.insert(label, Value::Array(list));
-    }
-    grouped
-}
-
-/// Nova's view of a server; `security_groups` are the names of its ports'
-/// groups, and with none the key is left out, as Nova leaves it out.
-pub fn server_detail(base: &str, server: &Server, info: &NetworkInfo, security_groups: &[String]) -> Value {
-    let id = server.id.to_string();
-    let image = if server.image_ref.is_empty() {
-        json!("")
-    } else {
-        json!({"id": server.image_ref, "links": [{"rel": "bookmark", "href": format!("{base}/images/{}", server.image_ref)}]})
-    };
-    let mut view = json!({
-        "id": id,
-        "name": server.name,
-        "status": server.api_status(),
-        "tenant_id": server.project_id.to_string(),
-        "user_id": server.user_id,
-        "metadata": server.metadata,
-        "hostId": host_id(server),
-        "image": image,
-        "flavor": {"id": server.flavor_ref, "links": [{"rel": "bookmark", "href": format!("{base}/flavors/{}", server.flavor_ref)}]},
-        "created": iso(server.created_at),
-        "updated": iso(server.updated_at),
-        "addresses": addresses(server, info, true),
-        "accessIPv4": server.access_ip_v4.map_or_else(String::new, |ip| ip.to_string()),
-        "accessIPv6": server.access_ip_v6.map_or_else(String::new, |ip| ip.to_string()),
-        "links": links(base, "servers", &id),
-        "OS-DCF:diskConfig": "MANUAL",
-        "OS-EXT-AZ:availability_zone": server.availability_zone,
-        "config_drive": "",
-        "key_name": server.key_name,
-        "OS-SRV-USG:launched_at": server.launched_at.map(iso_micro),
-        "OS-SRV-USG:terminated_at": server.deleted_at.map(iso_micro),
-        "OS-EXT-SRV-ATTR:host": server.host.as_ref().map(ToString::to_string),
-        "OS-EXT-SRV-ATTR:hypervisor_hostname": server.host.as_ref().map(ToString::to_string),
-        "OS-EXT-SRV-ATTR:instance_name": format!("instance-{}", &id[..8]),
-        "OS-EXT-STS:task_state": server.task_state.map(|t| t.to_string()),
-        "OS-EXT-STS:vm_state": server.vm_state.to_string(),
-        "OS-EXT-STS:power_state": server.power_state(),
-        "os-extended-volumes:volumes_attached": [],
-    });
-    if !security_groups.is_empty() {
-        view["security_groups"] = security_groups.iter().map(|name| json!({"name": name})).collect();
-    }
-    // Nova shows progress only where a task can make it move.
-    if matches!(
-        server.api_status(),
-        "ACTIVE" | "BUILD" | "REBUILD" | "RESIZE" | "VERIFY_RESIZE" | "MIGRATING"
-    ) {
-        view["progress"] = json!(0);
-    }
-    // …and a fault only on a server that failed or is gone.
-    if let Some(fault) = server
-        .fault
-        .as_ref()
-        .filter(|_| matches!(server.api_status(), "ERROR" | "DELETED"))
-    {
-        view["fault"] = json!({"code": fault.code, "created": iso(fault.created), "message": fault.message});
-    }
-    view
 }
 
 /// What the detail view adds to Nova's basic server view.
@@ -275,11 +141,11 @@ const DETAIL_ONLY: &[&str] = &[
 #[must_use]
 pub fn server_basic(base: &str, server: &Server, info: &NetworkInfo) -> Value {
     // Without the detail view's groups: no Neutron look-up for them.
-    let mut view = server_detail(base, server, info, &[]);
+    let mut view = json!(ServerDetail::new(base, server, info, &[]));
     if let Value::Object(fields) = &mut view {
         fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()));
     }
-    view["addresses"] = Value::Object(addresses(server, info, false));
+    view["addresses"] = json!(Addresses::of(server, info, false));
     view
 }
 
@@ -402,12 +268,15 @@ pub struct Paging {
 /// Nova's `*_links` of a page: a `next` link when the page is full.
 #[must_use]
 pub fn next_links(base: &str, path: &str, limit: Option<usize>, page: &[Value]) -> Option<Value> {
-    let limit = limit?;
-    let last = page.last()?;
-    (page.len() == limit).then(|| {
-        let marker = last["id"].as_str().unwrap_or_default();
-        json!([{"rel": "next", "href": format!("{base}/v2.1/{path}?limit={limit}&marker={marker}")}])
-    })
+    let last = page.last().map(|view| view["id"].as_str().unwrap_or_default());
+    next_link(base, path, limit, page.len(), last)
+}
+
+/// The `next` link of a page of `len` views ending with `last`, if it is full.
+pub(crate) fn next_link(base: &str, path: &str, limit: Option<usize>, len: usize, last: Option<&str>) -> Option<Value> {
+    let (limit, marker) = (limit?, last?);
+    (len == limit)
+        .then(|| json!([{"rel": "next", "href": format!("{base}/v2.1/{path}?limit={limit}&marker={marker}")}]))
 }
 
 /// `{"<collection>": [...]}` plus Nova's `<collection>_links` when the page is full.

@@ -190,7 +190,7 @@ fn groups() -> Vec<String> {
 
 #[test]
 fn server_show_active() {
-    let view = json!({"server": wire::server_detail(BASE, &server(), &network_info(), &groups())});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &server(), &network_info(), &groups())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_active", view);
 }
@@ -206,7 +206,7 @@ fn server_show_building() {
         ..server()
     };
     // The cache already holds ports, yet a building server shows no addresses.
-    let view = json!({"server": wire::server_detail(BASE, &building, &network_info(), &groups())});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &building, &network_info(), &groups())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_building", view);
 }
@@ -223,7 +223,7 @@ fn server_show_error_with_fault() {
         launched_at: None,
         ..server()
     };
-    let view = json!({"server": wire::server_detail(BASE, &failed, &NetworkInfo::default(), &[])});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &failed, &NetworkInfo::default(), &[])});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_error_with_fault", view);
 }
@@ -235,7 +235,7 @@ fn server_show_deleted() {
         deleted_at: Some(at("2026-01-03T00:00:00.5Z")),
         ..server()
     };
-    let view = json!({"server": wire::server_detail(BASE, &deleted, &NetworkInfo::default(), &[])});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &deleted, &NetworkInfo::default(), &[])});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_deleted", view);
 }
@@ -265,8 +265,9 @@ fn server_index_page() {
 /// `GET /servers/detail`: the detail view of each server.
 #[test]
 fn server_detail_list() {
-    let views = vec![wire::server_detail(BASE, &server(), &NetworkInfo::default(), &[])];
-    let page = json!({"servers": views});
+    let (server, info) = (server(), NetworkInfo::default());
+    let views = vec![wire::ServerDetail::new(BASE, &server, &info, &[])];
+    let page = json!(wire::DetailPage::new(BASE, views, None));
     assert_satisfies("GET /servers/detail", &nova_schema::list_servers_detail(), &page);
     assert_json_snapshot!("server_detail_list", page);
 }
@@ -278,7 +279,8 @@ fn server_detail_list() {
 /// `GET /servers/{id}/ips`: by label in VIF order, fixed IPs then floating, no OS-EXT keys.
 #[test]
 fn server_ips() {
-    let addresses = wire::addresses(&server(), &network_info(), false);
+    let (server, info) = (server(), network_info());
+    let addresses = wire::Addresses::of(&server, &info, false);
     let body = json!({"addresses": addresses});
     assert_satisfies("GET /servers/{id}/ips", &nova_schema::list_addresses(), &body);
     assert_json_snapshot!("server_ips", body);
@@ -287,8 +289,9 @@ fn server_ips() {
 /// `GET /servers/{id}/ips/{label}`: one label's list.
 #[test]
 fn server_ips_of_network() {
-    let addresses = wire::addresses(&server(), &network_info(), false);
-    let body = json!({"private": addresses["private"]});
+    let (server, info) = (server(), network_info());
+    let addresses = wire::Addresses::of(&server, &info, false);
+    let body = json!({"private": addresses.of_network("private")});
     assert_satisfies(
         "GET /servers/{id}/ips/private",
         &nova_schema::list_addresses_by_network(),
@@ -300,7 +303,8 @@ fn server_ips_of_network() {
 /// The `addresses` of the server views: with the OS-EXT-IPS keys.
 #[test]
 fn server_addresses_extended() {
-    let addresses = wire::addresses(&server(), &network_info(), true);
+    let (server, info) = (server(), network_info());
+    let addresses = wire::Addresses::of(&server, &info, true);
     assert_json_snapshot!("server_addresses_extended", addresses);
 }
 
