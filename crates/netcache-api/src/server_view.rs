@@ -11,26 +11,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use sha2::{Digest, Sha224};
 
-/// A `self` and a `bookmark` link to one resource.
-#[derive(Serialize)]
-pub(crate) struct Link {
-    rel: &'static str,
-    href: String,
-}
-
-#[must_use]
-pub(crate) fn links(base: &str, kind: &str, id: &str) -> [Link; 2] {
-    [
-        Link {
-            rel: "self",
-            href: format!("{base}/v2.1/{kind}/{id}"),
-        },
-        Link {
-            rel: "bookmark",
-            href: format!("{base}/{kind}/{id}"),
-        },
-    ]
-}
+use crate::wire::{Link, iso, iso_micro, links};
 
 /// An image or flavor reference: its id and a bookmark link.
 #[derive(Serialize)]
@@ -43,10 +24,7 @@ impl<'a> Reference<'a> {
     fn new(base: &str, kind: &str, id: &'a str) -> Self {
         Self {
             id,
-            links: [Link {
-                rel: "bookmark",
-                href: format!("{base}/{kind}/{id}"),
-            }],
+            links: [Link::bookmark(base, kind, id)],
         }
     }
 }
@@ -278,14 +256,4 @@ fn host_id(server: &Server) -> String {
             hex
         })
     })
-}
-
-/// Nova's timestamp format for servers (`2013-10-02T10:31:31Z`).
-pub(crate) fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// Nova's timestamp format for actions and usage (`2013-10-02T10:31:31.000000`).
-pub(crate) fn iso_micro(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
 }

@@ -7,13 +7,11 @@ use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::Server;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
-pub(crate) use crate::server_view::iso_micro;
 pub use crate::server_view::{Addresses, DetailPage, ServerDetail};
-use crate::server_view::{iso, links};
 
 /// `POST /servers` body.
 #[derive(Debug, Deserialize)]
@@ -83,6 +81,45 @@ pub struct AttachFields {
 #[serde(deny_unknown_fields)]
 pub struct FixedIpField {
     pub ip_address: String,
+}
+
+/// Nova's timestamp format for servers (`2013-10-02T10:31:31Z`).
+pub(crate) fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Nova's timestamp format for actions and usage (`2013-10-02T10:31:31.000000`).
+pub(crate) fn iso_micro(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
+}
+
+/// A link of a resource view: `{"rel": …, "href": …}`.
+#[derive(Serialize)]
+pub(crate) struct Link {
+    rel: &'static str,
+    href: String,
+}
+
+impl Link {
+    /// The version-less link to a resource (Nova's `bookmark`).
+    pub(crate) fn bookmark(base: &str, kind: &str, id: &str) -> Self {
+        Self {
+            rel: "bookmark",
+            href: format!("{base}/{kind}/{id}"),
+        }
+    }
+}
+
+/// A `self` and a `bookmark` link to one resource.
+#[must_use]
+pub(crate) fn links(base: &str, kind: &str, id: &str) -> [Link; 2] {
+    [
+        Link {
+            rel: "self",
+            href: format!("{base}/v2.1/{kind}/{id}"),
+        },
+        Link::bookmark(base, kind, id),
+    ]
 }
 
 /// Parses a JSON body; any problem is a Nova 400, never a 500.

@@ -104,6 +104,18 @@ pub(crate) struct ProjectFloatingIps {
     pub by_port: HashMap<PortId, Vec<FloatingIp>>,
 }
 
+/// What a heal pass carries from batch to batch.
+struct Pass {
+    now: DateTime<Utc>,
+    /// Cache generations read before Neutron was.
+    generations: HashMap<ServerId, i64>,
+    floating_ips: ProjectFloatingIps,
+    /// Ghost sightings recorded before this pass; those left are stale.
+    sightings: HashMap<PortId, GhostSighting>,
+    seen_ghosts: HashSet<PortId>,
+    report: HealReport,
+}
+
 impl Compute {
     /// One heal pass over every server (and recently deleted ones, for ghosts).
     pub async fn heal(&self) -> Result<HealReport> {
@@ -113,7 +125,7 @@ impl Compute {
         // accepted after `now` is not this pass's (its operation may be missing
         // from `busy`).
         let busy = self.busy_servers().await?;
-        let mut sightings: HashMap<PortId, GhostSighting> = self
+        let sightings: HashMap<PortId, GhostSighting> = self
             .store
             .ghost_sightings()
             .await?
@@ -122,53 +134,32 @@ impl Compute {
             .collect();
         // The generations before Neutron is read: a cache written after the
         // floating IPs were listed fails the compare-and-swap of this pass.
-        let generations = self.store.live_cache_generations().await?;
-        let mut floating_ips = ProjectFloatingIps::default();
-        let mut report = HealReport::default();
-        let mut seen_ghosts = HashSet::new();
-        let mut sighted = Vec::new();
+        let mut pass = Pass {
+            now,
+            generations: self.store.live_cache_generations().await?,
+            floating_ips: ProjectFloatingIps::default(),
+            sightings,
+            seen_ghosts: HashSet::new(),
+            report: HealReport::default(),
+        };
         let mut pages = WatchedPages::new(self.watch_start(now));
         while let Some(page) = self.next_watched_page(&mut pages).await? {
             let servers: Vec<Server> = page
                 .into_iter()
                 .filter(|s| s.created_at <= now && !busy.contains(&s.id))
                 .collect();
-            report.servers += servers.len();
-            self.list_floating_ips_of(&servers, &mut floating_ips).await?;
+            pass.report.servers += servers.len();
+            self.list_floating_ips_of(&servers, &mut pass.floating_ips).await?;
             for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
-                report.batches += 1;
-                // The pass's generations, read before Neutron was: a change committed
-                // since fails the compare-and-swap of the cache this pass computes.
-                let mut caches = self.caches_of(batch).await?;
-                for (id, cache) in &mut caches {
-                    if let Some(&generation) = generations.get(id) {
-                        cache.generation = generation;
-                    }
-                }
-                let vifs = self.records_of(batch).await?;
-                let observation = self.observe(batch, &vifs, Some(&floating_ips.by_port)).await?;
-                for server in batch {
-                    let records = &vifs[&server.id];
-                    if let Some(stored) = caches.get(&server.id) {
-                        self.heal_server(server, stored, records, &observation, now, &mut report)
-                            .await?;
-                    }
-                    for g in self.ghosts_of(server, records, &observation).await? {
-                        seen_ghosts.insert(g.port_id.clone());
-                        sighted.push(Change::UpsertGhostSighting(next_sighting(
-                            sightings.remove(&g.port_id),
-                            &g,
-                            now,
-                        )));
-                        report.ghosts.push(g);
-                    }
-                }
-                // One transaction per batch for its sightings.
-                if !sighted.is_empty() {
-                    self.store.commit(std::mem::take(&mut sighted)).await?;
-                }
+                self.heal_batch(batch, &mut pass).await?;
             }
         }
+        let Pass {
+            sightings,
+            seen_ghosts,
+            report,
+            ..
+        } = pass;
         // Sightings of ports that are no longer ghosts (deleted, attached, moved);
         // those of a server this pass left to its operation were not looked at.
         let stale: Vec<Change> = sightings
@@ -200,6 +191,43 @@ impl Compute {
             report.ghosts.len()
         );
         Ok(report)
+    }
+
+    /// Heals one batch: its caches and VIF records, one observation of Neutron,
+    /// each server's cache, and its ghosts' sightings in one transaction.
+    async fn heal_batch(&self, batch: &[Server], pass: &mut Pass) -> Result<()> {
+        pass.report.batches += 1;
+        // The pass's generations, read before Neutron was: a change committed
+        // since fails the compare-and-swap of the cache this pass computes.
+        let mut caches = self.caches_of(batch).await?;
+        for (id, cache) in &mut caches {
+            if let Some(&generation) = pass.generations.get(id) {
+                cache.generation = generation;
+            }
+        }
+        let vifs = self.records_of(batch).await?;
+        let observation = self.observe(batch, &vifs, Some(&pass.floating_ips.by_port)).await?;
+        let mut sighted = Vec::new();
+        for server in batch {
+            let records = &vifs[&server.id];
+            if let Some(stored) = caches.get(&server.id) {
+                self.heal_server(server, stored, records, &observation, pass.now, &mut pass.report)
+                    .await?;
+            }
+            for g in self.ghosts_of(server, records, &observation).await? {
+                pass.seen_ghosts.insert(g.port_id.clone());
+                sighted.push(Change::UpsertGhostSighting(next_sighting(
+                    pass.sightings.remove(&g.port_id),
+                    &g,
+                    pass.now,
+                )));
+                pass.report.ghosts.push(g);
+            }
+        }
+        if !sighted.is_empty() {
+            self.store.commit(sighted).await?;
+        }
+        Ok(())
     }
 
     /// Deletions after this are still watched for ghosts.

@@ -357,16 +357,14 @@ async fn detail(rig: &Rig) -> anyhow::Result<()> {
             }
         })
         .await?;
-        match rig.sim.own_rss_mb() {
-            Some(neutron) => println!(
-                "  RSS after {at_once} detail pages at once: {:.0} MB (netcache and the client; Neutron's process: {neutron:.0} MB)",
-                rss_mb()
-            ),
-            None => println!(
-                "  RSS after {at_once} detail pages at once: {:.0} MB (this process, Neutron included)",
-                rss_mb()
-            ),
-        }
+        let whose = match rig.sim.own_rss_mb() {
+            Some(neutron) => format!("netcache and the client; Neutron's process: {neutron:.0} MB"),
+            None => "this process, Neutron included".to_owned(),
+        };
+        println!(
+            "  RSS after {at_once} detail pages at once: {:.0} MB ({whose})",
+            rss_mb()
+        );
     }
     Ok(())
 }
