@@ -15,6 +15,7 @@ use std::str::FromStr;
 
 use crate::ProjectId;
 use crate::flavor;
+use crate::server::Server;
 
 /// The limit that means "no limit".
 pub const UNLIMITED: i64 = -1;
@@ -200,6 +201,16 @@ impl Usage {
                     ram: usage.ram + c.servers * cost.ram_mb,
                 }
             })
+    }
+
+    /// This usage without `other`'s, which it includes.
+    #[must_use]
+    pub fn less(&self, other: &Self) -> Self {
+        Self {
+            instances: self.instances - other.instances,
+            cores: self.cores - other.cores,
+            ram: self.ram - other.ram,
+        }
     }
 
     #[must_use]
@@ -518,12 +529,22 @@ impl ServerClaim {
         format!("servers:{}", self.project_id)
     }
 
-    /// Whether the servers fit, given the project's limits and live servers.
-    pub fn judge(&self, limits: &[QuotaLimit], servers: &[ServerCount]) -> Result<(), Refusal> {
-        let usage = (
-            &Usage::of_servers(servers, None),
-            &Usage::of_servers(servers, Some(&self.user_id)),
-        );
+    /// Whether the servers fit, given the project's limits and its live servers
+    /// counted inside the claim's batch, after the batch `recorded` its own new
+    /// servers (judged last, the claim's lock is held only through its count and
+    /// the commit): those are the claim, not usage it must fit beside.
+    pub fn judge(&self, limits: &[QuotaLimit], counted: &[ServerCount], recorded: &[&Server]) -> Result<(), Refusal> {
+        let own: Vec<ServerCount> = recorded
+            .iter()
+            .filter(|s| s.project_id == self.project_id && !s.is_deleted())
+            .map(|s| ServerCount {
+                user_id: s.user_id.clone(),
+                flavor_ref: s.flavor_ref.clone(),
+                servers: 1,
+            })
+            .collect();
+        let before = |user: Option<&str>| Usage::of_servers(counted, user).less(&Usage::of_servers(&own, user));
+        let usage = (&before(None), &before(Some(&self.user_id)));
         Quotas::new(&self.defaults, limits)
             .servers(&self.user_id, usage, self.cost, self.count, self.count)
             .map(|_| ())

@@ -109,7 +109,8 @@ where
         Ok(DB::rows_affected(&result))
     }
 
-    async fn apply(conn: &mut DB::Connection, change: &Change) -> Result<()> {
+    /// Applies one change of `batch`.
+    async fn apply(conn: &mut DB::Connection, change: &Change, batch: &[Change]) -> Result<()> {
         match change {
             Change::InsertServer(server) => {
                 Self::run(conn, Self::bind_server(sqlx::query(sql::INSERT_SERVER), server)).await?;
@@ -310,7 +311,7 @@ where
             Change::DeleteQuotaLimits { project_id, user_id } => {
                 Self::delete_quota_limits(conn, project_id, user_id.as_deref()).await?;
             }
-            Change::RequireServerQuota(claim) => Self::require_server_quota(conn, claim).await?,
+            Change::RequireServerQuota(claim) => Self::require_server_quota(conn, claim, batch).await?,
             Change::RequireKeyPairQuota(claim) => Self::require_keypair_quota(conn, claim).await?,
         }
         Ok(())
@@ -619,8 +620,12 @@ where
         }
         let mut tx = self.writer().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
         let mut applied = Ok(());
-        for change in &changes {
-            applied = Sql::<B::Db>::apply(&mut tx, change).await;
+        // Server quota claims last: the project's lock they take is then held
+        // only through their count and the commit (invariant 23).
+        let (claims, others): (Vec<&Change>, Vec<&Change>) =
+            changes.iter().partition(|c| matches!(c, Change::RequireServerQuota(_)));
+        for change in others.into_iter().chain(claims) {
+            applied = Sql::<B::Db>::apply(&mut tx, change, &changes).await;
             if applied.is_err() {
                 break;
             }

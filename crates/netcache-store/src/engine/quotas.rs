@@ -1,10 +1,13 @@
 //! The engine's quota statements: the limits an admin sets, the counts usage
 //! is made of, and a claim's check inside the batch that records what it is
 //! for — the claim's lock first, then the counts, then the domain's judgement —
-//! so two claims on the same usage are judged one after the other.
+//! so two claims on the same usage are judged one after the other. A server
+//! claim is judged after the rest of its batch, so that lock is held briefly.
 
 use netcache_domain::ProjectId;
+use netcache_domain::change::Change;
 use netcache_domain::quota::{KeyPairClaim, QuotaLimit, Resource, ServerClaim, ServerCount};
+use netcache_domain::server::Server;
 use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 
 use super::{Cols, Sql};
@@ -112,11 +115,23 @@ where
         Ok(())
     }
 
-    pub(super) async fn require_server_quota(conn: &mut DB::Connection, claim: &ServerClaim) -> Result<()> {
+    /// Judges a claim after the rest of its `batch` (which recorded its servers).
+    pub(super) async fn require_server_quota(
+        conn: &mut DB::Connection,
+        claim: &ServerClaim,
+        batch: &[Change],
+    ) -> Result<()> {
         Self::lock_quota(conn, claim.lock()).await?;
         let limits = Self::quota_limits(conn, &claim.project_id).await?;
-        let servers = Self::server_counts(conn, &claim.project_id).await?;
-        claim.judge(&limits, &servers).map_err(Error::OverQuota)
+        let counted = Self::server_counts(conn, &claim.project_id).await?;
+        let recorded: Vec<&Server> = batch
+            .iter()
+            .filter_map(|c| match c {
+                Change::InsertServer(server) => Some(server),
+                _ => None,
+            })
+            .collect();
+        claim.judge(&limits, &counted, &recorded).map_err(Error::OverQuota)
     }
 
     pub(super) async fn require_keypair_quota(conn: &mut DB::Connection, claim: &KeyPairClaim) -> Result<()> {

@@ -145,11 +145,13 @@ pub async fn a_quota_claim_applies_its_batch_only_if_it_fits(db: &Db) {
     )
     .await;
     let two = [small_server("p", "alice", 1), small_server("p", "alice", 2)];
+    // Wherever the claim stands in its batch, it is judged after the batch's
+    // servers are recorded, and those are the claim, not usage: this fills the 3.
     commit(
         &*db.store,
         vec![
-            server_claim("p", "alice", 2),
             Change::InsertServer(two[0].clone()),
+            server_claim("p", "alice", 2),
             Change::InsertServer(two[1].clone()),
         ],
     )
