@@ -3,7 +3,8 @@
 //! machine's absolute times drift). Everything runs on 127.0.0.1, in this
 //! process: netcache on a fresh database (a temporary SQLite file, or a scratch
 //! PostgreSQL database), the client, and the embedded Neutron unless it has a
-//! process of its own (`--neutron-process`).
+//! process of its own (`--neutron-process`) or a real Neutron is named
+//! (`--neutron-url`: every figure is then beside that Neutron's own).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -42,6 +43,8 @@ pub struct BenchOptions {
     pub postgres: Option<String>,
     /// Run the embedded Neutron in a process of its own.
     pub neutron_process: bool,
+    /// Measure against this running Neutron (noauth) instead of the embedded one.
+    pub neutron_url: Option<String>,
 }
 
 /// One database to measure on, and what to drop afterwards.
@@ -94,9 +97,9 @@ struct Rig {
 }
 
 impl Rig {
-    async fn start(database: &Database, neutron_process: bool) -> anyhow::Result<Self> {
+    async fn start(database: &Database, options: &BenchOptions) -> anyhow::Result<Self> {
         let http = reqwest::Client::new();
-        let sim = Neutron::start(neutron_process, http.clone()).await?;
+        let sim = Neutron::start(options.neutron_process, options.neutron_url.as_deref(), http.clone()).await?;
         // A /12, so a fill of 100,000 servers and the boots never run out of addresses.
         let (_, network) = sim
             .request(
@@ -163,7 +166,7 @@ impl Rig {
                 )
                 .await?;
             if status != 201 {
-                bail!("the embedded Neutron refused a port: {status} {port}");
+                bail!("Neutron refused a port: {status} {port}");
             }
             changes.push(Change::InsertServer(server(id, i, now)));
             changes.push(Change::InsertVif(VifRecord {
@@ -299,7 +302,7 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
     let compute = &rig.app.compute;
     let store = compute.store();
     let mut passes = Vec::new();
-    let (mut calls, mut statements) = (0, 0);
+    let (mut calls, mut statements) = (None, 0);
     for _ in 0..3 {
         rig.sim.reset_calls().await?;
         let before = store.queries_sent();
@@ -320,6 +323,7 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
         raw.push(started.elapsed());
     }
     let (pass, raw) = (median(passes), median(raw));
+    let calls = calls.map_or_else(|| "uncounted".to_owned(), |n| n.to_string());
     println!(
         "  heal pass: {:.1} ms; the same port lists raw: {:.1} ms; ratio {:.2}; {calls} Neutron calls, {statements} SQL statements",
         ms(pass),
@@ -329,7 +333,7 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `/servers/detail?limit=1000` vs the embedded Neutron listing 1,000 ports;
+/// `/servers/detail?limit=1000` vs Neutron listing 1,000 ports;
 /// memory after 4 and 32 pages at once.
 async fn detail(rig: &Rig) -> anyhow::Result<()> {
     let page = format!("{}/v2.1/servers/detail?limit=1000", rig.app.api_url());
@@ -357,19 +361,16 @@ async fn detail(rig: &Rig) -> anyhow::Result<()> {
             }
         })
         .await?;
-        let whose = match rig.sim.own_rss_mb() {
-            Some(neutron) => format!("netcache and the client; Neutron's process: {neutron:.0} MB"),
-            None => "this process, Neutron included".to_owned(),
-        };
         println!(
-            "  RSS after {at_once} detail pages at once: {:.0} MB ({whose})",
-            rss_mb()
+            "  RSS after {at_once} detail pages at once: {:.0} MB ({})",
+            rss_mb(),
+            rig.sim.rss_note()
         );
     }
     Ok(())
 }
 
-/// Boots to ACTIVE at each concurrency vs the embedded Neutron's raw creates.
+/// Boots to ACTIVE at each concurrency vs Neutron's raw creates.
 async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
     for concurrency in [1, 8, 32] {
         let http = rig.http.clone();
@@ -437,9 +438,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
             run += 1;
             let database = Database::fresh(postgres, run).await?;
             println!("{} with {n} servers:", database.label);
-            let rig = Rig::start(&database, options.neutron_process)
-                .await
-                .context("cannot start netcache")?;
+            let rig = Rig::start(&database, &options).await.context("cannot start netcache")?;
             let ids = rig.fill(n).await?;
             println!("  RSS after the fill and its first heal pass: {:.0} MB", rss_mb());
             heal(&rig, &ids).await?;
@@ -450,7 +449,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         run += 1;
         let database = Database::fresh(postgres, run).await?;
         println!("{} boots, {} per concurrency:", database.label, options.boots);
-        let rig = Rig::start(&database, options.neutron_process).await?;
+        let rig = Rig::start(&database, &options).await?;
         boots(&rig, options.boots).await?;
         rig.stop().await;
         database.drop().await?;

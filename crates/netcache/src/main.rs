@@ -92,6 +92,10 @@ enum Command {
         /// Run the embedded Neutron in a process of its own, so RSS is netcache's.
         #[arg(long)]
         neutron_process: bool,
+        /// Measure against this running Neutron (noauth; a scratch one: the bench's
+        /// networks and ports stay there) instead of the embedded one.
+        #[arg(long)]
+        neutron_url: Option<String>,
     },
     /// Drift report; exits 0 when clean, 2 on drift, 1 on error.
     Audit {
@@ -293,12 +297,14 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
             boots,
             postgres,
             neutron_process,
+            neutron_url,
         } => done(
             netcache::bench::run(netcache::bench::BenchOptions {
                 servers,
                 boots,
                 postgres,
                 neutron_process,
+                neutron_url,
             })
             .await,
         ),

@@ -1,6 +1,7 @@
-//! The bench's embedded Neutron: in the bench's process, or in a process of
-//! its own (`--neutron-process`), so the bench's RSS is netcache's alone. Either
-//! way the bench talks to it over HTTP on 127.0.0.1, its admin API included.
+//! The bench's Neutron: the embedded one in the bench's process, or in a
+//! process of its own (`--neutron-process`), so the bench's RSS is netcache's
+//! alone; or a real Neutron already running (`--neutron-url`, noauth). Either
+//! way the bench talks to it over HTTP, the embedded one's admin API included.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -13,6 +14,8 @@ use serde_json::Value;
 enum Process {
     This(RunningSim),
     Own(Child),
+    /// A Neutron the bench did not start (a real one has no call counter).
+    External,
 }
 
 pub(super) struct Neutron {
@@ -22,8 +25,10 @@ pub(super) struct Neutron {
 }
 
 impl Neutron {
-    pub async fn start(own_process: bool, http: reqwest::Client) -> anyhow::Result<Self> {
-        let (process, url) = if own_process {
+    pub async fn start(own_process: bool, external: Option<&str>, http: reqwest::Client) -> anyhow::Result<Self> {
+        let (process, url) = if let Some(url) = external {
+            (Process::External, url.trim_end_matches('/').to_owned())
+        } else if own_process {
             // A free port: bound here, released, and handed to the child.
             let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
             let child = Command::new(std::env::current_exe()?)
@@ -45,7 +50,7 @@ impl Neutron {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        bail!("the embedded Neutron at {} does not answer", neutron.url)
+        bail!("the Neutron at {} does not answer", neutron.url)
     }
 
     pub fn url(&self) -> &str {
@@ -69,22 +74,32 @@ impl Neutron {
         Ok((status, body))
     }
 
-    /// Calls counted since the last reset (the admin API is not counted).
-    pub async fn calls(&self) -> anyhow::Result<u64> {
+    /// Calls counted since the last reset (the admin API is not counted);
+    /// `None` from one the bench did not start.
+    pub async fn calls(&self) -> anyhow::Result<Option<u64>> {
+        if matches!(self.process, Process::External) {
+            return Ok(None);
+        }
         let (_, stats) = self.request(Method::GET, "/_sim/stats", None).await?;
-        stats["total"].as_u64().context("no total in /_sim/stats")
+        stats["total"].as_u64().context("no total in /_sim/stats").map(Some)
     }
 
     pub async fn reset_calls(&self) -> anyhow::Result<()> {
-        self.request(Method::DELETE, "/_sim/stats", None).await?;
+        if !matches!(self.process, Process::External) {
+            self.request(Method::DELETE, "/_sim/stats", None).await?;
+        }
         Ok(())
     }
 
-    /// The RSS of its own process, in MB; `None` when it is in this one.
-    pub fn own_rss_mb(&self) -> Option<f64> {
+    /// Whose memory the bench's RSS figure holds.
+    pub fn rss_note(&self) -> String {
         match &self.process {
-            Process::Own(child) => Some(super::rss_mb_of(&format!("/proc/{}/status", child.id()))),
-            Process::This(_) => None,
+            Process::Own(child) => format!(
+                "netcache and the client; Neutron's process: {:.0} MB",
+                super::rss_mb_of(&format!("/proc/{}/status", child.id()))
+            ),
+            Process::This(_) => "this process, Neutron included".to_owned(),
+            Process::External => "netcache and the client; Neutron runs outside the bench".to_owned(),
         }
     }
 
@@ -95,6 +110,7 @@ impl Neutron {
                 let _ = child.kill();
                 let _ = child.wait();
             }
+            Process::External => {}
         }
     }
 }

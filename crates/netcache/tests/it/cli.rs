@@ -9,6 +9,7 @@ use crate::common;
 use std::process::{Output, Stdio};
 
 use common::TestApp;
+use neutron_sim::{NeutronSim, SimConfig};
 use serde_json::{Value, json};
 
 /// Runs the binary with stdin and the output streams off a terminal, and with
@@ -129,16 +130,24 @@ async fn purge_removes_deleted_servers_but_never_one_heal_still_watches() {
 
 /// The benchmark runs end to end at a small size and prints each figure beside
 /// its comparison (the figures themselves are read by people, not asserted),
-/// with the embedded Neutron in its process or in one of its own.
+/// with the embedded Neutron in its process or in one of its own, or with a
+/// Neutron it did not start (here an embedded one standing in for a real one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_benchmark_prints_each_figure_beside_its_comparison() {
-    for (flag, rss) in [
-        (None, "(this process, Neutron included)"),
-        (Some("--neutron-process"), "Neutron's process: "),
+    let outside = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    for (flags, rss) in [
+        (vec![], "(this process, Neutron included)"),
+        (vec!["--neutron-process".to_owned()], "Neutron's process: "),
+        (
+            vec!["--neutron-url".to_owned(), outside.url()],
+            "Neutron runs outside the bench",
+        ),
     ] {
         let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_netcache"))
             .args(["bench", "--servers", "30", "--boots", "4"])
-            .args(flag)
+            .args(&flags)
             .env_remove("NETCACHE_LOG")
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
@@ -162,6 +171,7 @@ async fn the_benchmark_prints_each_figure_beside_its_comparison() {
             assert!(printed.contains(figure), "no {figure:?} in:\n{printed}");
         }
     }
+    outside.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
