@@ -11,13 +11,14 @@ use chrono::{DateTime, Utc};
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::cache::{self, CacheInputs, LostReason, LostVif, Observed, OnLost};
 use netcache_domain::change::Change;
+use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
 use netcache_domain::neutron::{FloatingIp, Port};
 use netcache_domain::server::Server;
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{PortId, ProjectId, ServerId};
 use netcache_neutron::{FloatingIpFilter, PortFilter};
-use netcache_store::StoredCache;
+use netcache_store::{DeletedWatch, StoredCache};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
@@ -82,15 +83,15 @@ const WATCHED_PAGE: i64 = 1000;
 
 /// Where a pass is in the watched servers.
 pub(crate) struct WatchedPages {
-    since: DateTime<Utc>,
+    deleted: DeletedWatch,
     after: Option<Server>,
     done: bool,
 }
 
 impl WatchedPages {
-    fn new(since: DateTime<Utc>) -> Self {
+    fn new(deleted: DeletedWatch) -> Self {
         Self {
-            since,
+            deleted,
             after: None,
             done: false,
         }
@@ -142,7 +143,14 @@ impl Compute {
             seen_ghosts: HashSet::new(),
             report: HealReport::default(),
         };
-        let mut pages = WatchedPages::new(self.watch_start(now));
+        // A deleted server whose creates all settled can gain no port with its id
+        // and our marker; one some other project gives its id is foreign, and
+        // only worth finding when GC may unbind foreign ghosts.
+        let deleted = DeletedWatch {
+            since: self.watch_start(now),
+            every: self.config.gc.policy.foreign == ForeignPolicy::Unbind,
+        };
+        let mut pages = WatchedPages::new(deleted);
         while let Some(page) = self.next_watched_page(&mut pages).await? {
             let servers: Vec<Server> = page
                 .into_iter()
@@ -244,16 +252,20 @@ impl Compute {
         }
         let page = self
             .store
-            .watched_servers(pages.since, pages.after.as_ref(), WATCHED_PAGE)
+            .watched_servers(pages.deleted, pages.after.as_ref(), WATCHED_PAGE)
             .await?;
         pages.done = (page.len() as i64) < WATCHED_PAGE;
         pages.after = page.last().cloned();
         Ok((!page.is_empty()).then_some(page))
     }
 
-    /// Every watched server (the audit's report names them all).
+    /// Every watched server, every deleted one in the ghost watch included (the
+    /// audit's report names them all, and their foreign ghosts).
     pub(crate) async fn watched_servers(&self, now: DateTime<Utc>) -> Result<Vec<Server>> {
-        let mut pages = WatchedPages::new(self.watch_start(now));
+        let mut pages = WatchedPages::new(DeletedWatch {
+            since: self.watch_start(now),
+            every: true,
+        });
         let mut servers = Vec::new();
         while let Some(page) = self.next_watched_page(&mut pages).await? {
             servers.extend(page);

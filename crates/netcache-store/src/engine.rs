@@ -26,7 +26,7 @@ use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool,
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
-use crate::{Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
+use crate::{DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
 
 mod cols;
 mod quotas;
@@ -696,17 +696,16 @@ where
         rows.iter().map(Sql::<B::Db>::server).collect()
     }
 
-    async fn watched_servers(
-        &self,
-        deleted_since: DateTime<Utc>,
-        after: Option<&Server>,
-        limit: i64,
-    ) -> Result<Vec<Server>> {
-        let since = <B::Db as Dialect>::ts(deleted_since);
+    async fn watched_servers(&self, deleted: DeletedWatch, after: Option<&Server>, limit: i64) -> Result<Vec<Server>> {
+        let since = <B::Db as Dialect>::ts(deleted.since);
         let query = match after {
-            None => sqlx::query(sql::SELECT_WATCHED_SERVERS).bind(since).bind(limit),
+            None => sqlx::query(sql::SELECT_WATCHED_SERVERS)
+                .bind(since)
+                .bind(deleted.every)
+                .bind(limit),
             Some(last) => sqlx::query(sql::SELECT_WATCHED_SERVERS_AFTER)
                 .bind(since)
+                .bind(deleted.every)
                 .bind(<B::Db as Dialect>::ts(last.created_at))
                 .bind(<B::Db as Dialect>::uuid(last.id.0))
                 .bind(limit),

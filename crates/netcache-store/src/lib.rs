@@ -49,6 +49,17 @@ impl std::fmt::Debug for NodeLock {
     }
 }
 
+/// Which deleted servers a watch for ghosts covers, beside the live ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeletedWatch {
+    /// Servers deleted after this.
+    pub since: DateTime<Utc>,
+    /// Every one of them; else only those with a create unsettled (an intent
+    /// pending or abandoned), the only way a port can still come to carry their
+    /// id and this deployment's marker.
+    pub every: bool,
+}
+
 /// A server's cache as stored, with its generation for compare-and-swap writes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredCache {
@@ -99,14 +110,9 @@ pub trait Store: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<Server>>;
     /// Up to `limit` of the servers heal and audit watch — the live ones, and
-    /// those deleted after `deleted_since` — oldest first, after `after` (a
-    /// keyset page, so a pass holds one page of servers at a time).
-    async fn watched_servers(
-        &self,
-        deleted_since: DateTime<Utc>,
-        after: Option<&Server>,
-        limit: i64,
-    ) -> Result<Vec<Server>>;
+    /// the deleted ones `deleted` names — oldest first, after `after` (a keyset
+    /// page, so a pass holds one page of servers at a time).
+    async fn watched_servers(&self, deleted: DeletedWatch, after: Option<&Server>, limit: i64) -> Result<Vec<Server>>;
 
     /// A server's VIF records in every state, by position.
     async fn vifs(&self, server: ServerId) -> Result<Vec<VifRecord>>;

@@ -253,15 +253,27 @@ pub(crate) const SELECT_PROJECT_SERVERS_NEWEST_AFTER: &str = select_servers!(
     "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 AND (created_at < $3 OR (created_at = $3 AND id < $4)) \
      ORDER BY created_at DESC, id DESC LIMIT $5"
 );
-/// Oldest first, for a page: `$1`: the deletions watched are those after it
-/// (`servers_by_deleted_at`), then the last server of the previous page (time
-/// and id, if any), then how many. Keyset paging on `servers_by_age`.
-pub(crate) const SELECT_WATCHED_SERVERS: &str =
-    select_servers!("WHERE (vm_state <> 'deleted' OR deleted_at > $1) ORDER BY created_at, id LIMIT $2");
-pub(crate) const SELECT_WATCHED_SERVERS_AFTER: &str = select_servers!(
-    "WHERE (vm_state <> 'deleted' OR deleted_at > $1) AND (created_at > $2 OR (created_at = $2 AND id > $3)) \
-     ORDER BY created_at, id LIMIT $4"
-);
+/// The live servers, and those deleted after `$1` (`servers_by_deleted_at`):
+/// every one if `$2`, else only those with a create still unsettled, an intent
+/// pending or abandoned (`port_intents_by_server`).
+macro_rules! watched {
+    ($tail:literal) => {
+        concat!(
+            "SELECT ",
+            server_columns!(),
+            " FROM servers WHERE (vm_state <> 'deleted' OR (deleted_at > $1 AND ($2 OR EXISTS (SELECT 1 \
+             FROM port_intents i WHERE i.server_id = servers.id AND i.state IN ('pending', 'abandoned'))))) ",
+            $tail
+        )
+    };
+}
+
+/// Oldest first, for a page: `$1` and `$2` choose the deleted servers
+/// (`watched!`), then the last server of the previous page (time and id, if
+/// any), then how many. Keyset paging on `servers_by_age`.
+pub(crate) const SELECT_WATCHED_SERVERS: &str = watched!("ORDER BY created_at, id LIMIT $3");
+pub(crate) const SELECT_WATCHED_SERVERS_AFTER: &str =
+    watched!("AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5");
 
 macro_rules! select_vifs {
     ($tail:literal) => {

@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 
 use netcache_domain::cache::OnLost;
 use netcache_domain::change::Change;
+use netcache_domain::gc::ForeignPolicy;
+use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::server::{NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
-use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId};
+use netcache_domain::{HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use serde_json::json;
 use support::{Harness, PROJECT, config};
 
@@ -218,4 +220,75 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     let stats = h.sim().stats();
     assert_eq!(stats.calls("floatingips.list"), 1, "{stats:?}");
     assert_eq!(stats.calls("ports.list"), 10, "{stats:?}");
+}
+
+/// A deleted server is watched for ghosts (within `heal.deleted_window`) only
+/// while a create of it is unsettled, pending or abandoned: only that can still
+/// give a port its id and this deployment's marker. 300 deleted servers whose
+/// creates all ended cost no port list; the one with an abandoned create is
+/// watched, and its ghost found. With GC unbinding foreign ghosts, and in the
+/// audit's report, every deleted server in the window is watched, as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleted_servers_are_watched_only_while_a_create_is_unsettled() {
+    const SETTLED: usize = 300;
+    let deleted_now = |h: &Harness, state: IntentState| {
+        let now = h.compute.clock().now();
+        let server = Server {
+            vm_state: VmState::Deleted,
+            deleted_at: Some(now),
+            host: None,
+            ..staged_server(ServerId::new_v4(), now)
+        };
+        let intent = PortIntent {
+            id: IntentId::new_v4(),
+            server_id: server.id,
+            attempt: 1,
+            position: 0,
+            host: HostName::from("host1"),
+            network_id: NetworkId::from("net"),
+            fixed_ip: None,
+            tag: None,
+            state,
+            port_id: None,
+            adopted: false,
+            reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        (server, intent)
+    };
+    for foreign in [ForeignPolicy::Report, ForeignPolicy::Unbind] {
+        let mut config = config();
+        config.gc.policy.foreign = foreign;
+        let h = Harness::start(config).await;
+        let mut changes = Vec::new();
+        for i in 0..SETTLED {
+            let state = if i % 2 == 0 {
+                IntentState::Created
+            } else {
+                IntentState::Failed
+            };
+            let (server, intent) = deleted_now(&h, state);
+            changes.extend([Change::InsertServer(server), Change::InsertIntent(intent)]);
+        }
+        let (unsettled, intent) = deleted_now(&h, IntentState::Abandoned);
+        changes.extend([Change::InsertServer(unsettled.clone()), Change::InsertIntent(intent)]);
+        h.compute.store().commit(changes).await.unwrap();
+        let ghost = h.neutron_port(json!({"device_id": unsettled.id.to_string()}));
+
+        h.sim().reset_stats();
+        let report = h.compute.heal().await.unwrap();
+        let lists = h.sim().stats().calls("ports.list");
+        let found: Vec<&str> = report.ghosts.iter().map(|g| g.port_id.as_str()).collect();
+        assert_eq!(found, [ghost["id"].as_str().unwrap()], "{foreign:?}: {report:?}");
+        if foreign == ForeignPolicy::Report {
+            assert_eq!(report.servers, 1, "only the unsettled one: {report:?}");
+            assert_eq!(lists, 1, "one port list, for the unsettled one's batch");
+        } else {
+            assert_eq!(report.servers, SETTLED + 1, "every deleted server: {report:?}");
+            assert_eq!(lists, 4, "a port list per 100 servers");
+        }
+        let audit = h.compute.audit(&|_, _| {}).await.unwrap();
+        assert_eq!(audit.servers.len(), SETTLED + 1, "the audit names every deleted server");
+    }
 }

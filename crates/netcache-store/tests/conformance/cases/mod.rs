@@ -9,7 +9,7 @@ use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete
 use netcache_domain::server::{NetworkRequests, Server, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{IntentId, PortId, ProjectId, ServerId};
-use netcache_store::{Error, ServerFilter, Store, StoredCache};
+use netcache_store::{DeletedWatch, Error, ServerFilter, Store, StoredCache};
 
 use crate::fixtures::*;
 use crate::harness::Db;

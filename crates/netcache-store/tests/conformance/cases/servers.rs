@@ -256,26 +256,49 @@ pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
         ..bare_server("p", at(created))
     };
     let (long_gone, at_the_edge, recent) = (deleted(1, 10), deleted(2, 50), deleted(3, 100));
-    commit(
-        &*db.store,
-        [&live, &long_gone, &at_the_edge, &recent]
-            .into_iter()
-            .map(|s| Change::InsertServer(s.clone()))
-            .collect(),
-    )
-    .await;
+    // Recently deleted servers whose creates ended each way; `recent` made none.
+    let ended = |created: i64, state: IntentState| {
+        let server = deleted(created, 100);
+        let intent = resolved(&intent(server.id, 0, at(created)), state, None, false);
+        (server, intent)
+    };
+    let settled = [ended(4, IntentState::Created), ended(5, IntentState::Failed)];
+    let unsettled = [ended(6, IntentState::Pending), ended(7, IntentState::Abandoned)];
+    let mut changes: Vec<Change> = [&live, &long_gone, &at_the_edge, &recent]
+        .into_iter()
+        .map(|s| Change::InsertServer(s.clone()))
+        .collect();
+    for (server, intent) in settled.iter().chain(&unsettled) {
+        changes.push(Change::InsertServer(server.clone()));
+        changes.push(Change::InsertIntent(intent.clone()));
+    }
+    // The long-gone server's unsettled create is outside the watch all the same.
+    changes.push(Change::InsertIntent(intent(long_gone.id, 0, at(1))));
+    commit(&*db.store, changes).await;
     let ids = |servers: &[Server]| servers.iter().map(|s| s.id).collect::<Vec<ServerId>>();
-    let all = db.store.watched_servers(at(50), None, 10).await.unwrap();
+    let every = DeletedWatch {
+        since: at(50),
+        every: true,
+    };
+    let all = db.store.watched_servers(every, None, 10).await.unwrap();
+    let mut want = vec![live.id, recent.id];
+    want.extend(settled.iter().chain(&unsettled).map(|(s, _)| s.id));
+    assert_eq!(ids(&all), want, "deleted after the given time only, oldest first");
+    let unsettled_only = DeletedWatch { every: false, ..every };
     assert_eq!(
-        ids(&all),
-        [live.id, recent.id],
-        "deleted after the given time only, oldest first"
+        ids(&db.store.watched_servers(unsettled_only, None, 10).await.unwrap()),
+        [live.id, unsettled[0].0.id, unsettled[1].0.id],
+        "without `every`, a deleted server only while a create of it is pending or abandoned"
     );
     // A keyset page at a time.
-    let first = db.store.watched_servers(at(50), None, 1).await.unwrap();
+    let first = db.store.watched_servers(every, None, 1).await.unwrap();
     assert_eq!(ids(&first), [live.id]);
-    let next = db.store.watched_servers(at(50), first.last(), 1).await.unwrap();
+    let next = db.store.watched_servers(every, first.last(), 1).await.unwrap();
     assert_eq!(ids(&next), [recent.id]);
-    let after_last = db.store.watched_servers(at(50), next.last(), 1).await.unwrap();
+    let rest = db.store.watched_servers(every, next.last(), 10).await.unwrap();
+    assert_eq!(ids(&rest), want[2..]);
+    let after_last = db.store.watched_servers(every, rest.last(), 1).await.unwrap();
     assert!(after_last.is_empty(), "{after_last:?}");
+    let next = db.store.watched_servers(unsettled_only, first.last(), 1).await.unwrap();
+    assert_eq!(ids(&next), [unsettled[0].0.id], "the same pages without `every`");
 }
