@@ -42,6 +42,8 @@ pub(crate) struct Observation {
     /// Every port that carries one of the batch's device ids, plus every port a
     /// VIF record of the batch names.
     pub ports: HashMap<PortId, Port>,
+    /// The ports that carry each device id, by id.
+    by_device: HashMap<String, Vec<PortId>>,
     pub floating_ips: HashMap<PortId, Vec<FloatingIp>>,
     pub topology: Topology,
 }
@@ -64,16 +66,15 @@ impl Observation {
             .collect()
     }
 
-    /// Ports that carry this device id.
+    /// Ports that carry this device id, by id.
     pub fn ports_of(&self, device_id: &str) -> Vec<Port> {
-        let mut ports: Vec<Port> = self
-            .ports
-            .values()
-            .filter(|p| p.carries_device_id(device_id))
+        self.by_device
+            .get(device_id)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.ports.get(id))
             .cloned()
-            .collect();
-        ports.sort_by(|a, b| a.id.cmp(&b.id));
-        ports
+            .collect()
     }
 }
 
@@ -404,8 +405,19 @@ impl Compute {
         networks.sort();
         networks.dedup();
         let topology = self.catalog.topology(self.neutron.as_ref(), &networks).await?;
+        let mut by_device: HashMap<String, Vec<PortId>> = HashMap::new();
+        for port in ports.values() {
+            by_device
+                .entry(port.device_id.clone())
+                .or_default()
+                .push(port.id.clone());
+        }
+        for ids in by_device.values_mut() {
+            ids.sort();
+        }
         Ok(Observation {
             ports,
+            by_device,
             floating_ips,
             topology,
         })

@@ -92,13 +92,19 @@ impl Compute {
     ) -> Result<(u32, Change)> {
         let project = ProjectId::from(ctx.project_id.as_str());
         let limits = self.store.quota_limits(&project).await?;
-        let servers = self.store.server_counts(&project).await?;
+        let quotas = Quotas::new(&self.config.quota, &limits);
+        // Unlimited, the project's servers need not be counted (nor read).
+        let servers = if quotas.limits_servers(&ctx.user_id) {
+            self.store.server_counts(&project).await?
+        } else {
+            Vec::new()
+        };
         let usage = (
             &Usage::of_servers(&servers, None),
             &Usage::of_servers(&servers, Some(&ctx.user_id)),
         );
         let cost = Cost::of(flavor_ref);
-        let count = Quotas::new(&self.config.quota, &limits)
+        let count = quotas
             .servers(&ctx.user_id, usage, cost, min, max)
             .map_err(Error::OverQuota)?;
         let claim = ServerClaim {

@@ -20,6 +20,9 @@ use crate::server::Server;
 /// The limit that means "no limit".
 pub const UNLIMITED: i64 = -1;
 
+/// What a server counts against.
+const SERVER_RESOURCES: [Resource; 3] = [Resource::Cores, Resource::Instances, Resource::Ram];
+
 /// A quota Nova keeps. The nova-network ones (`fixed_ips`, `floating_ips`,
 /// `security_groups`, `security_group_rules`) are still shown at 2.1, unlimited
 /// and never counted, as Nova shows them since nova-network is gone.
@@ -409,6 +412,16 @@ impl<'a> Quotas<'a> {
         Ok(())
     }
 
+    /// Whether the servers `user` boots count against any limit, the project's
+    /// or the user's: if not, no count of them can refuse a boot.
+    #[must_use]
+    pub fn limits_servers(&self, user: &str) -> bool {
+        let (project, user) = (self.project(), self.user(user));
+        SERVER_RESOURCES
+            .iter()
+            .any(|&r| project.get(r) != UNLIMITED || user.get(r) != UNLIMITED)
+    }
+
     /// Nova's `check_num_instances_quota`: how many servers of `cost`, from `min`
     /// to `max`, `user` may boot given the project's and the user's usage. The
     /// project's usage is held to the project's limits and the user's to the
@@ -416,7 +429,6 @@ impl<'a> Quotas<'a> {
     /// Nova's `TooManyInstances`, which reports the user's usage (whichever
     /// limit was passed) against the limit passed.
     pub fn servers(&self, user: &str, usage: (&Usage, &Usage), cost: Cost, min: u32, max: u32) -> Result<u32, Refusal> {
-        const COUNTED: [Resource; 3] = [Resource::Cores, Resource::Instances, Resource::Ram];
         let (project_usage, user_usage) = usage;
         let (project, user) = (self.project(), self.user(user));
         let mut max = max;
@@ -428,7 +440,7 @@ impl<'a> Quotas<'a> {
             };
             let mut overs = Vec::new();
             let mut over_user = false;
-            for r in COUNTED {
+            for r in SERVER_RESOURCES {
                 let (p, u) = (project.get(r), user.get(r));
                 if p >= 0 && p < project_usage.in_use(r) + delta(r) {
                     overs.push(r);
@@ -527,6 +539,13 @@ impl ServerClaim {
     #[must_use]
     pub fn lock(&self) -> String {
         format!("servers:{}", self.project_id)
+    }
+
+    /// Whether any limit applies to these servers: if none does, the store
+    /// neither counts nor takes the project's lock.
+    #[must_use]
+    pub fn is_limited(&self, limits: &[QuotaLimit]) -> bool {
+        Quotas::new(&self.defaults, limits).limits_servers(&self.user_id)
     }
 
     /// Whether the servers fit, given the project's limits and its live servers

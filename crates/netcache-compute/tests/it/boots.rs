@@ -4,6 +4,7 @@
 //! operation's end.
 
 use netcache_domain::intent::IntentState;
+use netcache_domain::quota::Resource;
 use netcache_domain::server::VmState;
 
 use crate::support::{Harness, config};
@@ -42,4 +43,33 @@ async fn a_boot_commits_twice_whatever_its_ports() {
         );
         assert_eq!(commits, 2, "a boot with {ports} new port(s) commits {commits} times");
     }
+}
+
+/// A boot counts the project's servers (before the accept, and again under the
+/// quota's lock inside it) only when a limit applies to them: with `instances`,
+/// `cores` and `ram` unlimited, its accept reads no count, and so does not grow
+/// with the project's servers.
+#[tokio::test]
+async fn a_boot_counts_servers_only_where_a_limit_applies() {
+    let mut unlimited = config();
+    for resource in [Resource::Instances, Resource::Cores, Resource::Ram] {
+        unlimited.quota = unlimited.quota.with(resource, -1);
+    }
+    let mut store_uses = Vec::new();
+    for config in [config(), unlimited] {
+        let h = Harness::start(config).await;
+        let store = h.compute.store();
+        let before = store.queries_sent();
+        h.compute
+            .create_server(&Harness::ctx(), h.boot_request(1))
+            .await
+            .unwrap();
+        store_uses.push(store.queries_sent() - before);
+        h.compute.settle().await;
+    }
+    assert_eq!(
+        store_uses[0] - store_uses[1],
+        1,
+        "limited, the accept reads the count once more: {store_uses:?}"
+    );
 }

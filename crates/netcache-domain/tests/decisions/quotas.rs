@@ -95,6 +95,34 @@ fn usage_is_counted_from_servers_and_their_flavors() {
     assert_eq!(usage(3, 4, 5120).in_use(Resource::KeyPairs), 0, "shown as 0, as Nova");
 }
 
+#[test]
+fn servers_are_counted_only_where_a_limit_applies_to_them() {
+    let defaults = QuotaSet::default();
+    let unlimited = [
+        limit(None, Resource::Instances, -1),
+        limit(None, Resource::Cores, -1),
+        limit(None, Resource::Ram, -1),
+    ];
+    assert!(
+        Quotas::new(&defaults, &[]).limits_servers(ALICE),
+        "Nova's defaults limit them"
+    );
+    assert!(!Quotas::new(&defaults, &unlimited).limits_servers(ALICE));
+    let mut alices_ram = unlimited.to_vec();
+    alices_ram.push(limit(Some(ALICE), Resource::Ram, 4096));
+    assert!(
+        Quotas::new(&defaults, &alices_ram).limits_servers(ALICE),
+        "a user's own limit"
+    );
+    assert!(!Quotas::new(&defaults, &alices_ram).limits_servers(BOB));
+    let mut key_pairs = unlimited.to_vec();
+    key_pairs.push(limit(None, Resource::KeyPairs, 1));
+    assert!(
+        !Quotas::new(&defaults, &key_pairs).limits_servers(ALICE),
+        "only cores, instances and RAM count servers"
+    );
+}
+
 /// A new m1.tiny server of `user` in `project`, as a boot's batch records it.
 fn new_server(project: &str, user: &str) -> Server {
     let at = DateTime::<Utc>::UNIX_EPOCH;

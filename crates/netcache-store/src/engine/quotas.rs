@@ -2,7 +2,8 @@
 //! is made of, and a claim's check inside the batch that records what it is
 //! for — the claim's lock first, then the counts, then the domain's judgement —
 //! so two claims on the same usage are judged one after the other. A server
-//! claim is judged after the rest of its batch, so that lock is held briefly.
+//! claim is judged after the rest of its batch, so that lock is held briefly,
+//! and one that no limit applies to (all unlimited) is neither counted nor locked.
 
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
@@ -121,8 +122,11 @@ where
         claim: &ServerClaim,
         batch: &[Change],
     ) -> Result<()> {
-        Self::lock_quota(conn, claim.lock()).await?;
         let limits = Self::quota_limits(conn, &claim.project_id).await?;
+        if !claim.is_limited(&limits) {
+            return Ok(());
+        }
+        Self::lock_quota(conn, claim.lock()).await?;
         let counted = Self::server_counts(conn, &claim.project_id).await?;
         let recorded: Vec<&Server> = batch
             .iter()
