@@ -591,3 +591,64 @@ impl KeyPairClaim {
         Quotas::new(&self.defaults, limits).key_pair(&self.user_id, key_pairs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server of `user` in `project` (m1.tiny), as a boot's batch records it.
+    fn new_server(project: &str, user: &str) -> Server {
+        Server {
+            project_id: ProjectId::from(project),
+            user_id: user.into(),
+            ..crate::server::fixture()
+        }
+    }
+
+    #[test]
+    fn a_claim_is_judged_beside_the_usage_before_its_batch_recorded_it() {
+        let claim = |count| ServerClaim {
+            project_id: ProjectId::from("proj"),
+            user_id: "alice".into(),
+            defaults: QuotaSet::default(),
+            count,
+            cost: Cost { vcpus: 1, ram_mb: 512 },
+        };
+        let limit = |user: Option<&str>, hard_limit| QuotaLimit {
+            project_id: ProjectId::from("proj"),
+            user_id: user.map(str::to_owned),
+            resource: Resource::Instances,
+            hard_limit,
+        };
+        let limits = [limit(None, 3), limit(Some("alice"), 2)];
+        let tiny = |user: &str, servers| ServerCount {
+            user_id: user.into(),
+            flavor_ref: "1".into(),
+            servers,
+        };
+        let (mine, yours) = (new_server("proj", "alice"), new_server("proj", "alice"));
+        let elsewhere = new_server("other", "alice");
+        // Bob had 1; the batch recorded Alice's 2: counted 3, of which 2 are the claim.
+        let counted = [tiny("alice", 2), tiny("bob", 1)];
+        assert_eq!(claim(2).judge(&limits, &counted, &[&mine, &yours]), Ok(()));
+        assert_eq!(
+            claim(2).judge(&limits, &counted, &[&mine, &yours, &elsewhere]),
+            Ok(()),
+            "another project's new server is not this claim's"
+        );
+        // Counted without its own, the same claim is Alice's 4th of a limit of 2.
+        assert!(
+            matches!(
+                claim(2).judge(&limits, &counted, &[]),
+                Err(Refusal::TooManyInstances { .. })
+            ),
+            "servers counted that the batch did not record are usage"
+        );
+        // Bob's 2nd server now would make the project's 4th.
+        let counted = [tiny("alice", 2), tiny("bob", 2)];
+        assert!(matches!(
+            claim(2).judge(&limits, &counted, &[&mine, &yours]),
+            Err(Refusal::TooManyInstances { .. })
+        ));
+    }
+}

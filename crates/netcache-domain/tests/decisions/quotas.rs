@@ -2,10 +2,7 @@
 //! `check_num_instances_quota`, min/max count and its message), one more key
 //! pair, a server's metadata, and the range a new limit must fall in.
 
-use netcache_domain::quota::{
-    BadLimit, Cost, QuotaLimit, QuotaSet, Quotas, Refusal, Resource, ServerClaim, ServerCount, Usage,
-};
-use netcache_domain::server::{NetworkRequests, Server, VmState};
+use netcache_domain::quota::{BadLimit, Cost, QuotaLimit, QuotaSet, Quotas, Refusal, Resource, ServerCount, Usage};
 
 use super::*;
 
@@ -121,81 +118,6 @@ fn servers_are_counted_only_where_a_limit_applies_to_them() {
         !Quotas::new(&defaults, &key_pairs).limits_servers(ALICE),
         "only cores, instances and RAM count servers"
     );
-}
-
-/// A new m1.tiny server of `user` in `project`, as a boot's batch records it.
-fn new_server(project: &str, user: &str) -> Server {
-    let at = DateTime::<Utc>::UNIX_EPOCH;
-    Server {
-        id: ServerId::new_v4(),
-        name: "new".into(),
-        project_id: ProjectId::from(project),
-        user_id: user.into(),
-        host: None,
-        availability_zone: "nova".into(),
-        vm_state: VmState::Building,
-        task_state: None,
-        fault: None,
-        flavor_ref: "1".into(),
-        image_ref: "i".into(),
-        metadata: std::collections::BTreeMap::new(),
-        access_ip_v4: None,
-        access_ip_v6: None,
-        key_name: None,
-        security_groups: vec![],
-        locked_by: None,
-        requested_networks: NetworkRequests::None,
-        tried_hosts: vec![],
-        created_at: at,
-        updated_at: at,
-        launched_at: None,
-        deleted_at: None,
-        generation: 0,
-    }
-}
-
-#[test]
-fn a_claim_is_judged_beside_the_usage_before_its_batch_recorded_it() {
-    let claim = |count| ServerClaim {
-        project_id: ProjectId::from("proj"),
-        user_id: ALICE.into(),
-        defaults: QuotaSet::default(),
-        count,
-        cost: TINY,
-    };
-    let limits = [
-        limit(None, Resource::Instances, 3),
-        limit(Some(ALICE), Resource::Instances, 2),
-    ];
-    let tiny = |user: &str, servers| ServerCount {
-        user_id: user.into(),
-        flavor_ref: "1".into(),
-        servers,
-    };
-    let (mine, yours) = (new_server("proj", ALICE), new_server("proj", ALICE));
-    let elsewhere = new_server("other", ALICE);
-    // Bob had 1; the batch recorded Alice's 2: counted 3, of which 2 are the claim.
-    let counted = [tiny(ALICE, 2), tiny(BOB, 1)];
-    assert_eq!(claim(2).judge(&limits, &counted, &[&mine, &yours]), Ok(()));
-    assert_eq!(
-        claim(2).judge(&limits, &counted, &[&mine, &yours, &elsewhere]),
-        Ok(()),
-        "another project's new server is not this claim's"
-    );
-    // Counted without its own, the same claim is Alice's 4th of a limit of 2.
-    assert!(
-        matches!(
-            claim(2).judge(&limits, &counted, &[]),
-            Err(Refusal::TooManyInstances { .. })
-        ),
-        "servers counted that the batch did not record are usage"
-    );
-    // Bob's 2nd server now would make the project's 4th.
-    let counted = [tiny(ALICE, 2), tiny(BOB, 2)];
-    assert!(matches!(
-        claim(2).judge(&limits, &counted, &[&mine, &yours]),
-        Err(Refusal::TooManyInstances { .. })
-    ));
 }
 
 struct BootCase {
