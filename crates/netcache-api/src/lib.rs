@@ -66,7 +66,14 @@ pub struct ApiConfig {
     /// The most servers a list page holds, and a page's size without `limit`
     /// (Nova's `max_limit`).
     pub max_limit: usize,
+    /// Turns to build a detail page (`api.detail_pages_at_once`): a page holds
+    /// its servers, caches and body in memory while it is built, so requests
+    /// beyond these wait, and memory does not grow with concurrent lists.
+    pub detail_pages: Arc<tokio::sync::Semaphore>,
 }
+
+/// Detail pages built at once by default: the CPUs of a small host, twice.
+pub const DETAIL_PAGES_AT_ONCE: usize = 4;
 
 #[derive(Clone)]
 pub struct AppState {

@@ -173,6 +173,8 @@ async fn list_detail(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Response> {
     let base = &state.config.public_url;
+    // Never closed, so always a turn: held until the body is serialized.
+    let _turn = state.config.detail_pages.acquire().await;
     let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL).await?;
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
     // Two reads on two pooled connections, so their decoding runs side by side.

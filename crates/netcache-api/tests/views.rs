@@ -576,3 +576,26 @@ async fn rebuild_and_console_output_answers() {
     );
     assert_eq!(headers["location"], format!("{BASE}/v2.1/servers/{id}").as_str());
 }
+
+/// A detail page is built only with a turn (`api.detail_pages_at_once`): with
+/// every turn held, a detail request waits (the bound below only ends the
+/// wait; it never decides a pass); a plain list does not; once a turn is
+/// free, the detail page answers.
+#[tokio::test]
+async fn detail_pages_wait_for_a_turn_and_plain_lists_do_not() {
+    let api = Api::start().await;
+    api.boot("vm").await;
+    let held = api
+        .detail_pages
+        .acquire_many(u32::try_from(netcache_api::DETAIL_PAGES_AT_ONCE).unwrap())
+        .await
+        .unwrap();
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(300), api.get("/v2.1/servers/detail")).await;
+    assert!(waited.is_err(), "a detail page was built without a turn: {waited:?}");
+    let (status, list) = api.get("/v2.1/servers").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    drop(held);
+    let (status, page) = api.get("/v2.1/servers/detail").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["servers"].as_array().map(Vec::len), Some(1));
+}

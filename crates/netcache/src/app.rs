@@ -116,6 +116,12 @@ impl App {
                 keystone: settings.keystone_auth(),
                 policy: Arc::new(settings.policy()?),
                 max_limit: settings.api.max_limit,
+                detail_pages: Arc::new(tokio::sync::Semaphore::new(
+                    settings
+                        .api
+                        .detail_pages_at_once
+                        .min(tokio::sync::Semaphore::MAX_PERMITS),
+                )),
             }),
         });
         let (stop_server, stop) = tokio::sync::oneshot::channel::<()>();

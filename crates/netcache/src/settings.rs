@@ -230,6 +230,8 @@ pub struct ApiSettings {
     pub metrics_listen: Option<SocketAddr>,
     /// Servers a list page holds at most, and without `limit` (Nova's `max_limit`).
     pub max_limit: usize,
+    /// Detail pages built at once; more wait their turn (memory stays bounded).
+    pub detail_pages_at_once: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -315,6 +317,7 @@ impl Default for ApiSettings {
             max_body_bytes: 114_688,
             metrics_listen: None,
             max_limit: netcache_api::MAX_LIMIT,
+            detail_pages_at_once: netcache_api::DETAIL_PAGES_AT_ONCE,
         }
     }
 }
@@ -419,6 +422,9 @@ impl Settings {
             if !(seconds >= 0.0 && seconds.is_finite()) {
                 bail!("invalid configuration: {key} must be a non-negative number of seconds");
             }
+        }
+        if self.api.detail_pages_at_once == 0 {
+            bail!("invalid configuration: api.detail_pages_at_once must be at least 1");
         }
         if self.api.max_limit == 0 {
             bail!("invalid configuration: api.max_limit must be at least 1");

@@ -24,6 +24,8 @@ pub const IMAGE: &str = netcache_api::images::IMAGES[0].id;
 
 pub struct Api {
     router: Router,
+    /// The router's turns to build a detail page.
+    pub detail_pages: Arc<tokio::sync::Semaphore>,
     _sim: RunningSim,
 }
 
@@ -39,6 +41,7 @@ impl Api {
         let config = ComputeConfig::default();
         let virt = Arc::new(FakeVirt::new(&config.virt));
         let compute = Compute::start(config, store, neutron, virt).await.unwrap();
+        let detail_pages = Arc::new(tokio::sync::Semaphore::new(netcache_api::DETAIL_PAGES_AT_ONCE));
         let router = netcache_api::router(AppState {
             compute,
             config: Arc::new(ApiConfig {
@@ -47,9 +50,14 @@ impl Api {
                 keystone: None,
                 policy: Arc::default(),
                 max_limit: netcache_api::MAX_LIMIT,
+                detail_pages: Arc::clone(&detail_pages),
             }),
         });
-        Self { router, _sim: sim }
+        Self {
+            router,
+            detail_pages,
+            _sim: sim,
+        }
     }
 
     pub async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
