@@ -61,14 +61,9 @@ async fn a_boot_counts_servers_only_where_a_limit_applies() {
         let h = Harness::start(config).await;
         let store = h.compute.store();
         let before = store.queries_sent();
-        let server = h
-            .compute
-            .create_server(&Harness::ctx(), h.boot_request(1))
-            .await
-            .unwrap();
-        h.compute.settle().await;
+        let server = h.boot().await;
         store_uses.push(store.queries_sent() - before);
-        let stored = store.server(server.id).await.unwrap().unwrap();
+        let stored = store.server(server).await.unwrap().unwrap();
         assert_eq!(stored.vm_state, VmState::Active);
     }
     assert_eq!(
