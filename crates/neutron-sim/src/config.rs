@@ -114,6 +114,9 @@ pub enum FaultAction {
     CommitThenDelay { ms: u64 },
     /// Answer nothing (or `status` at once if given) and commit the request `ms` later.
     DelayedCommit { ms: u64, status: Option<u16> },
+    /// Wait until the test releases held calls ([`crate::SimHandle::release_held`]),
+    /// then handle the call normally: a test decides when the answer comes.
+    Hold,
 }
 
 impl FaultAction {
@@ -127,6 +130,7 @@ impl FaultAction {
             FaultAction::CommitThenDrop => "fault_commit_then_drop".into(),
             FaultAction::CommitThenDelay { .. } => "fault_commit_then_delay".into(),
             FaultAction::DelayedCommit { .. } => "fault_delayed_commit".into(),
+            FaultAction::Hold => "fault_hold".into(),
         }
     }
 }

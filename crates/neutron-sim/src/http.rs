@@ -40,6 +40,9 @@ pub(crate) struct Shared {
     /// test releases them.
     pub delayed: Mutex<Vec<(u64, ApiRequest)>>,
     pub next_delayed: std::sync::atomic::AtomicU64,
+    /// Calls a hold fault keeps waiting; each release wakes them all.
+    pub held: Mutex<usize>,
+    pub releases: watch::Sender<u64>,
 }
 
 /// Locks a mutex, ignoring poisoning (no invariant spans a panic: handlers don't panic).
@@ -89,6 +92,26 @@ impl Shared {
     pub fn release_delayed(&self) -> usize {
         let ids: Vec<u64> = lock(&self.delayed).iter().map(|(i, _)| *i).collect();
         ids.into_iter().filter(|id| self.commit_delayed(*id)).count()
+    }
+
+    /// Lets every call a hold fault keeps waiting go on; returns how many.
+    pub fn release_held(&self) -> usize {
+        let mut held = lock(&self.held);
+        self.releases.send_modify(|n| *n += 1);
+        std::mem::take(&mut *held)
+    }
+
+    /// Waits for the next release (or the shutdown); whether it was released.
+    async fn wait_for_release(&self) -> bool {
+        let mut released = {
+            let mut held = lock(&self.held);
+            *held += 1;
+            self.releases.subscribe()
+        };
+        tokio::select! {
+            changed = released.changed() => changed.is_ok(),
+            () = self.hold() => false,
+        }
     }
 
     async fn hold(&self) {
@@ -275,6 +298,13 @@ pub(crate) async fn neutron(sh: Arc<Shared>, route: Option<(String, Route)>, req
     let outcome = action.outcome();
     match action {
         FaultAction::Latency { .. } => sh.run(&op, &req, None),
+        FaultAction::Hold => {
+            if sh.wait_for_release().await {
+                sh.run(&op, &req, Some(&outcome))
+            } else {
+                Error::injected(503).into_response()
+            }
+        }
         FaultAction::Error { status } => {
             lock(&sh.stats).record(&op, &outcome);
             Error::injected(status).into_response()

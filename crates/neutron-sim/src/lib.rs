@@ -87,6 +87,8 @@ impl NeutronSim {
             shutdown,
             delayed: Mutex::new(Vec::new()),
             next_delayed: std::sync::atomic::AtomicU64::new(0),
+            held: Mutex::new(0),
+            releases: watch::channel(0).0,
             config,
         });
         shared.set_nova_url(shared.config.nova_url.clone());
@@ -221,6 +223,11 @@ impl SimHandle {
     #[must_use]
     pub fn release_delayed_commits(&self) -> usize {
         self.shared.release_delayed()
+    }
+    /// Lets every call a hold fault keeps waiting be handled now; returns how many.
+    #[must_use]
+    pub fn release_held(&self) -> usize {
+        self.shared.release_held()
     }
     /// Network `private` (project's; 10.0.0.0/24 + fd00::/64 SLAAC), external network `public`
     /// (172.24.4.0/24) and router `router1` joining them. Idempotent (reuses by name).

@@ -7,12 +7,17 @@ use netcache_domain::intent::IntentState;
 use netcache_domain::quota::Resource;
 use netcache_domain::server::VmState;
 
+use neutron_sim::{FaultAction, FaultRule};
+
 use crate::support::{Harness, config};
 
 #[tokio::test]
 async fn a_boot_commits_twice_whatever_its_ports() {
     let h = Harness::start(config()).await;
     for ports in [1, 3] {
+        // The build's POSTs wait for the test: whatever runs first, nothing
+        // after the accept can commit before the accept's count is taken.
+        h.sim().add_fault(FaultRule::new("ports.create", FaultAction::Hold));
         let store = h.compute.store();
         let before = store.commits_made();
         let server = h
@@ -21,6 +26,8 @@ async fn a_boot_commits_twice_whatever_its_ports() {
             .await
             .unwrap();
         assert_eq!(store.commits_made() - before, 1, "the accept is one commit");
+        h.sim().clear_faults();
+        let _ = h.sim().release_held();
         h.compute.settle().await;
         let commits = store.commits_made() - before;
 

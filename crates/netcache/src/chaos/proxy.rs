@@ -200,7 +200,9 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         Some(FaultAction::Error { status }) => StatusCode::from_u16(status)
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             .into_response(),
-        Some(FaultAction::Reset) => {
+        // Nobody releases the proxy's held calls: held, like a reset, until the
+        // client gives up.
+        Some(FaultAction::Reset | FaultAction::Hold) => {
             tokio::time::sleep(HOLD).await;
             StatusCode::GATEWAY_TIMEOUT.into_response()
         }

@@ -233,6 +233,31 @@ async fn delayed_commit_port_appears_after_client_gave_up() {
     f.sim.shutdown().await;
 }
 
+/// A held call is neither answered nor applied until the test releases it, however
+/// long it waits; then it is handled as if it had just arrived.
+#[tokio::test(start_paused = true)]
+async fn a_held_call_waits_for_the_release() {
+    let f = fixture(SimConfig::default()).await;
+    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Hold).times(1));
+    let c = client(Duration::from_secs(3600));
+    let held = tokio::spawn({
+        let body = json!({"port": {"network_id": f.net, "device_id": "held"}});
+        let url = f.url("/v2.0/ports");
+        async move { try_send(c.post(url).json(&body)).await }
+    });
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    assert!(!held.is_finished(), "answered before the release");
+    assert_eq!(f.ports_of("held"), 0, "applied before the release");
+    assert_eq!(f.h.release_held(), 1);
+    let (st, v) = held.await.unwrap().expect("answer");
+    assert_eq!(st, 201);
+    assert_eq!(v["port"]["device_id"], "held");
+    assert_eq!(f.ports_of("held"), 1);
+    assert_eq!(f.port_creates("fault_hold"), 1);
+    assert_eq!(f.h.release_held(), 0, "nothing else was held");
+    f.sim.shutdown().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn nth_call_rule() {
     let f = fixture(SimConfig::default()).await;
