@@ -26,6 +26,7 @@ use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool,
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
+use crate::group_commit::GroupWriter;
 use crate::{DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
 
 mod cols;
@@ -47,18 +48,24 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// How many times [`Backend::pool`] and [`Backend::writer`] were asked
     /// for, and how many batches were committed.
     fn counts(&self) -> &QueryCount;
+    /// The queue that commits this store's batches in groups, if it has one
+    /// (SQLite's); else each batch is its own transaction on [`Backend::writer`].
+    fn group_writer(&self) -> Option<&GroupWriter> {
+        None
+    }
     /// Proves this is the only live process of `node` for as long as the lock lives.
     fn lock_node_exclusively(&self, node: &str) -> impl Future<Output = Result<NodeLock>> + Send;
 }
 
 type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
 
-/// Counts a backend's uses of its pools and its committed batches (shared by
-/// clones of the store).
+/// Counts a backend's uses of its pools, its committed batches and the
+/// transactions that committed them (shared by clones of the store).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct QueryCount {
     sent: Arc<AtomicU64>,
     committed: Arc<AtomicU64>,
+    transactions: Arc<AtomicU64>,
 }
 
 impl QueryCount {
@@ -72,6 +79,15 @@ impl QueryCount {
 
     fn committed(&self) -> u64 {
         self.committed.load(Ordering::Relaxed)
+    }
+
+    /// One more transaction committed (one fsync).
+    pub(crate) fn transacted(&self) {
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn transactions(&self) -> u64 {
+        self.transactions.load(Ordering::Relaxed)
     }
 }
 
@@ -107,6 +123,19 @@ where
     async fn run(conn: &mut DB::Connection, query: Q<'_, DB>) -> Result<u64> {
         let result = query.execute(conn).await.map_err(Error::from_write)?;
         Ok(DB::rows_affected(&result))
+    }
+
+    /// Applies a batch's changes, in order, inside the caller's transaction;
+    /// stops at the first that fails.
+    pub(crate) async fn apply_batch(conn: &mut DB::Connection, changes: &[Change]) -> Result<()> {
+        // Server quota claims last: the project's lock they take is then held
+        // only through their count and the commit (invariant 23).
+        let (claims, others): (Vec<&Change>, Vec<&Change>) =
+            changes.iter().partition(|c| matches!(c, Change::RequireServerQuota(_)));
+        for change in others.into_iter().chain(claims) {
+            Self::apply(conn, change, changes).await?;
+        }
+        Ok(())
     }
 
     /// Applies one change of `batch`.
@@ -618,22 +647,18 @@ where
         if changes.is_empty() {
             return Ok(());
         }
-        let mut tx = self.writer().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
-        let mut applied = Ok(());
-        // Server quota claims last: the project's lock they take is then held
-        // only through their count and the commit (invariant 23).
-        let (claims, others): (Vec<&Change>, Vec<&Change>) =
-            changes.iter().partition(|c| matches!(c, Change::RequireServerQuota(_)));
-        for change in others.into_iter().chain(claims) {
-            applied = Sql::<B::Db>::apply(&mut tx, change, &changes).await;
-            if applied.is_err() {
-                break;
-            }
+        if let Some(group) = self.group_writer() {
+            self.counts().add();
+            group.commit(changes).await?;
+            self.counts().committed.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
         }
-        match applied {
+        let mut tx = self.writer().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
+        match Sql::<B::Db>::apply_batch(&mut tx, &changes).await {
             Ok(()) => {
                 tx.commit().await.map_err(Error::from_write)?;
                 self.counts().committed.fetch_add(1, Ordering::Relaxed);
+                self.counts().transacted();
                 Ok(())
             }
             Err(error) => {
@@ -823,6 +848,10 @@ where
 
     fn commits_made(&self) -> u64 {
         self.counts().committed()
+    }
+
+    fn transactions_made(&self) -> u64 {
+        self.counts().transactions()
     }
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>> {

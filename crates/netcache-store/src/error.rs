@@ -20,6 +20,10 @@ pub enum Error {
     /// Another live process runs this node (or owns this SQLite file).
     #[error("{0}")]
     NodeBusy(String),
+    /// SQLite's writer could not commit a group of batches (the batch is not
+    /// committed).
+    #[error("SQLite writer: {0}")]
+    Writer(String),
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("migration failed: {0}")]

@@ -25,6 +25,7 @@ use netcache_domain::{DeploymentId, IntentId, PortId, ProjectId, ServerId};
 mod dialect;
 mod engine;
 mod error;
+mod group_commit;
 mod json;
 mod postgres;
 mod sql;
@@ -146,9 +147,13 @@ pub trait Store: Send + Sync + 'static {
     /// Statements and write batches this store has sent since it was opened
     /// (a batch is one transaction of several statements): what tests budget.
     fn queries_sent(&self) -> u64;
-    /// Write batches this store has committed since it was opened (each one
-    /// transaction, one fsync): what the write path budgets.
+    /// Write batches this store has committed since it was opened (each all or
+    /// nothing): what the write path budgets.
     fn commits_made(&self) -> u64;
+    /// Transactions (each one fsync) that committed those batches: one per
+    /// batch, or one per group of batches where the backend commits in groups
+    /// (SQLite).
+    fn transactions_made(&self) -> u64;
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>>;
     /// A server's intents, oldest first.

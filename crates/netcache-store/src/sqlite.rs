@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use crate::dialect::{Dialect, to_micros};
 use crate::engine::{Backend, QueryCount, Sql};
+use crate::group_commit::GroupWriter;
 use crate::{Error, NodeLock, Result};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -30,15 +31,18 @@ const ROW_BUFFER: usize = 1024;
 ///
 /// Durability: WAL journal with `synchronous = FULL`, so a returned
 /// [`commit`](crate::Store::commit) has been fsynced and survives a process crash
-/// or a power loss. Write batches start with `BEGIN IMMEDIATE`, taking the write
-/// lock up front (waiting up to the busy timeout) instead of failing mid-batch.
-/// Writes go through a pool of one connection, so this process's writers queue
-/// for it (in order, without SQLite's busy-wait sleeps); reads use the others,
-/// which WAL never blocks.
+/// or a power loss. Writes go through a pool of one connection, so this
+/// process's writers queue for it (in order, without SQLite's busy-wait
+/// sleeps); reads use the others, which WAL never blocks. Batches are committed
+/// by one task in groups ([`GroupWriter`]): the batches queued while a group is
+/// written share the next group's transaction and fsync, each in a savepoint.
+/// A group starts with `BEGIN IMMEDIATE`, taking the write lock up front
+/// (waiting up to the busy timeout) instead of failing mid-group.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     pool: SqlitePool,
-    writer: SqlitePool,
+    pub(crate) writer: SqlitePool,
+    group: GroupWriter,
     /// The database file (`None` in memory).
     path: Option<PathBuf>,
     queries: QueryCount,
@@ -89,11 +93,13 @@ impl SqliteStore {
     async fn with_writer(pool: SqlitePool, writer: SqlitePool) -> Result<Self> {
         MIGRATOR.run(&writer).await?;
         Sql::<Sqlite>::ensure_deployment(&writer).await?;
+        let queries = QueryCount::default();
         Ok(Self {
             pool,
+            group: GroupWriter::start(writer.clone(), queries.clone()),
             writer,
             path: None,
-            queries: QueryCount::default(),
+            queries,
         })
     }
 
@@ -122,6 +128,10 @@ impl Backend for SqliteStore {
 
     fn counts(&self) -> &QueryCount {
         &self.queries
+    }
+
+    fn group_writer(&self) -> Option<&GroupWriter> {
+        Some(&self.group)
     }
 
     /// One process owns a SQLite file, whatever its node: an exclusive lock on

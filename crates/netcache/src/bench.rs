@@ -378,7 +378,8 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let body = json!({"server": {"name": "b", "flavorRef": "1", "imageRef": IMAGE,
             "networks": [{"uuid": rig.private}]}});
         let store = rig.app.compute.store();
-        let (commits_before, statements_before) = (store.commits_made(), store.queries_sent());
+        let (commits_before, transactions_before, statements_before) =
+            (store.commits_made(), store.transactions_made(), store.queries_sent());
         let started = Instant::now();
         let (accepted, _) = concurrently(total, concurrency, move || {
             let (http, url, body) = (http.clone(), url.clone(), body.clone());
@@ -389,6 +390,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let boot_rate = total as f64 / started.elapsed().as_secs_f64();
         let per_boot = |n: u64| n as f64 / total as f64;
         let commits = per_boot(store.commits_made() - commits_before);
+        let transactions = per_boot(store.transactions_made() - transactions_before);
         let statements = per_boot(store.queries_sent() - statements_before);
 
         let http = rig.http.clone();
@@ -402,7 +404,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let create_rate = total as f64 / wall.as_secs_f64();
         let ((b50, b99), (c50, c99)) = (percentiles(accepted), percentiles(created));
         println!(
-            "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms, {commits:.1} commits and {statements:.0} statements per boot); \
+            "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms, {commits:.1} commits in {transactions:.2} transactions, {statements:.0} statements per boot); \
              Neutron {create_rate:.0} creates/s (p50 {c50:.1} ms, p99 {c99:.1} ms); ratio {:.3}",
             boot_rate / create_rate.max(f64::EPSILON)
         );

@@ -165,7 +165,7 @@ async fn the_benchmark_prints_each_figure_beside_its_comparison() {
             "RSS after 32 detail pages at once",
             rss,
             "concurrency 32: ",
-            " commits and ",
+            " transactions, ",
             "creates/s",
         ] {
             assert!(printed.contains(figure), "no {figure:?} in:\n{printed}");
