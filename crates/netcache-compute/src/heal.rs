@@ -206,16 +206,20 @@ impl Compute {
     /// each server's cache, and its ghosts' sightings in one transaction.
     async fn heal_batch(&self, batch: &[Server], pass: &mut Pass) -> Result<()> {
         pass.report.batches += 1;
-        // The pass's generations, read before Neutron was: a change committed
-        // since fails the compare-and-swap of the cache this pass computes.
-        let mut caches = self.caches_of(batch).await?;
+        // The batch's caches and records are read while Neutron lists its ports:
+        // each cache is written under the pass's generation, read before Neutron
+        // was, so a change committed since fails the compare-and-swap.
+        let (mut caches, vifs, ports) = tokio::try_join!(
+            self.caches_of(batch),
+            self.records_of(batch),
+            self.ports_of_devices(batch)
+        )?;
         for (id, cache) in &mut caches {
             if let Some(&generation) = pass.generations.get(id) {
                 cache.generation = generation;
             }
         }
-        let vifs = self.records_of(batch).await?;
-        let observation = self.observe(batch, &vifs, Some(&pass.floating_ips.by_port)).await?;
+        let observation = self.observation(ports, &vifs, Some(&pass.floating_ips.by_port)).await?;
         let mut sighted = Vec::new();
         for server in batch {
             let records = &vifs[&server.id];
@@ -307,8 +311,9 @@ impl Compute {
     }
 
     /// Ports Neutron gives the server that are not its VIFs. Records read before
-    /// Neutron was may miss a port an operation recorded since: a server with
-    /// candidates is read again, and one with an operation in flight is its own.
+    /// (or while) Neutron was may miss a port an operation recorded since: a
+    /// server with candidates is read again, and one with an operation in flight
+    /// is its own.
     pub(crate) async fn ghosts_of(
         &self,
         server: &Server,
@@ -348,16 +353,27 @@ impl Compute {
         vifs: &HashMap<ServerId, Vec<VifRecord>>,
         listed: Option<&HashMap<PortId, Vec<FloatingIp>>>,
     ) -> Result<Observation> {
-        let mut ports: HashMap<PortId, Port> = self
-            .neutron
-            .list_ports(&PortFilter {
-                device_ids: servers.iter().map(|s| s.id.to_string()).collect(),
-                ..PortFilter::default()
-            })
-            .await?
-            .into_iter()
-            .map(|p| (p.id.clone(), p))
-            .collect();
+        let ports = self.ports_of_devices(servers).await?;
+        self.observation(ports, vifs, listed).await
+    }
+
+    /// The ports that carry these servers' device ids: one list.
+    async fn ports_of_devices(&self, servers: &[Server]) -> Result<Vec<Port>> {
+        let filter = PortFilter {
+            device_ids: servers.iter().map(|s| s.id.to_string()).collect(),
+            ..PortFilter::default()
+        };
+        Ok(self.neutron.list_ports(&filter).await?)
+    }
+
+    /// The rest of [`Compute::observe`], from the list of the servers' ports.
+    async fn observation(
+        &self,
+        ports: Vec<Port>,
+        vifs: &HashMap<ServerId, Vec<VifRecord>>,
+        listed: Option<&HashMap<PortId, Vec<FloatingIp>>>,
+    ) -> Result<Observation> {
+        let mut ports: HashMap<PortId, Port> = ports.into_iter().map(|p| (p.id.clone(), p)).collect();
         let missing: Vec<PortId> = vifs
             .values()
             .flatten()
