@@ -4,8 +4,6 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -30,11 +28,13 @@ use crate::group_commit::GroupWriter;
 use crate::{DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
 
 mod cols;
+mod counts;
 mod quotas;
 mod retention;
 mod sets;
 
 use cols::{Cols, corrupt};
+pub(crate) use counts::QueryCount;
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.
 pub(crate) trait Backend: Send + Sync + 'static {
@@ -58,38 +58,6 @@ pub(crate) trait Backend: Send + Sync + 'static {
 }
 
 type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
-
-/// Counts a backend's uses of its pools, its committed batches and the
-/// transactions that committed them (shared by clones of the store).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct QueryCount {
-    sent: Arc<AtomicU64>,
-    committed: Arc<AtomicU64>,
-    transactions: Arc<AtomicU64>,
-}
-
-impl QueryCount {
-    pub(crate) fn add(&self) {
-        self.sent.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn sent(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed)
-    }
-
-    fn committed(&self) -> u64 {
-        self.committed.load(Ordering::Relaxed)
-    }
-
-    /// One more transaction committed (one fsync).
-    pub(crate) fn transacted(&self) {
-        self.transactions.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn transactions(&self) -> u64 {
-        self.transactions.load(Ordering::Relaxed)
-    }
-}
 
 /// Namespace of the generic helpers (statements, binds, row decoding).
 pub(crate) struct Sql<DB>(PhantomData<DB>);
@@ -650,14 +618,14 @@ where
         if let Some(group) = self.group_writer() {
             self.counts().add();
             group.commit(changes).await?;
-            self.counts().committed.fetch_add(1, Ordering::Relaxed);
+            self.counts().committed_one();
             return Ok(());
         }
         let mut tx = self.writer().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
         match Sql::<B::Db>::apply_batch(&mut tx, &changes).await {
             Ok(()) => {
                 tx.commit().await.map_err(Error::from_write)?;
-                self.counts().committed.fetch_add(1, Ordering::Relaxed);
+                self.counts().committed_one();
                 self.counts().transacted();
                 Ok(())
             }
