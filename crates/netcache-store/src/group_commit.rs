@@ -76,12 +76,7 @@ async fn run(pool: SqlitePool, mut queue: mpsc::Receiver<Job>, counts: QueryCoun
 async fn commit_group(pool: &SqlitePool, group: &[Job]) -> Vec<Result<()>> {
     let mut tx = match pool.begin_with(<Sqlite as Dialect>::BEGIN_WRITE).await {
         Ok(tx) => tx,
-        Err(e) => {
-            return group
-                .iter()
-                .map(|_| Err(Error::Writer(format!("cannot begin: {e}"))))
-                .collect();
-        }
+        Err(e) => return all_failed(group, &format!("cannot begin: {e}")),
     };
     let outcomes = match group {
         [job] => vec![Sql::<Sqlite>::apply_batch(&mut tx, &job.changes).await],
@@ -92,7 +87,7 @@ async fn commit_group(pool: &SqlitePool, group: &[Job]) -> Vec<Result<()>> {
                     Applied::Batch(outcome) => outcomes.push(outcome),
                     Applied::Broken(e) => {
                         rollback(tx).await;
-                        return group.iter().map(|_| Err(Error::Writer(e.clone()))).collect();
+                        return all_failed(group, &e);
                     }
                 }
             }
@@ -105,11 +100,13 @@ async fn commit_group(pool: &SqlitePool, group: &[Job]) -> Vec<Result<()>> {
     }
     match tx.commit().await {
         Ok(()) => outcomes,
-        Err(e) => {
-            let why = format!("the commit failed: {e}");
-            outcomes.into_iter().map(|_| Err(Error::Writer(why.clone()))).collect()
-        }
+        Err(e) => all_failed(group, &format!("the commit failed: {e}")),
     }
+}
+
+/// The same failure for every batch of a group whose transaction did not commit.
+fn all_failed(group: &[Job], why: &str) -> Vec<Result<()>> {
+    group.iter().map(|_| Err(Error::Writer(why.to_owned()))).collect()
 }
 
 /// A batch's outcome inside the group, or the group's transaction broken.
