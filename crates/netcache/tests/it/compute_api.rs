@@ -29,12 +29,12 @@ async fn a_port_created_in_neutron_with_the_device_id_never_appears() {
     assert_eq!(t.neutron_ports(&id).len(), 2);
 
     let server = t.server(&id).await;
-    assert!(!server.to_string().contains(foreign_ip), "{server}");
+    assert!(!common::shows_ip(&server, foreign_ip), "{server}");
     assert!(!TestApp::macs(&server).contains(&foreign["mac_address"].as_str().unwrap().to_owned()));
     let (_, ips) = t.get(&format!("/servers/{id}/ips")).await;
-    assert!(!ips.to_string().contains(foreign_ip), "{ips}");
+    assert!(!common::shows_ip(&ips, foreign_ip), "{ips}");
     let (_, detail) = t.get("/servers/detail").await;
-    assert!(!detail.to_string().contains(foreign_ip));
+    assert!(!common::shows_ip(&detail, foreign_ip));
     assert_eq!(t.interface_port_ids(&id).await, mine);
     let (status, body) = t.get(&format!("/servers/{id}/os-interface/{foreign_id}")).await;
     assert_nova_error(status, &body, 404);
@@ -140,7 +140,7 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
     assert_eq!(t.interface_port_ids(&id).await.len(), 4);
     let server = t.server(&id).await;
     assert_eq!(TestApp::macs(&server).len(), 4, "{server}");
-    assert!(server["addresses"]["private"].to_string().contains("10.0.0.77"));
+    assert!(common::shows_ip(&server["addresses"]["private"], "10.0.0.77"));
 
     let by_net_id = by_net["interfaceAttachment"]["port_id"].as_str().unwrap().to_owned();
     let by_ip_id = by_ip["interfaceAttachment"]["port_id"].as_str().unwrap().to_owned();
@@ -159,7 +159,7 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
     assert_eq!(status, 200, "a user's port is only unbound on detach");
     assert_eq!(user_after["port"]["device_id"], "");
     let server = t.server(&id).await;
-    assert!(!server["addresses"].to_string().contains("10.0.0.77"));
+    assert!(!common::shows_ip(&server["addresses"], "10.0.0.77"));
     let (status, body) = t.delete(&format!("{path}/{by_net_id}")).await;
     assert_nova_error(status, &body, 404);
 

@@ -91,6 +91,13 @@ pub async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// Whether a JSON body holds `ip` as a whole string value. A substring test
+/// is wrong here: `10.12.0.2` is inside `10.12.0.23`, and a real Neutron picks
+/// addresses at random.
+pub fn shows_ip(body: &Value, ip: &str) -> bool {
+    body.to_string().contains(&format!("\"{ip}\""))
+}
+
 /// Sorted port ids of an `interfaceAttachments` body.
 pub fn attachment_port_ids(body: &Value) -> Vec<String> {
     let mut ids: Vec<String> = body["interfaceAttachments"]
