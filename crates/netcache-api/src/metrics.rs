@@ -43,9 +43,17 @@ pub fn handle() -> &'static PrometheusHandle {
     HANDLE.get_or_init(install)
 }
 
+/// Upper bounds of the buckets of `netcache_store_group_batches` (SQLite's
+/// writer takes at most 64 batches a group).
+const GROUP_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
 fn builder() -> PrometheusBuilder {
     let suffix = Matcher::Suffix("_duration_seconds".to_owned());
-    match PrometheusBuilder::new().set_buckets_for_metric(suffix, DURATION_BUCKETS) {
+    let groups = Matcher::Full("netcache_store_group_batches".to_owned());
+    let buckets = PrometheusBuilder::new()
+        .set_buckets_for_metric(suffix, DURATION_BUCKETS)
+        .and_then(|b| b.set_buckets_for_metric(groups, GROUP_BUCKETS));
+    match buckets {
         Ok(builder) => builder,
         Err(error) => {
             tracing::warn!(%error, "histogram buckets refused; durations are exported as summaries");
@@ -129,6 +137,61 @@ pub fn describe() {
         Unit::Count,
         "Ghost ports (carry a server's device_id without a VIF record) by owner (ours, foreign)."
     );
+    describe_counter!(
+        "netcache_restored_vifs_total",
+        Unit::Count,
+        "VIF records marked lost whose port Neutron gave the server again."
+    );
+    describe_counter!(
+        "netcache_purged_servers_total",
+        Unit::Count,
+        "Deleted servers purged with their records (retention)."
+    );
+    describe_gauge!(
+        "netcache_operations",
+        Unit::Count,
+        "Operations in flight by kind and lease (live, expired), at the last audit."
+    );
+    describe_counter!(
+        "netcache_operations_started_total",
+        Unit::Count,
+        "Operations this process started running, by kind."
+    );
+    describe_counter!(
+        "netcache_operations_finished_total",
+        Unit::Count,
+        "Operations this process finished, by kind."
+    );
+    describe_counter!(
+        "netcache_operations_taken_over_total",
+        Unit::Count,
+        "Operations this process took over from a dead owner (expired lease), by kind."
+    );
+    describe_counter!(
+        "netcache_operation_retries_total",
+        Unit::Count,
+        "Steps of operations that failed and are retried, by kind."
+    );
+    describe_histogram!(
+        "netcache_store_commit_duration_seconds",
+        Unit::Seconds,
+        "Duration of one batch's commit as its caller sees it (a wait for SQLite's writer included)."
+    );
+    describe_counter!(
+        "netcache_store_commits_total",
+        Unit::Count,
+        "Batches committed or refused, by outcome (ok, conflict, not_found, over_quota, error)."
+    );
+    describe_histogram!(
+        "netcache_store_group_batches",
+        Unit::Count,
+        "Batches SQLite's writer committed in one transaction (one fsync)."
+    );
+    describe_gauge!(
+        "netcache_store_write_queue",
+        Unit::Count,
+        "Batches queued for SQLite's writer behind the group it is committing."
+    );
     describe_gauge!(
         "netcache_intents",
         Unit::Count,
@@ -209,6 +272,10 @@ mod tests {
         metrics::histogram!("netcache_heal_pass_duration_seconds").record(0.2);
         metrics::gauge!("netcache_ghosts", "owner" => "ours").set(2.0);
         metrics::gauge!("netcache_intents", "state" => "pending").set(1.0);
+        metrics::histogram!("netcache_store_commit_duration_seconds").record(0.002);
+        metrics::counter!("netcache_store_commits_total", "outcome" => "ok").increment(1);
+        metrics::histogram!("netcache_store_group_batches").record(3.0);
+        metrics::gauge!("netcache_store_write_queue").set(0.0);
 
         let response = exposition();
         assert_eq!(response.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
@@ -227,6 +294,10 @@ mod tests {
             ("netcache_heal_pass_duration_seconds", "histogram"),
             ("netcache_ghosts", "gauge"),
             ("netcache_intents", "gauge"),
+            ("netcache_store_commit_duration_seconds", "histogram"),
+            ("netcache_store_commits_total", "counter"),
+            ("netcache_store_group_batches", "histogram"),
+            ("netcache_store_write_queue", "gauge"),
         ] {
             let (help, type_line) = help_and_type(&text, name);
             assert!(help.is_some(), "no HELP for {name}:\n{text}");
@@ -245,6 +316,10 @@ mod tests {
         // Durations are histograms with the explicit buckets.
         assert!(
             text.contains(r#"netcache_heal_pass_duration_seconds_bucket{le="0.25"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"netcache_store_group_batches_bucket{le="4"} 1"#),
             "{text}"
         );
         assert!(

@@ -25,7 +25,9 @@ use uuid::Uuid;
 
 use crate::dialect::Dialect;
 use crate::group_commit::GroupWriter;
-use crate::{DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql};
+use crate::{
+    DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql, telemetry,
+};
 
 mod cols;
 mod counts;
@@ -615,29 +617,35 @@ where
         if changes.is_empty() {
             return Ok(());
         }
-        if let Some(group) = self.group_writer() {
-            self.counts().add();
-            group.commit(changes).await?;
-            self.counts().committed_one();
-            return Ok(());
-        }
-        let mut tx = self.writer().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
-        match Sql::<B::Db>::apply_batch(&mut tx, &changes).await {
-            Ok(()) => {
-                tx.commit().await.map_err(Error::from_write)?;
+        let started = std::time::Instant::now();
+        let outcome = async {
+            if let Some(group) = self.group_writer() {
+                self.counts().add();
+                group.commit(changes).await?;
                 self.counts().committed_one();
-                self.counts().transacted();
-                Ok(())
+                return Ok(());
             }
-            Err(error) => {
-                // Roll back now rather than on drop, so the write lock (SQLite) or the
-                // row locks (PostgreSQL) are released before the caller retries.
-                if let Err(rollback) = tx.rollback().await {
-                    tracing::warn!(error = %rollback, "Rollback of a failed batch failed: {rollback}");
+            let mut tx = self.writer().begin_with(<B::Db as Dialect>::BEGIN_WRITE).await?;
+            match Sql::<B::Db>::apply_batch(&mut tx, &changes).await {
+                Ok(()) => {
+                    tx.commit().await.map_err(Error::from_write)?;
+                    self.counts().committed_one();
+                    self.counts().transacted();
+                    Ok(())
                 }
-                Err(error)
+                Err(error) => {
+                    // Roll back now rather than on drop, so the write lock (SQLite) or the
+                    // row locks (PostgreSQL) are released before the caller retries.
+                    if let Err(rollback) = tx.rollback().await {
+                        tracing::warn!(error = %rollback, "Rollback of a failed batch failed: {rollback}");
+                    }
+                    Err(error)
+                }
             }
         }
+        .await;
+        telemetry::commit_ended(started, &outcome);
+        outcome
     }
 
     async fn server(&self, id: ServerId) -> Result<Option<Server>> {

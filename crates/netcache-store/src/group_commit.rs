@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::dialect::Dialect;
 use crate::engine::{QueryCount, Sql};
-use crate::{Error, Result};
+use crate::{Error, Result, telemetry};
 
 /// Batches one group holds at most.
 const GROUP_MAX: usize = 64;
@@ -60,6 +60,7 @@ fn stopped() -> Error {
 async fn run(pool: SqlitePool, mut queue: mpsc::Receiver<Job>, counts: QueryCount) {
     let mut group = Vec::with_capacity(GROUP_MAX);
     while queue.recv_many(&mut group, GROUP_MAX).await > 0 {
+        telemetry::group_taken(group.len(), queue.len());
         let outcomes = commit_group(&pool, &group).await;
         if outcomes.iter().any(Result::is_ok) {
             counts.transacted();

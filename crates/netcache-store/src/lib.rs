@@ -30,6 +30,7 @@ mod json;
 mod postgres;
 mod sql;
 mod sqlite;
+mod telemetry;
 
 pub use error::{Error, Result};
 pub use postgres::PgStore;

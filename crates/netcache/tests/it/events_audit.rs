@@ -384,6 +384,10 @@ async fn metrics_expose_the_series() {
         "netcache_gc_actions_total{action=\"skip\",reason=\"foreign\"}",
         "netcache_cache_writes_total{source=\"heal\"}",
         "netcache_cache_writes_total{source=\"allocate\"}",
+        "netcache_store_commits_total{outcome=\"ok\"}",
+        "netcache_store_commit_duration_seconds_bucket{le=\"0.001\"}",
+        "netcache_store_group_batches_bucket{le=\"64\"}",
+        "netcache_store_write_queue",
     ] {
         assert!(body.contains(series), "missing {series} in\n{body}");
     }
