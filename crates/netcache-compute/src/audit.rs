@@ -139,9 +139,14 @@ impl Compute {
             .into_iter()
             .map(|s| (s.port_id.clone(), s))
             .collect();
+        // The unsettled intents of every server at once, not a read per server.
         let mut pending: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
         for intent in self.store.pending_intents().await? {
             pending.entry(intent.server_id).or_default().push(intent.id);
+        }
+        let mut abandoned: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
+        for intent in self.store.intents_in_state(IntentState::Abandoned).await? {
+            abandoned.entry(intent.server_id).or_default().push(intent.id);
         }
         // As heal: the floating IPs of the servers' projects, once.
         let mut floating_ips = ProjectFloatingIps::default();
@@ -187,7 +192,6 @@ impl Compute {
                             }
                         })
                         .collect();
-                let intents = self.store.intents(server.id).await?;
                 let audit = ServerAudit {
                     id: server.id,
                     name: server.name.clone(),
@@ -217,11 +221,7 @@ impl Compute {
                         .map(|v| v.port_id.clone())
                         .collect(),
                     pending_intents: pending.remove(&server.id).unwrap_or_default(),
-                    abandoned_intents: intents
-                        .iter()
-                        .filter(|i| i.state == IntentState::Abandoned)
-                        .map(|i| i.id)
-                        .collect(),
+                    abandoned_intents: abandoned.remove(&server.id).unwrap_or_default(),
                     ghosts,
                 };
                 let t = &mut report.totals;

@@ -214,12 +214,22 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     assert!(report.ghosts.is_empty());
 
     // The audit reads Neutron as heal does: a port list per batch, the
-    // floating IPs once.
+    // floating IPs once; and the store a batch at a time, as heal does.
     h.sim().reset_stats();
+    let before = h.compute.store().queries_sent();
     h.compute.audit(&|_, _| {}).await.unwrap();
+    let queries = h.compute.store().queries_sent() - before;
     let stats = h.sim().stats();
     assert_eq!(stats.calls("floatingips.list"), 1, "{stats:?}");
     assert_eq!(stats.calls("ports.list"), 10, "{stats:?}");
+    println!("audit of {SERVERS} servers: {queries} store queries");
+    // Per audit: the watched pages (2), the sightings, the pending and the
+    // abandoned intents, the operations, the deleted servers' VIF records; per
+    // batch: the caches and the VIF records. Not one per server.
+    assert!(
+        queries <= 2 + 5 + 2 * 10,
+        "{queries} store queries for the audit of 10 batches"
+    );
 }
 
 /// A deleted server is watched for ghosts (within `heal.deleted_window`) only
