@@ -150,12 +150,12 @@ pub fn describe() {
     describe_gauge!(
         "netcache_operations",
         Unit::Count,
-        "Operations in flight by kind and lease (live, expired), at the last audit."
+        "Operations in flight by kind and lease (live, expired), read from the store at each scrape."
     );
     describe_counter!(
         "netcache_operations_started_total",
         Unit::Count,
-        "Operations this process started running, by kind."
+        "Operations this process recorded and started, by kind."
     );
     describe_counter!(
         "netcache_operations_finished_total",
