@@ -139,15 +139,9 @@ impl Compute {
             .into_iter()
             .map(|s| (s.port_id.clone(), s))
             .collect();
-        // The unsettled intents of every server at once, not a read per server.
-        let mut pending: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
-        for intent in self.store.pending_intents().await? {
-            pending.entry(intent.server_id).or_default().push(intent.id);
-        }
-        let mut abandoned: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
-        for intent in self.store.intents_in_state(IntentState::Abandoned).await? {
-            abandoned.entry(intent.server_id).or_default().push(intent.id);
-        }
+        // The intents the report names, of every server at once, not a read per server.
+        let mut pending = self.intent_ids_by_server(IntentState::Pending).await?;
+        let mut abandoned = self.intent_ids_by_server(IntentState::Abandoned).await?;
         // As heal: the floating IPs of the servers' projects, once.
         let mut floating_ips = ProjectFloatingIps::default();
         self.list_floating_ips_of(&servers, &mut floating_ips).await?;
@@ -274,6 +268,15 @@ impl Compute {
             .collect();
         report.totals.leaked_vifs = report.leaked_vifs.len();
         Ok(report)
+    }
+
+    /// The ids of every intent in `state`, by server, oldest first: one read.
+    async fn intent_ids_by_server(&self, state: IntentState) -> Result<HashMap<ServerId, Vec<IntentId>>> {
+        let mut ids: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
+        for intent in self.store.intents_in_state(state).await? {
+            ids.entry(intent.server_id).or_default().push(intent.id);
+        }
+        Ok(ids)
     }
 
     /// Sets the gauges that summarise the store (intents by state, ghosts by owner).
