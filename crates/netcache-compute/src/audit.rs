@@ -170,7 +170,7 @@ impl Compute {
                     options: &self.config.cache,
                 });
                 let ghosts: Vec<GhostAudit> =
-                    ghost::classify_ports(&device_id, records, &observation.ports_of(&device_id), &self.deployment)
+                    ghost::classify_ports(&device_id, records, observation.ports_of(&device_id), &self.deployment)
                         .into_iter()
                         .map(|g| {
                             let sighting = sightings.get(&g.port_id);
@@ -191,7 +191,11 @@ impl Compute {
                     name: server.name.clone(),
                     deleted: server.is_deleted(),
                     cached_ports: stored.info.port_ids().map(str::to_owned).collect(),
-                    neutron_ports: observation.ports_of(&device_id).into_iter().map(|p| p.id).collect(),
+                    neutron_ports: observation
+                        .ports_of(&device_id)
+                        .into_iter()
+                        .map(|p| p.id.clone())
+                        .collect(),
                     stale_cache: !server.is_deleted() && fresh.info != stored.info,
                     lost: fresh
                         .lost

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use netcache_domain::cache::{LostReason, LostVif, Observed};
 use netcache_domain::change::Change;
 use netcache_domain::ghost::{self, Ghost};
-use netcache_domain::server::Server;
+use netcache_domain::server::{Server, WatchedServer};
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{PortId, ServerId};
 use tracing::{info, warn};
@@ -126,7 +126,8 @@ impl Compute {
             None => Observed::Gone,
         };
         let observed = HashMap::from([(vif.port_id.clone(), observed)]);
-        let lost_changes = |lost: &[LostVif]| self.lost_changes(server, &vifs, lost, self.clock.now());
+        let watched = WatchedServer::from(server);
+        let lost_changes = |lost: &[LostVif]| self.lost_changes(&watched, &vifs, lost, self.clock.now());
         match self
             .commit_with_cache_at("event", server.id, &stored, &vifs, &observed, vec![])
             .await
@@ -169,6 +170,7 @@ impl Compute {
 
     /// A tagless `network-changed`: the whole server, as one heal batch.
     async fn refresh_server(&self, server: &Server) -> Result<()> {
+        let server = &WatchedServer::from(server);
         let caches = self.caches_of(std::slice::from_ref(server)).await?;
         let vifs = self.records_of(std::slice::from_ref(server)).await?;
         let observation = self.observe(std::slice::from_ref(server), &vifs, None).await?;
@@ -215,7 +217,7 @@ impl Compute {
             port_id: port_id.clone(),
             reason,
         }];
-        let changes = self.lost_changes(server, &vifs, &lost, self.clock.now());
+        let changes = self.lost_changes(&WatchedServer::from(server), &vifs, &lost, self.clock.now());
         let vifs_after: Vec<VifRecord> = vifs.iter().filter(|v| &v.port_id != port_id).cloned().collect();
         match self
             .commit_with_cache_at("event", server.id, &stored, &vifs_after, &observed, changes)

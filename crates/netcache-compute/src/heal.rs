@@ -13,12 +13,13 @@ use netcache_domain::cache::{self, CacheInputs, LostReason, LostVif, Observed, O
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
+use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::neutron::{FloatingIp, Port};
-use netcache_domain::server::Server;
+use netcache_domain::server::WatchedServer;
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{PortId, ProjectId, ServerId};
 use netcache_neutron::{FloatingIpFilter, PortFilter};
-use netcache_store::{DeletedWatch, StoredCache};
+use netcache_store::{CacheText, DeletedWatch};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
@@ -67,13 +68,12 @@ impl Observation {
     }
 
     /// Ports that carry this device id, by id.
-    pub fn ports_of(&self, device_id: &str) -> Vec<Port> {
+    pub fn ports_of(&self, device_id: &str) -> Vec<&Port> {
         self.by_device
             .get(device_id)
             .into_iter()
             .flatten()
             .filter_map(|id| self.ports.get(id))
-            .cloned()
             .collect()
     }
 }
@@ -85,7 +85,7 @@ const WATCHED_PAGE: i64 = 1000;
 /// Where a pass is in the watched servers.
 pub(crate) struct WatchedPages {
     deleted: DeletedWatch,
-    after: Option<Server>,
+    after: Option<WatchedServer>,
     done: bool,
 }
 
@@ -153,7 +153,7 @@ impl Compute {
         };
         let mut pages = WatchedPages::new(deleted);
         while let Some(page) = self.next_watched_page(&mut pages).await? {
-            let servers: Vec<Server> = page
+            let servers: Vec<WatchedServer> = page
                 .into_iter()
                 .filter(|s| s.created_at <= now && !busy.contains(&s.id))
                 .collect();
@@ -204,7 +204,7 @@ impl Compute {
 
     /// Heals one batch: its caches and VIF records, one observation of Neutron,
     /// each server's cache, and its ghosts' sightings in one transaction.
-    async fn heal_batch(&self, batch: &[Server], pass: &mut Pass) -> Result<()> {
+    async fn heal_batch(&self, batch: &[WatchedServer], pass: &mut Pass) -> Result<()> {
         pass.report.batches += 1;
         // The batch's caches and records are read while Neutron lists its ports:
         // each cache is written under the pass's generation, read before Neutron
@@ -251,7 +251,7 @@ impl Compute {
 
     /// The next page of the live servers, and deleted ones still inside the
     /// ghost-watch window, oldest first; `None` after the last.
-    pub(crate) async fn next_watched_page(&self, pages: &mut WatchedPages) -> Result<Option<Vec<Server>>> {
+    pub(crate) async fn next_watched_page(&self, pages: &mut WatchedPages) -> Result<Option<Vec<WatchedServer>>> {
         if pages.done {
             return Ok(None);
         }
@@ -266,7 +266,7 @@ impl Compute {
 
     /// Every watched server, every deleted one in the ghost watch included (the
     /// audit's report names them all, and their foreign ghosts).
-    pub(crate) async fn watched_servers(&self, now: DateTime<Utc>) -> Result<Vec<Server>> {
+    pub(crate) async fn watched_servers(&self, now: DateTime<Utc>) -> Result<Vec<WatchedServer>> {
         let mut pages = WatchedPages::new(DeletedWatch {
             since: self.watch_start(now),
             every: true,
@@ -278,15 +278,20 @@ impl Compute {
         Ok(servers)
     }
 
-    /// The stored caches of a batch's live servers.
-    pub(crate) async fn caches_of(&self, servers: &[Server]) -> Result<HashMap<ServerId, StoredCache>> {
+    /// The stored caches of a batch's live servers, as text: most are only
+    /// compared with their rebuild, never decoded.
+    pub(crate) async fn caches_of(&self, servers: &[WatchedServer]) -> Result<HashMap<ServerId, CacheText>> {
         let live: Vec<ServerId> = servers.iter().filter(|s| !s.is_deleted()).map(|s| s.id).collect();
-        Ok(self.store.caches_of(&live).await?)
+        Ok(self.store.cache_texts_of(&live).await?)
     }
 
     /// Lists every floating IP of the live servers' projects not listed yet,
     /// by port: one list per 100 projects (not one per batch of servers).
-    pub(crate) async fn list_floating_ips_of(&self, servers: &[Server], listed: &mut ProjectFloatingIps) -> Result<()> {
+    pub(crate) async fn list_floating_ips_of(
+        &self,
+        servers: &[WatchedServer],
+        listed: &mut ProjectFloatingIps,
+    ) -> Result<()> {
         let mut projects: Vec<ProjectId> = servers
             .iter()
             .filter(|s| !s.is_deleted() && !listed.projects.contains(&s.project_id))
@@ -316,13 +321,13 @@ impl Compute {
     /// is its own.
     pub(crate) async fn ghosts_of(
         &self,
-        server: &Server,
+        server: &WatchedServer,
         records: &[VifRecord],
         observation: &Observation,
     ) -> Result<Vec<Ghost>> {
         let device_id = server.id.to_string();
         let ports = observation.ports_of(&device_id);
-        let candidates = ghost::classify_ports(&device_id, records, &ports, &self.deployment);
+        let candidates = ghost::classify_ports(&device_id, records, ports.iter().copied(), &self.deployment);
         if candidates.is_empty() {
             return Ok(candidates);
         }
@@ -330,11 +335,11 @@ impl Compute {
             return Ok(vec![]);
         }
         let records = self.store.vifs(server.id).await?;
-        Ok(ghost::classify_ports(&device_id, &records, &ports, &self.deployment))
+        Ok(ghost::classify_ports(&device_id, &records, ports, &self.deployment))
     }
 
     /// The VIF records of a batch of servers; every server has an entry.
-    pub(crate) async fn records_of(&self, servers: &[Server]) -> Result<HashMap<ServerId, Vec<VifRecord>>> {
+    pub(crate) async fn records_of(&self, servers: &[WatchedServer]) -> Result<HashMap<ServerId, Vec<VifRecord>>> {
         let ids: Vec<ServerId> = servers.iter().map(|s| s.id).collect();
         let mut records = self.store.vifs_of(&ids).await?;
         for id in ids {
@@ -349,7 +354,7 @@ impl Compute {
     /// catalog.
     pub(crate) async fn observe(
         &self,
-        servers: &[Server],
+        servers: &[WatchedServer],
         vifs: &HashMap<ServerId, Vec<VifRecord>>,
         listed: Option<&HashMap<PortId, Vec<FloatingIp>>>,
     ) -> Result<Observation> {
@@ -358,7 +363,7 @@ impl Compute {
     }
 
     /// The ports that carry these servers' device ids: one list.
-    async fn ports_of_devices(&self, servers: &[Server]) -> Result<Vec<Port>> {
+    async fn ports_of_devices(&self, servers: &[WatchedServer]) -> Result<Vec<Port>> {
         let filter = PortFilter {
             device_ids: servers.iter().map(|s| s.id.to_string()).collect(),
             ..PortFilter::default()
@@ -443,8 +448,8 @@ impl Compute {
     /// changed, and only if nobody wrote it since it was read.
     pub(crate) async fn heal_server(
         &self,
-        server: &Server,
-        stored: &StoredCache,
+        server: &WatchedServer,
+        stored: &CacheText,
         vifs: &[VifRecord],
         observation: &Observation,
         now: DateTime<Utc>,
@@ -459,22 +464,35 @@ impl Compute {
             .map(|v| restored.iter().find(|r| r.port_id == v.port_id).unwrap_or(v).clone())
             .collect::<Vec<_>>();
         let observed = observation.observed(vifs);
-        let outcome = cache::build_network_info(&CacheInputs {
-            server_id: server.id,
-            vifs,
-            previous: &stored.info,
-            observed: &observed,
-            networks: &observation.topology.networks,
-            subnets: &observation.topology.subnets,
-            options: &self.config.cache,
-        });
+        let rebuild = |previous: &NetworkInfo| {
+            cache::build_network_info(&CacheInputs {
+                server_id: server.id,
+                vifs,
+                previous,
+                observed: &observed,
+                networks: &observation.topology.networks,
+                subnets: &observation.topology.subnets,
+                options: &self.config.cache,
+            })
+        };
+        // The stored cache is decoded only if the rebuild keeps an entry of it;
+        // otherwise the rebuild is compared with it as text. A cache stored in
+        // another key order than netcache writes is written once more, no harm.
+        let mut outcome = rebuild(&NetworkInfo::default());
+        let unchanged = if outcome.kept_previous {
+            let previous = stored.decode()?.info;
+            outcome = rebuild(&previous);
+            outcome.info == previous
+        } else {
+            outcome.info.to_json() == stored.json
+        };
         let mut vif_changes = Vec::new();
         if !outcome.lost.is_empty() {
             vif_changes.extend(self.lost_changes(server, vifs, &outcome.lost, now));
         }
         vif_changes.extend(restored.iter().cloned().map(Change::UpdateVif));
         vif_changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
-        if outcome.info == stored.info && vif_changes.is_empty() {
+        if unchanged && vif_changes.is_empty() {
             return Ok(());
         }
         // A server this pass skipped as busy may have started an operation since.
@@ -516,7 +534,7 @@ impl Compute {
     /// the policy drops them from the cache.
     pub(crate) fn lost_changes(
         &self,
-        server: &Server,
+        server: &WatchedServer,
         vifs: &[VifRecord],
         lost: &[LostVif],
         now: DateTime<Utc>,
@@ -572,7 +590,7 @@ impl Compute {
 /// VIF records whose port details (os-interface's answer) changed in Neutron.
 /// VIFs marked lost whose port Neutron gives the server again: attached once more
 /// (a port id is never reused, so it is the same port, back).
-fn restored_vifs(server: &Server, vifs: &[VifRecord], observation: &Observation) -> Vec<VifRecord> {
+fn restored_vifs(server: &WatchedServer, vifs: &[VifRecord], observation: &Observation) -> Vec<VifRecord> {
     let device_id = server.id.to_string();
     vifs.iter()
         .filter(|v| v.state == VifState::Lost)

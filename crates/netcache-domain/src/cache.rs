@@ -79,6 +79,9 @@ pub struct CacheOutcome {
     pub info: NetworkInfo,
     /// Attached VIFs whose ports were found lost in this refresh.
     pub lost: Vec<LostVif>,
+    /// Whether the rebuild kept a VIF's previous entry (a port not refreshed, or
+    /// a lost one under `OnLost::Keep`): only then does `previous` matter.
+    pub kept_previous: bool,
 }
 
 /// Builds a server's cache from its VIF records (the membership) and Neutron's
@@ -91,10 +94,12 @@ pub fn build_network_info(inputs: &CacheInputs<'_>) -> CacheOutcome {
 
     let mut entries = Vec::with_capacity(vifs.len());
     let mut lost = Vec::new();
+    let mut kept_previous = false;
     for vif in vifs {
         let previous = inputs.previous.0.iter().find(|e| e.id == vif.port_id.as_str());
         let lost_reason = match inputs.observed.get(&vif.port_id) {
             None => {
+                kept_previous = true;
                 entries.extend(previous.cloned());
                 continue;
             }
@@ -112,12 +117,14 @@ pub fn build_network_info(inputs: &CacheInputs<'_>) -> CacheOutcome {
             reason: lost_reason,
         });
         if inputs.options.on_lost == OnLost::Keep {
+            kept_previous = true;
             entries.extend(previous.cloned());
         }
     }
     CacheOutcome {
         info: NetworkInfo(entries),
         lost,
+        kept_previous,
     }
 }
 
@@ -442,7 +449,12 @@ pub(crate) mod tests {
                 )
             })
             .collect();
-        let previous = build(&vifs, &NetworkInfo::default(), &all, OnLost::Drop).info;
+        let fresh = build(&vifs, &NetworkInfo::default(), &all, OnLost::Drop);
+        assert!(
+            !fresh.kept_previous,
+            "every port refreshed: the previous cache is not read"
+        );
+        let previous = fresh.info;
         assert!(previous.0[1].preserve_on_delete);
 
         b.device_id = "someone-else".into();
@@ -458,6 +470,7 @@ pub(crate) mod tests {
         ]);
         let dropped = build(&vifs, &previous, &observed, OnLost::Drop);
         assert!(dropped.info.0.is_empty());
+        assert!(!dropped.kept_previous);
         assert_eq!(
             dropped.lost[0],
             LostVif {
@@ -473,6 +486,10 @@ pub(crate) mod tests {
         );
         let kept = build(&vifs, &previous, &observed, OnLost::Keep);
         assert_eq!(kept.info, previous);
+        assert!(
+            kept.kept_previous,
+            "lost and kept: the entries come from the previous cache"
+        );
     }
 
     #[test]
@@ -509,6 +526,10 @@ pub(crate) mod tests {
             OnLost::Drop,
         );
         assert_eq!(second.info.port_ids().collect::<Vec<_>>(), ["a", "b"]);
+        assert!(
+            second.kept_previous,
+            "`a` was not refreshed: its entry is the previous one"
+        );
         let ip: IpAddr = second.info.0[0]
             .fixed_ips()
             .next()

@@ -1,8 +1,6 @@
 //! What is a ghost: a Neutron port that carries a server's `device_id` but is not
 //! in that server's VIF records. Ghosts are reported, never attached (invariant 1).
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, Utc};
 
 use crate::marker::OwnershipMarker;
@@ -52,11 +50,17 @@ pub struct GhostSighting {
 /// Splits the Neutron ports that carry a server's `device_id` into the ones its VIF
 /// records know (any state) and ghosts.
 #[must_use]
-pub fn classify_ports(device_id: &str, records: &[VifRecord], ports: &[Port], deployment: &DeploymentId) -> Vec<Ghost> {
-    let known: HashSet<&PortId> = records.iter().map(|v| &v.port_id).collect();
+pub fn classify_ports<'a>(
+    device_id: &str,
+    records: &[VifRecord],
+    ports: impl IntoIterator<Item = &'a Port>,
+    deployment: &DeploymentId,
+) -> Vec<Ghost> {
+    // A server has a few records: a scan, not a set built per server.
+    let known = |port: &PortId| records.iter().any(|v| &v.port_id == port);
     ports
-        .iter()
-        .filter(|p| p.carries_device_id(device_id) && !known.contains(&p.id))
+        .into_iter()
+        .filter(|p| p.carries_device_id(device_id) && !known(&p.id))
         .map(|p| Ghost {
             port_id: p.id.clone(),
             device_id: p.device_id.clone(),

@@ -104,6 +104,36 @@ impl Server {
     }
 }
 
+/// A server as heal and the audit read it, a page at a time: the few columns
+/// they use, not the whole row (metadata, networks, fault, hosts tried).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WatchedServer {
+    pub id: ServerId,
+    pub name: String,
+    pub project_id: ProjectId,
+    pub created_at: DateTime<Utc>,
+    pub deleted: bool,
+}
+
+impl WatchedServer {
+    #[must_use]
+    pub fn is_deleted(&self) -> bool {
+        self.deleted
+    }
+}
+
+impl From<&Server> for WatchedServer {
+    fn from(server: &Server) -> Self {
+        Self {
+            id: server.id,
+            name: server.name.clone(),
+            project_id: server.project_id.clone(),
+            created_at: server.created_at,
+            deleted: server.is_deleted(),
+        }
+    }
+}
+
 macro_rules! string_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$doc])*

@@ -16,7 +16,7 @@ use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
-use netcache_domain::server::{Fault, Server};
+use netcache_domain::server::{Fault, Server, VmState, WatchedServer};
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use sqlx::query::Query;
@@ -26,7 +26,8 @@ use uuid::Uuid;
 use crate::dialect::Dialect;
 use crate::group_commit::GroupWriter;
 use crate::{
-    DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql, telemetry,
+    CacheText, DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql,
+    telemetry,
 };
 
 mod cols;
@@ -426,6 +427,17 @@ where
             .bind(DB::ts(i.updated_at))
     }
 
+    fn watched_server(row: &DB::Row) -> Result<WatchedServer> {
+        let c = Cols::<DB>(row);
+        Ok(WatchedServer {
+            id: ServerId(c.uuid("id")?),
+            name: c.get("name")?,
+            project_id: ProjectId(c.get("project_id")?),
+            created_at: c.ts("created_at")?,
+            deleted: c.parse::<VmState>("vm_state")? == VmState::Deleted,
+        })
+    }
+
     fn server(row: &DB::Row) -> Result<Server> {
         let c = Cols::<DB>(row);
         let fault = match c.get::<Option<i64>>("fault_code")? {
@@ -697,7 +709,12 @@ where
         rows.iter().map(Sql::<B::Db>::server).collect()
     }
 
-    async fn watched_servers(&self, deleted: DeletedWatch, after: Option<&Server>, limit: i64) -> Result<Vec<Server>> {
+    async fn watched_servers(
+        &self,
+        deleted: DeletedWatch,
+        after: Option<&WatchedServer>,
+        limit: i64,
+    ) -> Result<Vec<WatchedServer>> {
         let since = <B::Db as Dialect>::ts(deleted.since);
         let query = match after {
             None => sqlx::query(sql::SELECT_WATCHED_SERVERS)
@@ -712,7 +729,7 @@ where
                 .bind(limit),
         };
         let rows = query.fetch_all(self.pool()).await?;
-        rows.iter().map(Sql::<B::Db>::server).collect()
+        rows.iter().map(Sql::<B::Db>::watched_server).collect()
     }
 
     async fn vifs(&self, server: ServerId) -> Result<Vec<VifRecord>> {
@@ -763,12 +780,17 @@ where
     }
 
     async fn caches_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, StoredCache>> {
+        let texts = self.cache_texts_of(servers).await?;
+        texts.into_iter().map(|(id, text)| Ok((id, text.decode()?))).collect()
+    }
+
+    async fn cache_texts_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, CacheText>> {
         let rows = Sql::<B::Db>::rows_of_servers(self, sql::SELECT_CACHES_OF_SERVERS, servers).await?;
         rows.iter()
             .map(|row| {
                 let c = Cols::<B::Db>(row);
-                let cache = StoredCache {
-                    info: c.json("network_info", NetworkInfo::from_json)?,
+                let cache = CacheText {
+                    json: c.get("network_info")?,
                     generation: c.get("generation")?,
                 };
                 Ok((ServerId(c.uuid("server_id")?), cache))

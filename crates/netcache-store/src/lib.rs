@@ -18,7 +18,7 @@ use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
-use netcache_domain::server::Server;
+use netcache_domain::server::{Server, WatchedServer};
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, IntentId, PortId, ProjectId, ServerId};
 
@@ -69,6 +69,24 @@ pub struct StoredCache {
     pub generation: i64,
 }
 
+/// A server's cache as stored text, for a reader that decodes it only if it
+/// must (heal compares a rebuilt cache with it as text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheText {
+    pub json: String,
+    pub generation: i64,
+}
+
+impl CacheText {
+    pub fn decode(&self) -> Result<StoredCache> {
+        Ok(StoredCache {
+            info: NetworkInfo::from_json(&self.json)
+                .map_err(|e| Error::Corrupt(format!("column network_info: {e}")))?,
+            generation: self.generation,
+        })
+    }
+}
+
 /// A key pair as stored, with the integer id Nova shows for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredKeyPair {
@@ -114,7 +132,12 @@ pub trait Store: Send + Sync + 'static {
     /// Up to `limit` of the servers heal and audit watch — the live ones, and
     /// the deleted ones `deleted` names — oldest first, after `after` (a keyset
     /// page, so a pass holds one page of servers at a time).
-    async fn watched_servers(&self, deleted: DeletedWatch, after: Option<&Server>, limit: i64) -> Result<Vec<Server>>;
+    async fn watched_servers(
+        &self,
+        deleted: DeletedWatch,
+        after: Option<&WatchedServer>,
+        limit: i64,
+    ) -> Result<Vec<WatchedServer>>;
 
     /// A server's VIF records in every state, by position.
     async fn vifs(&self, server: ServerId) -> Result<Vec<VifRecord>>;
@@ -132,6 +155,8 @@ pub trait Store: Send + Sync + 'static {
     /// The caches of a set of servers, one statement per 128 servers; a server
     /// that does not exist has no entry.
     async fn caches_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, StoredCache>>;
+    /// The same caches as stored text, not decoded.
+    async fn cache_texts_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, CacheText>>;
     /// The cache generation of every live server, in one statement.
     async fn live_cache_generations(&self) -> Result<HashMap<ServerId, i64>>;
 

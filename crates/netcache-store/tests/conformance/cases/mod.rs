@@ -6,7 +6,7 @@ use netcache_domain::ghost::GhostOwner;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
-use netcache_domain::server::{NetworkRequests, Server, VmState};
+use netcache_domain::server::{NetworkRequests, Server, VmState, WatchedServer};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{IntentId, PortId, ProjectId, ServerId};
 use netcache_store::{DeletedWatch, Error, ServerFilter, Store, StoredCache};

@@ -275,7 +275,7 @@ pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
     // The long-gone server's unsettled create is outside the watch all the same.
     changes.push(Change::InsertIntent(intent(long_gone.id, 0, at(1))));
     commit(&*db.store, changes).await;
-    let ids = |servers: &[Server]| servers.iter().map(|s| s.id).collect::<Vec<ServerId>>();
+    let ids = |servers: &[WatchedServer]| servers.iter().map(|s| s.id).collect::<Vec<ServerId>>();
     let every = DeletedWatch {
         since: at(50),
         every: true,
@@ -284,6 +284,11 @@ pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
     let mut want = vec![live.id, recent.id];
     want.extend(settled.iter().chain(&unsettled).map(|(s, _)| s.id));
     assert_eq!(ids(&all), want, "deleted after the given time only, oldest first");
+    assert_eq!(
+        all[..2],
+        [WatchedServer::from(&live), WatchedServer::from(&recent)],
+        "the columns heal reads, a deleted server's state among them"
+    );
     let unsettled_only = DeletedWatch { every: false, ..every };
     assert_eq!(
         ids(&db.store.watched_servers(unsettled_only, None, 10).await.unwrap()),
