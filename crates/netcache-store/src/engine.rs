@@ -16,7 +16,7 @@ use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
-use netcache_domain::server::{Fault, Server, VmState, WatchedServer};
+use netcache_domain::server::{Server, WatchedServer};
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use sqlx::query::Query;
@@ -34,6 +34,7 @@ mod cols;
 mod counts;
 mod quotas;
 mod retention;
+mod server_rows;
 mod sets;
 
 use cols::{Cols, corrupt};
@@ -425,55 +426,6 @@ where
             .bind(i.reason.as_deref())
             .bind(DB::ts(i.created_at))
             .bind(DB::ts(i.updated_at))
-    }
-
-    fn watched_server(row: &DB::Row) -> Result<WatchedServer> {
-        let c = Cols::<DB>(row);
-        Ok(WatchedServer {
-            id: ServerId(c.uuid("id")?),
-            name: c.get("name")?,
-            project_id: ProjectId(c.get("project_id")?),
-            created_at: c.ts("created_at")?,
-            deleted: c.parse::<VmState>("vm_state")? == VmState::Deleted,
-        })
-    }
-
-    fn server(row: &DB::Row) -> Result<Server> {
-        let c = Cols::<DB>(row);
-        let fault = match c.get::<Option<i64>>("fault_code")? {
-            None => None,
-            Some(code) => Some(Fault {
-                code: c.narrow("fault_code", code)?,
-                message: c.get("fault_message")?,
-                created: c.ts("fault_created")?,
-            }),
-        };
-        Ok(Server {
-            id: ServerId(c.uuid("id")?),
-            name: c.get("name")?,
-            project_id: ProjectId(c.get("project_id")?),
-            user_id: c.get("user_id")?,
-            host: c.get::<Option<String>>("host")?.map(HostName),
-            availability_zone: c.get("availability_zone")?,
-            vm_state: c.parse("vm_state")?,
-            task_state: c.parse_opt("task_state")?,
-            fault,
-            flavor_ref: c.get("flavor_ref")?,
-            image_ref: c.get("image_ref")?,
-            metadata: c.json("metadata", json::metadata_from_json)?,
-            access_ip_v4: c.parse_opt("access_ip_v4")?,
-            access_ip_v6: c.parse_opt("access_ip_v6")?,
-            requested_networks: c.json("requested_networks", json::requests_from_json)?,
-            key_name: c.get("key_name")?,
-            locked_by: c.parse_opt("locked_by")?,
-            security_groups: c.json("security_groups", json::strings_from_json)?,
-            tried_hosts: c.json("tried_hosts", json::hosts_from_json)?,
-            created_at: c.ts("created_at")?,
-            updated_at: c.ts("updated_at")?,
-            launched_at: c.ts_opt("launched_at")?,
-            deleted_at: c.ts_opt("deleted_at")?,
-            generation: c.get("generation")?,
-        })
     }
 
     fn vif(row: &DB::Row) -> Result<VifRecord> {
