@@ -126,8 +126,8 @@ impl Compute {
             None => Observed::Gone,
         };
         let observed = HashMap::from([(vif.port_id.clone(), observed)]);
-        let watched = WatchedServer::from(server);
-        let lost_changes = |lost: &[LostVif]| self.lost_changes(&watched, &vifs, lost, self.clock.now());
+        let lost_changes =
+            |lost: &[LostVif]| self.lost_changes(&WatchedServer::from(server), &vifs, lost, self.clock.now());
         match self
             .commit_with_cache_at("event", server.id, &stored, &vifs, &observed, vec![])
             .await

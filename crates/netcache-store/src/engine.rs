@@ -37,7 +37,8 @@ mod retention;
 mod server_rows;
 mod sets;
 
-use cols::{Cols, corrupt};
+use cols::Cols;
+pub(crate) use cols::corrupt;
 pub(crate) use counts::QueryCount;
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.

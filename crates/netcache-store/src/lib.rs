@@ -80,8 +80,7 @@ pub struct CacheText {
 impl CacheText {
     pub fn decode(&self) -> Result<StoredCache> {
         Ok(StoredCache {
-            info: NetworkInfo::from_json(&self.json)
-                .map_err(|e| Error::Corrupt(format!("column network_info: {e}")))?,
+            info: NetworkInfo::from_json(&self.json).map_err(|e| engine::corrupt("network_info", e))?,
             generation: self.generation,
         })
     }

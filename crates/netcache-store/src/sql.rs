@@ -253,14 +253,14 @@ pub(crate) const SELECT_PROJECT_SERVERS_NEWEST_AFTER: &str = select_servers!(
     "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 AND (created_at < $3 OR (created_at = $3 AND id < $4)) \
      ORDER BY created_at DESC, id DESC LIMIT $5"
 );
-/// The live servers, and those deleted after `$1` (`servers_by_deleted_at`),
-/// only the columns of a `WatchedServer`:
-/// every one if `$2`, else only those with a create still unsettled, an intent
-/// pending or abandoned (`port_intents_by_server`).
+/// A `WatchedServer`'s columns of the live servers, and of those deleted after
+/// `$1` (`servers_by_deleted_at`): every one if `$2`, else only those with a
+/// create still unsettled, an intent pending or abandoned (`port_intents_by_server`).
 macro_rules! watched {
     ($tail:literal) => {
         concat!(
-            "SELECT id, name, project_id, created_at, vm_state FROM servers WHERE (vm_state <> 'deleted' OR (deleted_at > $1 AND ($2 OR EXISTS (SELECT 1 \
+            "SELECT id, name, project_id, created_at, vm_state FROM servers \
+             WHERE (vm_state <> 'deleted' OR (deleted_at > $1 AND ($2 OR EXISTS (SELECT 1 \
              FROM port_intents i WHERE i.server_id = servers.id AND i.state IN ('pending', 'abandoned'))))) ",
             $tail
         )

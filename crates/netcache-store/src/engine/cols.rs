@@ -70,6 +70,6 @@ where
     }
 }
 
-pub(super) fn corrupt(column: &str, error: impl Display) -> Error {
+pub(crate) fn corrupt(column: &str, error: impl Display) -> Error {
     Error::Corrupt(format!("column {column}: {error}"))
 }
