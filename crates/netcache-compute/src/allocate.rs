@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use netcache_domain::allocation::{Resolution, resolve_ambiguous_create};
 use netcache_domain::cache::Observed;
@@ -318,7 +319,7 @@ impl Compute {
             observed.insert(
                 port.id.clone(),
                 Observed::Present {
-                    port: port.clone(),
+                    port: Arc::new(port.clone()),
                     floating_ips: vec![],
                 },
             );
@@ -423,7 +424,7 @@ impl Compute {
         let observed = HashMap::from([(
             bound.id.clone(),
             Observed::Present {
-                port: bound.clone(),
+                port: Arc::new(bound),
                 floating_ips: self.floating_ips_of(port_id).await?,
             },
         )]);

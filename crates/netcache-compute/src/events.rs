@@ -6,6 +6,7 @@
 //! active and wakes a build waiting for it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use netcache_domain::cache::{LostReason, LostVif, Observed};
 use netcache_domain::change::Change;
@@ -121,7 +122,10 @@ impl Compute {
         let observed = match port {
             Some(port) => {
                 let floating_ips = self.floating_ips_of(port_id).await?;
-                Observed::Present { port, floating_ips }
+                Observed::Present {
+                    port: Arc::new(port),
+                    floating_ips,
+                }
             }
             None => Observed::Gone,
         };

@@ -100,7 +100,7 @@ impl Compute {
             port.id.clone(),
             Observed::Present {
                 floating_ips: self.floating_ips_of(port_id).await?,
-                port,
+                port: Arc::new(port),
             },
         )]);
         let host = self

@@ -6,6 +6,7 @@
 //! (invariant 1); VIFs whose ports are gone or reassigned are recorded as lost.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use netcache_domain::action::{Action, ActionEvent};
@@ -41,8 +42,8 @@ pub struct HealReport {
 /// Neutron's view of a batch of servers, fetched with a fixed number of calls.
 pub(crate) struct Observation {
     /// Every port that carries one of the batch's device ids, plus every port a
-    /// VIF record of the batch names.
-    pub ports: HashMap<PortId, Port>,
+    /// VIF record of the batch names; shared with each server's `Observed`.
+    pub ports: HashMap<PortId, Arc<Port>>,
     /// The ports that carry each device id, by id.
     by_device: HashMap<String, Vec<PortId>>,
     pub floating_ips: HashMap<PortId, Vec<FloatingIp>>,
@@ -57,7 +58,7 @@ impl Observation {
             .map(|v| {
                 let seen = match self.ports.get(&v.port_id) {
                     Some(port) => Observed::Present {
-                        port: port.clone(),
+                        port: Arc::clone(port),
                         floating_ips: self.floating_ips.get(&v.port_id).cloned().unwrap_or_default(),
                     },
                     None => Observed::Gone,
@@ -73,7 +74,7 @@ impl Observation {
             .get(device_id)
             .into_iter()
             .flatten()
-            .filter_map(|id| self.ports.get(id))
+            .filter_map(|id| self.ports.get(id).map(Arc::as_ref))
             .collect()
     }
 }
@@ -378,7 +379,7 @@ impl Compute {
         vifs: &HashMap<ServerId, Vec<VifRecord>>,
         listed: Option<&HashMap<PortId, Vec<FloatingIp>>>,
     ) -> Result<Observation> {
-        let mut ports: HashMap<PortId, Port> = ports.into_iter().map(|p| (p.id.clone(), p)).collect();
+        let mut ports: HashMap<PortId, Arc<Port>> = ports.into_iter().map(|p| (p.id.clone(), Arc::new(p))).collect();
         let missing: Vec<PortId> = vifs
             .values()
             .flatten()
@@ -393,7 +394,7 @@ impl Compute {
                     ..PortFilter::default()
                 })
                 .await?;
-            ports.extend(found.into_iter().map(|p| (p.id.clone(), p)));
+            ports.extend(found.into_iter().map(|p| (p.id.clone(), Arc::new(p))));
         }
         let recorded: Vec<PortId> = vifs
             .values()
@@ -484,7 +485,7 @@ impl Compute {
             outcome = rebuild(&previous);
             outcome.info == previous
         } else {
-            outcome.info.to_json() == stored.json
+            outcome.info.is_written_as(&stored.json)
         };
         let mut vif_changes = Vec::new();
         if !outcome.lost.is_empty() {

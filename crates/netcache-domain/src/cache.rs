@@ -3,6 +3,7 @@
 //! records never enters the cache, whatever its `device_id` (invariant 1).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -12,12 +13,14 @@ use crate::vif::{VifOrigin, VifRecord};
 use crate::{NetworkId, PortId, ServerId, SubnetId};
 
 /// What Neutron said about a port in this refresh.
-// `Present` is the common case; boxing it would allocate for every port.
-#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Observed {
-    /// Fresh details, with the floating IPs pointing at the port.
-    Present { port: Port, floating_ips: Vec<FloatingIp> },
+    /// Fresh details, with the floating IPs pointing at the port. Shared: heal
+    /// refers to the port its observation of a batch holds, without a copy.
+    Present {
+        port: Arc<Port>,
+        floating_ips: Vec<FloatingIp>,
+    },
     /// Neutron has no such port.
     Gone,
 }
@@ -351,6 +354,31 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_cache_is_written_as_its_json_and_as_nothing_else() {
+        let server = ServerId::new_v4();
+        let p = port("9a1f7f7e-3c1b-4f7e-8a3e-2b8f1d0c5e11", &server, "10.0.0.5");
+        let observed = HashMap::from([(
+            p.id.clone(),
+            Observed::Present {
+                port: Arc::new(p.clone()),
+                floating_ips: vec![],
+            },
+        )]);
+        let vifs = [vif(p.id.as_str(), server, 0, VifOrigin::Created)];
+        let info = build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop).info;
+        let json = info.to_json();
+        assert!(info.is_written_as(&json));
+        assert!(!info.is_written_as(&json[..json.len() - 1]), "a prefix");
+        assert!(!info.is_written_as(&format!("{json} ")), "longer");
+        assert!(
+            !info.is_written_as(&json.replace("10.0.0.5", "10.0.0.6")),
+            "another address"
+        );
+        assert!(!info.is_written_as(""));
+        assert!(NetworkInfo::default().is_written_as("[]"));
+    }
+
+    #[test]
     fn renders_nova_cache_json_key_for_key() {
         let server = ServerId::new_v4();
         let p = port("9a1f7f7e-3c1b-4f7e-8a3e-2b8f1d0c5e11", &server, "10.0.0.5");
@@ -363,7 +391,7 @@ pub(crate) mod tests {
         let observed = HashMap::from([(
             p.id.clone(),
             Observed::Present {
-                port: p.clone(),
+                port: Arc::new(p.clone()),
                 floating_ips: vec![fip],
             },
         )]);
@@ -417,7 +445,7 @@ pub(crate) mod tests {
                 (
                     p.id.clone(),
                     Observed::Present {
-                        port: p.clone(),
+                        port: Arc::new(p.clone()),
                         floating_ips: vec![],
                     },
                 )
@@ -443,7 +471,7 @@ pub(crate) mod tests {
                 (
                     p.id.clone(),
                     Observed::Present {
-                        port: p.clone(),
+                        port: Arc::new(p.clone()),
                         floating_ips: vec![],
                     },
                 )
@@ -463,7 +491,7 @@ pub(crate) mod tests {
             (
                 b.id.clone(),
                 Observed::Present {
-                    port: b,
+                    port: Arc::new(b),
                     floating_ips: vec![],
                 },
             ),
@@ -507,7 +535,7 @@ pub(crate) mod tests {
             &HashMap::from([(
                 a.id.clone(),
                 Observed::Present {
-                    port: a,
+                    port: Arc::new(a),
                     floating_ips: vec![],
                 },
             )]),
@@ -519,7 +547,7 @@ pub(crate) mod tests {
             &HashMap::from([(
                 b.id.clone(),
                 Observed::Present {
-                    port: b,
+                    port: Arc::new(b),
                     floating_ips: vec![],
                 },
             )]),

@@ -4,8 +4,26 @@
 //! This is netcache's persisted cache format, hence serde lives here rather than at an
 //! API boundary.
 
+use std::io;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// A writer that consumes a text as long as it is written the same bytes,
+/// and fails at the first difference.
+struct Matching<'a, 'b>(&'a mut &'b [u8]);
+
+impl io::Write for Matching<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let rest = self.0.strip_prefix(buf).ok_or(io::ErrorKind::InvalidData)?;
+        *self.0 = rest;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 /// An ordered list of VIFs: one server's cache.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -16,6 +34,15 @@ impl NetworkInfo {
     #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("network info is always serialisable")
+    }
+
+    /// Whether `text` is what [`NetworkInfo::to_json`] writes, byte for byte:
+    /// compared while serialising, so no string is built, and a difference
+    /// stops it.
+    #[must_use]
+    pub fn is_written_as(&self, text: &str) -> bool {
+        let mut rest = text.as_bytes();
+        serde_json::to_writer(Matching(&mut rest), self).is_ok() && rest.is_empty()
     }
 
     /// Reads a stored cache, tolerating keys missing from older blobs.

@@ -35,7 +35,13 @@ impl Case for RenderCase {
             })
             .collect();
         let vifs = [vif(PORT_UUID, 0, VifState::Attached, self.origin)];
-        let observed = HashMap::from([(p.id.clone(), Observed::Present { port: p, floating_ips })]);
+        let observed = HashMap::from([(
+            p.id.clone(),
+            Observed::Present {
+                port: Arc::new(p),
+                floating_ips,
+            },
+        )]);
         let out = build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop);
         let json = serde_json::to_value(&out.info).unwrap();
         json.pointer(&format!("/0{}", self.pointer))

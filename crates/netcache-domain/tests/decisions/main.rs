@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::allocation::{Resolution, resolve_ambiguous_create};
@@ -253,7 +254,7 @@ fn present(port: Port) -> (PortId, Observed) {
     (
         port.id.clone(),
         Observed::Present {
-            port,
+            port: Arc::new(port),
             floating_ips: vec![],
         },
     )
