@@ -9,22 +9,6 @@ use std::io;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// A writer that consumes a text as long as it is written the same bytes,
-/// and fails at the first difference.
-struct Matching<'a, 'b>(&'a mut &'b [u8]);
-
-impl io::Write for Matching<'_, '_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let rest = self.0.strip_prefix(buf).ok_or(io::ErrorKind::InvalidData)?;
-        *self.0 = rest;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// An ordered list of VIFs: one server's cache.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -52,6 +36,22 @@ impl NetworkInfo {
 
     pub fn port_ids(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|v| v.id.as_str())
+    }
+}
+
+/// A writer that consumes a text as long as it is written the same bytes,
+/// and fails at the first difference.
+struct Matching<'a, 'b>(&'a mut &'b [u8]);
+
+impl io::Write for Matching<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let rest = self.0.strip_prefix(buf).ok_or(io::ErrorKind::InvalidData)?;
+        *self.0 = rest;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
