@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use netcache_domain::HostName;
-use netcache_domain::network_info::{NetworkInfo, Vif};
+use netcache_domain::network_info::{CacheAddresses, VifAddresses};
 use netcache_domain::server::{Server, TaskState};
 use regex::Regex;
 
@@ -184,7 +184,7 @@ impl ServerQuery {
 
     /// Whether `server` (with its cache, if the query needs it) passes the filters.
     #[must_use]
-    pub fn matches(&self, server: &Server, info: Option<&NetworkInfo>) -> bool {
+    pub fn matches(&self, server: &Server, info: Option<&CacheAddresses>) -> bool {
         let listed = match (self.deleted, self.changes_since) {
             (true, _) => server.is_deleted(),
             // changes-since shows what changed, deletions included.
@@ -225,12 +225,12 @@ impl ServerQuery {
 
 /// The IP filters match a part of an address (Nova: a regular expression over
 /// the cache's addresses) — netcache's records, never Neutron's device_id view.
-fn has_ip(info: Option<&NetworkInfo>, version: u8, pattern: &str) -> bool {
+fn has_ip(info: Option<&CacheAddresses>, version: u8, pattern: &str) -> bool {
     info.is_some_and(|info| {
         info.0
             .iter()
-            .flat_map(Vif::fixed_ips)
-            .any(|ip| ip.ip.version == Some(version) && ip.ip.address.as_deref().is_some_and(|a| a.contains(pattern)))
+            .flat_map(VifAddresses::fixed_ips)
+            .any(|ip| ip.version == Some(version) && ip.address.as_deref().is_some_and(|a| a.contains(pattern)))
     })
 }
 

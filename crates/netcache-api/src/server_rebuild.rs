@@ -31,7 +31,7 @@ pub async fn act(state: &AppState, caller: &Caller, id: &str, args: &Value) -> A
     let (request, password) = parse(args)?;
     let server = caller.server(state, id, "os_compute_api:servers:rebuild").await?;
     let server = state.compute.rebuild(&caller.ctx, server.id, request).await?;
-    let info = state.compute.network_info(server.id).await?;
+    let info = state.compute.addresses(server.id).await?;
     let base = &state.config.public_url;
     let mut view = wire::server_basic(base, &server, &info);
     view["adminPass"] = json!(password);

@@ -27,7 +27,7 @@ async fn update(
     let edit = parse_update(&wire::parse_body(&body)?)?;
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
     let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
-    let info = state.compute.network_info(server.id).await?;
+    let info = state.compute.addresses(server.id).await?;
     Ok(Json(
         json!({ "server": wire::server_basic(&state.config.public_url, &server, &info) }),
     ))

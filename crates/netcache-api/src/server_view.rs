@@ -3,9 +3,8 @@
 //! tree (one allocation per key and value) built first.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
-use netcache_domain::network_info::{Ip, NetworkInfo};
+use netcache_domain::network_info::{CacheAddresses, CachedIp};
 use netcache_domain::server::{Server, TaskState, VmState};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -54,7 +53,7 @@ pub struct Addresses<'a>(Vec<(&'a str, Vec<Address<'a>>)>);
 
 impl<'a> Addresses<'a> {
     #[must_use]
-    pub fn of(server: &Server, info: &'a NetworkInfo, extended: bool) -> Self {
+    pub fn of(server: &Server, info: &'a CacheAddresses, extended: bool) -> Self {
         if server.vm_state == VmState::Building {
             return Self(Vec::new());
         }
@@ -67,14 +66,18 @@ impl<'a> Addresses<'a> {
                 floating.push(Vec::new());
                 fixed.len() - 1
             });
-            let entry = |ip: &'a Ip, kind: &'static str| Address {
+            let entry = |ip: &'a CachedIp, kind: &'static str| Address {
                 version: ip.version,
                 addr: &ip.address,
                 kind: extended.then_some(kind),
                 mac_addr: extended.then_some(vif.address.as_str()),
             };
-            fixed[at].1.extend(vif.fixed_ips().map(|f| entry(&f.ip, "fixed")));
-            floating[at].extend(vif.floating_ips().map(|ip| entry(ip, "floating")));
+            fixed[at].1.extend(vif.fixed_ips().map(|ip| entry(ip, "fixed")));
+            floating[at].extend(
+                vif.fixed_ips()
+                    .flat_map(|ip| &ip.floating_ips)
+                    .map(|ip| entry(ip, "floating")),
+            );
         }
         for ((_, list), floating) in fixed.iter_mut().zip(floating) {
             list.extend(floating);
@@ -170,7 +173,7 @@ pub struct ServerDetail<'a> {
 impl<'a> ServerDetail<'a> {
     /// `security_groups` are the names of the server's ports' groups.
     #[must_use]
-    pub fn new(base: &str, server: &'a Server, info: &'a NetworkInfo, security_groups: &'a [String]) -> Self {
+    pub fn new(base: &str, server: &'a Server, info: &'a CacheAddresses, security_groups: &'a [String]) -> Self {
         let id = server.id.to_string();
         let status = server.api_status();
         let image = if server.image_ref.is_empty() {
@@ -250,10 +253,9 @@ impl<'a> DetailPage<'a> {
 /// Nova's `hostId`: an opaque per-project digest of the host.
 fn host_id(server: &Server) -> String {
     server.host.as_ref().map_or_else(String::new, |host| {
-        let digest = Sha224::digest(format!("{}{}", server.project_id, host).as_bytes());
-        digest.iter().fold(String::with_capacity(56), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
+        format!(
+            "{:x}",
+            Sha224::digest(format!("{}{}", server.project_id, host).as_bytes())
+        )
     })
 }

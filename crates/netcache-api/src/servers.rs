@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::ServerId;
-use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::network_info::CacheAddresses;
 use netcache_domain::server::Server;
 use serde_json::{Value, json};
 
@@ -125,12 +125,12 @@ async fn infos_to_filter(
     state: &AppState,
     query: &ServerQuery,
     servers: &[Server],
-) -> ApiResult<HashMap<ServerId, NetworkInfo>> {
+) -> ApiResult<HashMap<ServerId, CacheAddresses>> {
     if !query.needs_addresses() {
         return Ok(HashMap::new());
     }
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
-    Ok(state.compute.network_infos(&ids).await?)
+    Ok(state.compute.addresses_of(&ids).await?)
 }
 
 /// Any other order: every server the caller may list, sorted here; the marker
@@ -178,11 +178,8 @@ async fn list_detail(
     let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL).await?;
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
     // Two reads on two pooled connections, so their decoding runs side by side.
-    let (groups, infos) = tokio::try_join!(
-        state.compute.security_groups_of(&ids),
-        state.compute.network_infos(&ids)
-    )?;
-    let (no_info, no_groups) = (NetworkInfo::default(), Vec::new());
+    let (groups, infos) = tokio::try_join!(state.compute.security_groups_of(&ids), state.compute.addresses_of(&ids))?;
+    let (no_info, no_groups) = (CacheAddresses::default(), Vec::new());
     let views = servers
         .iter()
         .map(|server| {
@@ -196,7 +193,7 @@ async fn list_detail(
 
 async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
-    let info = state.compute.network_info(server.id).await?;
+    let info = state.compute.addresses(server.id).await?;
     let names = state
         .compute
         .security_groups_of(&[server.id])
@@ -227,7 +224,7 @@ async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<St
 
 async fn ips(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:index").await?;
-    let info = state.compute.network_info(server.id).await?;
+    let info = state.compute.addresses(server.id).await?;
     Ok(Json(json!({"addresses": wire::Addresses::of(&server, &info, false)})))
 }
 
@@ -237,7 +234,7 @@ async fn ips_of_network(
     Path((id, network)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:show").await?;
-    let info = state.compute.network_info(server.id).await?;
+    let info = state.compute.addresses(server.id).await?;
     let list = wire::Addresses::of(&server, &info, false)
         .of_network(&network)
         .ok_or_else(|| ApiError::NotFound("Instance is not a member of specified network".into()))?;

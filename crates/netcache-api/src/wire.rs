@@ -3,9 +3,10 @@
 
 use std::net::IpAddr;
 
+use chrono::SecondsFormat;
 use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
-use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::network_info::CacheAddresses;
 use netcache_domain::server::Server;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -83,14 +84,18 @@ pub struct FixedIpField {
     pub ip_address: String,
 }
 
-/// Nova's timestamp format for servers (`2013-10-02T10:31:31Z`).
+/// Nova's timestamp format for servers (`2013-10-02T10:31:31Z`). RFC 3339's
+/// writer, not a format string parsed per call: a detail page writes thousands.
 pub(crate) fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// Nova's timestamp format for actions and usage (`2013-10-02T10:31:31.000000`).
+/// Nova's timestamp format for actions and usage (`2013-10-02T10:31:31.000000`):
+/// RFC 3339 to the microsecond, without its `Z`.
 pub(crate) fn iso_micro(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string()
+    let mut text = t.to_rfc3339_opts(SecondsFormat::Micros, true);
+    text.pop();
+    text
 }
 
 /// A link of a resource view: `{"rel": …, "href": …}`.
@@ -176,7 +181,7 @@ const DETAIL_ONLY: &[&str] = &[
 /// Nova's basic server view: what an update and a rebuild answer below
 /// microversion 2.75 (no extension keys, addresses without type and MAC).
 #[must_use]
-pub fn server_basic(base: &str, server: &Server, info: &NetworkInfo) -> Value {
+pub fn server_basic(base: &str, server: &Server, info: &CacheAddresses) -> Value {
     // Without the detail view's groups: no Neutron look-up for them.
     let mut view = json!(ServerDetail::new(base, server, info, &[]));
     if let Value::Object(fields) = &mut view {
@@ -418,4 +423,21 @@ pub fn availability_zones(zone: &str, hosts: Option<&[String]>) -> Value {
         Value::Object(services)
     });
     json!({"availabilityZoneInfo": [{"zoneName": zone, "zoneState": {"available": true}, "hosts": hosts}]})
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::{iso, iso_micro};
+
+    #[test]
+    fn timestamps_are_written_as_nova_writes_them() {
+        let second = Utc.with_ymd_and_hms(2013, 10, 2, 10, 31, 31).unwrap();
+        let later = second + chrono::Duration::nanoseconds(123_456_789);
+        assert_eq!(iso(second), "2013-10-02T10:31:31Z");
+        assert_eq!(iso(later), "2013-10-02T10:31:31Z");
+        assert_eq!(iso_micro(second), "2013-10-02T10:31:31.000000");
+        assert_eq!(iso_micro(later), "2013-10-02T10:31:31.123456");
+    }
 }

@@ -27,7 +27,7 @@ use netcache_api::ApiError;
 use netcache_api::wire::{self, Flavor, Image};
 use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
-use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
 use netcache_domain::neutron::PortFixedIp;
 use netcache_domain::server::{Fault, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{PortDetails, VifOrigin, VifRecord, VifState};
@@ -129,8 +129,9 @@ fn vif(port: &str, mac: &str, net: &str, label: &str, subnets: &[SubnetSpec<'_>]
     })
 }
 
-/// Three VIFs: two on `private` (one with a floating IP), one on a dual-stack network.
-fn network_info() -> NetworkInfo {
+/// Three VIFs: two on `private` (one with a floating IP), one on a dual-stack
+/// network; a whole cache as netcache stores it, read back as the views read it.
+fn network_info() -> CacheAddresses {
     let cache = json!([
         vif(
             PORT_A,
@@ -157,7 +158,8 @@ fn network_info() -> NetworkInfo {
             &[("10.0.0.0/26", "10.0.0.1", &[("10.0.0.6", &[])])]
         ),
     ]);
-    serde_json::from_value(cache).unwrap()
+    let info: NetworkInfo = serde_json::from_value(cache).unwrap();
+    CacheAddresses::from_json(&info.to_json()).unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -223,7 +225,7 @@ fn server_show_error_with_fault() {
         launched_at: None,
         ..server()
     };
-    let view = json!({"server": wire::ServerDetail::new(BASE, &failed, &NetworkInfo::default(), &[])});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &failed, &CacheAddresses::default(), &[])});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_error_with_fault", view);
 }
@@ -235,7 +237,7 @@ fn server_show_deleted() {
         deleted_at: Some(at("2026-01-03T00:00:00.5Z")),
         ..server()
     };
-    let view = json!({"server": wire::ServerDetail::new(BASE, &deleted, &NetworkInfo::default(), &[])});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &deleted, &CacheAddresses::default(), &[])});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_deleted", view);
 }
@@ -265,7 +267,7 @@ fn server_index_page() {
 /// `GET /servers/detail`: the detail view of each server.
 #[test]
 fn server_detail_list() {
-    let (server, info) = (server(), NetworkInfo::default());
+    let (server, info) = (server(), CacheAddresses::default());
     let views = vec![wire::ServerDetail::new(BASE, &server, &info, &[])];
     let page = json!(wire::DetailPage::new(BASE, views, None));
     assert_satisfies("GET /servers/detail", &nova_schema::list_servers_detail(), &page);

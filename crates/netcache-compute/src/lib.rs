@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use netcache_domain::cache::{self, CacheInputs, CacheOutcome, Observed};
 use netcache_domain::change::Change;
 use netcache_domain::marker::MarkerMode;
-use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, PortId, ServerId};
@@ -294,10 +294,19 @@ impl Compute {
         Ok(self.store.cache(id).await?.info)
     }
 
-    /// The caches of a page of servers, read as a set; a server without one has no entry.
-    pub async fn network_infos(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, NetworkInfo>> {
-        let caches = self.store.caches_of(ids).await?;
-        Ok(caches.into_iter().map(|(id, cache)| (id, cache.info)).collect())
+    /// What the API shows of a server's cache (empty if it has none).
+    pub async fn addresses(&self, id: ServerId) -> Result<CacheAddresses> {
+        Ok(self.addresses_of(&[id]).await?.remove(&id).unwrap_or_default())
+    }
+
+    /// What the API shows of a page of servers' caches, read as a set and
+    /// decoded no further; a server without a cache has no entry.
+    pub async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>> {
+        let texts = self.store.cache_texts_of(ids).await?;
+        Ok(texts
+            .into_iter()
+            .map(|(id, text)| Ok((id, text.addresses()?)))
+            .collect::<netcache_store::Result<_>>()?)
     }
 
     fn spawn_tracked(&self, task: impl Future<Output = ()> + Send + 'static) {

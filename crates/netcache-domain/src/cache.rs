@@ -259,6 +259,7 @@ pub(crate) mod tests {
     use std::net::IpAddr;
 
     use super::*;
+    use crate::network_info::{CacheAddresses, CachedIp, NetworkAddresses, SubnetAddresses, VifAddresses};
     use crate::neutron::PortFixedIp;
     use crate::vif::VifState;
     use crate::{ProjectId, ServerId};
@@ -353,6 +354,28 @@ pub(crate) mod tests {
         })
     }
 
+    /// The cache of a server with one port, 10.0.0.5 on `private`, and its
+    /// floating IP 172.24.4.228.
+    fn one_port_with_a_floating_ip() -> CacheOutcome {
+        let server = ServerId::new_v4();
+        let p = port("9a1f7f7e-3c1b-4f7e-8a3e-2b8f1d0c5e11", &server, "10.0.0.5");
+        let fip = FloatingIp {
+            id: "f".into(),
+            floating_ip_address: "172.24.4.228".parse().unwrap(),
+            fixed_ip_address: Some("10.0.0.5".parse().unwrap()),
+            port_id: Some(p.id.clone()),
+        };
+        let observed = HashMap::from([(
+            p.id.clone(),
+            Observed::Present {
+                port: Arc::new(p.clone()),
+                floating_ips: vec![fip],
+            },
+        )]);
+        let vifs = [vif(p.id.as_str(), server, 0, VifOrigin::Created)];
+        build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop)
+    }
+
     #[test]
     fn a_cache_is_written_as_its_json_and_as_nothing_else() {
         let server = ServerId::new_v4();
@@ -380,23 +403,7 @@ pub(crate) mod tests {
 
     #[test]
     fn renders_nova_cache_json_key_for_key() {
-        let server = ServerId::new_v4();
-        let p = port("9a1f7f7e-3c1b-4f7e-8a3e-2b8f1d0c5e11", &server, "10.0.0.5");
-        let fip = FloatingIp {
-            id: "f".into(),
-            floating_ip_address: "172.24.4.228".parse().unwrap(),
-            fixed_ip_address: Some("10.0.0.5".parse().unwrap()),
-            port_id: Some(p.id.clone()),
-        };
-        let observed = HashMap::from([(
-            p.id.clone(),
-            Observed::Present {
-                port: Arc::new(p.clone()),
-                floating_ips: vec![fip],
-            },
-        )]);
-        let vifs = [vif(p.id.as_str(), server, 0, VifOrigin::Created)];
-        let out = build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop);
+        let out = one_port_with_a_floating_ip();
         let json: Value = serde_json::from_str(&out.info.to_json()).unwrap();
         let keys: Vec<&str> = json[0].as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
@@ -432,6 +439,33 @@ pub(crate) mod tests {
         assert_eq!(json[0]["network"]["meta"]["mtu"], 1442);
         // And it reads back.
         assert_eq!(NetworkInfo::from_json(&out.info.to_json()).unwrap(), out.info);
+    }
+
+    #[test]
+    fn the_api_reads_a_caches_addresses_from_its_text() {
+        let out = one_port_with_a_floating_ip();
+        let addresses = CacheAddresses::from_json(&out.info.to_json()).unwrap();
+        let floating = CachedIp {
+            address: Some("172.24.4.228".into()),
+            version: Some(4),
+            floating_ips: vec![],
+        };
+        let fixed = CachedIp {
+            address: Some("10.0.0.5".into()),
+            version: Some(4),
+            floating_ips: vec![floating],
+        };
+        assert_eq!(
+            addresses,
+            CacheAddresses(vec![VifAddresses {
+                address: out.info.0[0].address.clone(),
+                network: NetworkAddresses {
+                    label: Some("private".into()),
+                    subnets: vec![SubnetAddresses { ips: vec![fixed] }],
+                },
+            }])
+        );
+        assert_eq!(CacheAddresses::from_json("[]").unwrap(), CacheAddresses::default());
     }
 
     #[test]

@@ -55,6 +55,54 @@ impl io::Write for Matching<'_, '_> {
     }
 }
 
+/// What the compute API shows of a stored cache: each VIF's MAC, network label
+/// and IPs. Read from the cache's text without the rest, which serde skips
+/// unbuilt (a detail page reads a thousand caches).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct CacheAddresses(pub Vec<VifAddresses>);
+
+impl CacheAddresses {
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// A [`Vif`]'s MAC address, network label and IPs.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct VifAddresses {
+    /// The MAC address.
+    pub address: String,
+    pub network: NetworkAddresses,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct NetworkAddresses {
+    pub label: Option<String>,
+    pub subnets: Vec<SubnetAddresses>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct SubnetAddresses {
+    pub ips: Vec<CachedIp>,
+}
+
+/// A fixed IP with its floating IPs, or a floating IP (which has none).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct CachedIp {
+    pub address: Option<String>,
+    pub version: Option<u8>,
+    #[serde(default)]
+    pub floating_ips: Vec<CachedIp>,
+}
+
+impl VifAddresses {
+    /// Fixed IPs, in subnet order.
+    pub fn fixed_ips(&self) -> impl Iterator<Item = &CachedIp> {
+        self.network.subnets.iter().flat_map(|s| s.ips.iter())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Vif {
     pub id: String,
@@ -179,10 +227,5 @@ impl Vif {
     /// Fixed IPs, in subnet order.
     pub fn fixed_ips(&self) -> impl Iterator<Item = &FixedIp> {
         self.network.subnets.iter().flat_map(|s| s.ips.iter())
-    }
-
-    /// Floating IPs of all fixed IPs.
-    pub fn floating_ips(&self) -> impl Iterator<Item = &Ip> {
-        self.fixed_ips().flat_map(|ip| ip.floating_ips.iter())
     }
 }

@@ -14,7 +14,7 @@ use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostSighting;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
-use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
 use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
@@ -83,6 +83,11 @@ impl CacheText {
             info: NetworkInfo::from_json(&self.json).map_err(|e| engine::corrupt("network_info", e))?,
             generation: self.generation,
         })
+    }
+
+    /// Only what the compute API shows of it: each VIF's MAC, network and IPs.
+    pub fn addresses(&self) -> Result<CacheAddresses> {
+        CacheAddresses::from_json(&self.json).map_err(|e| engine::corrupt("network_info", e))
     }
 }
 
