@@ -612,7 +612,7 @@ fn refreshed_details(vifs: &[VifRecord], observed: &HashMap<PortId, Observed>, l
     vifs.iter()
         .filter(|v| v.is_attached() && !lost.iter().any(|l| l.port_id == v.port_id))
         .filter_map(|v| match observed.get(&v.port_id) {
-            Some(Observed::Present { port, .. }) if v.details.as_ref() != Some(&PortDetails::of(port)) => {
+            Some(Observed::Present { port, .. }) if !v.details.as_ref().is_some_and(|d| d.describe(port)) => {
                 Some(Change::UpdateVif(VifRecord {
                     details: Some(PortDetails::of(port)),
                     ..v.clone()

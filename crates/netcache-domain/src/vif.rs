@@ -48,6 +48,16 @@ impl PortDetails {
         }
     }
 
+    /// Whether these are `port`'s details: what `of(port)` would equal,
+    /// without copying them (heal asks for every VIF on every pass).
+    #[must_use]
+    pub fn describe(&self, port: &Port) -> bool {
+        self.mac_address == port.mac_address
+            && self.fixed_ips == port.fixed_ips
+            && self.status == port.status
+            && self.security_groups == port.security_groups
+    }
+
     #[must_use]
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("port details are always serialisable")
@@ -94,3 +104,41 @@ string_enum!(
         Lost => "lost",
     }
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::tests::port;
+
+    #[test]
+    fn details_describe_the_port_they_were_taken_from_and_no_other() {
+        let server = ServerId::new_v4();
+        let taken = port("p", &server, "10.0.0.5");
+        let details = PortDetails::of(&taken);
+        assert!(details.describe(&taken));
+        // Fields os-interface does not show are not details.
+        assert!(details.describe(&Port {
+            revision_number: 4,
+            ..taken.clone()
+        }));
+        let changed = [
+            Port {
+                mac_address: "fa:16:3e:00:00:01".into(),
+                ..taken.clone()
+            },
+            port("p", &server, "10.0.0.6"),
+            Port {
+                status: "DOWN".into(),
+                ..taken.clone()
+            },
+            Port {
+                security_groups: vec!["web".into()],
+                ..taken.clone()
+            },
+        ];
+        for other in changed {
+            assert!(!details.describe(&other), "{other:?}");
+            assert_ne!(details, PortDetails::of(&other));
+        }
+    }
+}
