@@ -187,6 +187,11 @@ pub fn describe() {
         Unit::Count,
         "Batches SQLite's writer committed in one transaction (one fsync)."
     );
+    describe_counter!(
+        "netcache_store_writer_panics_total",
+        Unit::Count,
+        "Groups of batches SQLite's writer failed because committing them panicked (a bug; the writer goes on)."
+    );
     describe_gauge!(
         "netcache_store_write_queue",
         Unit::Count,
@@ -276,6 +281,7 @@ mod tests {
         metrics::counter!("netcache_store_commits_total", "outcome" => "ok").increment(1);
         metrics::histogram!("netcache_store_group_batches").record(3.0);
         metrics::gauge!("netcache_store_write_queue").set(0.0);
+        metrics::counter!("netcache_store_writer_panics_total").increment(1);
 
         let response = exposition();
         assert_eq!(response.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
@@ -298,6 +304,7 @@ mod tests {
             ("netcache_store_commits_total", "counter"),
             ("netcache_store_group_batches", "histogram"),
             ("netcache_store_write_queue", "gauge"),
+            ("netcache_store_writer_panics_total", "counter"),
         ] {
             let (help, type_line) = help_and_type(&text, name);
             assert!(help.is_some(), "no HELP for {name}:\n{text}");

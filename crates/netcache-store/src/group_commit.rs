@@ -2,8 +2,13 @@
 //! queued while the previous group was being written in one transaction — one
 //! fsync for the group. Each batch runs in a savepoint of its own, so a batch
 //! whose precondition fails is rolled back alone, and every caller hears only
-//! after the group's commit is durable.
+//! after the group's commit is durable. A group that panics fails alone: the
+//! task lives on, so one bad batch does not leave the process unable to write.
 
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
 use netcache_domain::change::Change;
 use sqlx::sqlite::SqlitePool;
 use sqlx::{Acquire, Sqlite, SqliteConnection};
@@ -36,7 +41,7 @@ impl GroupWriter {
     /// its transactions in `counts`.
     pub(crate) fn start(pool: SqlitePool, counts: QueryCount) -> Self {
         let (writer, queue) = Self::queue();
-        tokio::spawn(run(pool, queue, counts));
+        tokio::spawn(run(pool, queue, counts, commit_group));
         writer
     }
 
@@ -57,11 +62,31 @@ fn stopped() -> Error {
     Error::Writer("the writer task stopped (is the runtime shutting down?)".to_owned())
 }
 
-async fn run(pool: SqlitePool, mut queue: mpsc::Receiver<Job>, counts: QueryCount) {
+/// The writer task: takes the queued batches a group at a time and hands each
+/// group to `commit` (`commit_group`; tests give one that panics).
+async fn run(
+    pool: SqlitePool,
+    mut queue: mpsc::Receiver<Job>,
+    counts: QueryCount,
+    commit: impl AsyncFn(&SqlitePool, &[Job]) -> Vec<Result<()>>,
+) {
     let mut group = Vec::with_capacity(GROUP_MAX);
     while queue.recv_many(&mut group, GROUP_MAX).await > 0 {
         telemetry::group_taken(group.len(), queue.len());
-        let outcomes = commit_group(&pool, &group).await;
+        // A panic unwinds the group's transaction, which sqlx rolls back on drop
+        // before the connection's next use: nothing of the group is written.
+        let outcomes = match AssertUnwindSafe(commit(&pool, &group)).catch_unwind().await {
+            Ok(outcomes) => outcomes,
+            Err(panic) => {
+                let why = panic_message(panic.as_ref());
+                tracing::error!(
+                    batches = group.len(),
+                    "SQLite's writer panicked on a group, which fails: {why}"
+                );
+                telemetry::writer_panicked();
+                all_failed(&group, &format!("the writer panicked: {why}"))
+            }
+        };
         if outcomes.iter().any(Result::is_ok) {
             counts.transacted();
         }
@@ -103,6 +128,14 @@ async fn commit_group(pool: &SqlitePool, group: &[Job]) -> Vec<Result<()>> {
         Ok(()) => outcomes,
         Err(e) => all_failed(group, &format!("the commit failed: {e}")),
     }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
 }
 
 /// The same failure for every batch of a group whose transaction did not commit.
@@ -172,6 +205,19 @@ mod tests {
         }
     }
 
+    /// The device ids of the stored ghost sightings, sorted.
+    async fn stored_sightings(store: &SqliteStore) -> Vec<String> {
+        let mut stored: Vec<String> = store
+            .ghost_sightings()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| s.device_id)
+            .collect();
+        stored.sort();
+        stored
+    }
+
     /// The batches queued while the writer is busy share one transaction (one
     /// fsync); one that fails in it is rolled back alone, and the others commit.
     #[tokio::test]
@@ -195,7 +241,7 @@ mod tests {
         while queue.len() < 12 {
             tokio::task::yield_now().await;
         }
-        tokio::spawn(run(store.writer.clone(), queue, counts.clone()));
+        tokio::spawn(run(store.writer.clone(), queue, counts.clone(), commit_group));
 
         for (i, commit) in commits.into_iter().enumerate() {
             let outcome = commit.await.unwrap();
@@ -206,14 +252,7 @@ mod tests {
             }
         }
         assert_eq!(counts.transactions(), 1, "one transaction for the group");
-        let mut stored: Vec<String> = store
-            .ghost_sightings()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|s| s.device_id)
-            .collect();
-        stored.sort();
+        let stored = stored_sightings(&store).await;
         let mut expected: Vec<String> = (0..12).filter(|i| i % 3 != 1).map(|i| format!("device-{i}")).collect();
         expected.sort();
         assert_eq!(stored, expected, "the failed batches applied nothing, the rest all");
@@ -229,5 +268,41 @@ mod tests {
         assert!(store.ghost_sightings().await.unwrap().is_empty());
         store.commit(vec![sighting(1)]).await.unwrap();
         assert_eq!((store.commits_made(), store.transactions_made()), (1, 1));
+    }
+
+    /// A group that panics fails its callers, rolls back what it wrote, and
+    /// the writer goes on to commit the next group.
+    #[tokio::test]
+    async fn a_group_that_panics_fails_alone_and_the_writer_goes_on() {
+        let store = SqliteStore::open("sqlite::memory:").await.unwrap();
+        let counts = QueryCount::default();
+        let (writer, queue) = GroupWriter::queue();
+        let groups = std::sync::atomic::AtomicUsize::new(0);
+        // The first group is written, then panics before its commit.
+        let panics_first = async |pool: &SqlitePool, group: &[Job]| {
+            if groups.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+                return commit_group(pool, group).await;
+            }
+            let mut tx = pool.begin_with(<Sqlite as Dialect>::BEGIN_WRITE).await.unwrap();
+            Sql::<Sqlite>::apply_batch(&mut tx, &group[0].changes).await.unwrap();
+            panic!("a bug in a batch");
+        };
+        let writing = run(store.writer.clone(), queue, counts, panics_first);
+        let calling = async {
+            let outcome = writer.commit(vec![sighting(0)]).await;
+            assert!(
+                matches!(&outcome, Err(Error::Writer(why)) if why.contains("a bug in a batch")),
+                "{outcome:?}"
+            );
+            writer.commit(vec![sighting(1)]).await.unwrap();
+            // The writer ends with the last of its queue's senders.
+            drop(writer);
+        };
+        tokio::join!(writing, calling);
+        assert_eq!(
+            stored_sightings(&store).await,
+            ["device-1"],
+            "the panicked group wrote nothing"
+        );
     }
 }

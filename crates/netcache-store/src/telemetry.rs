@@ -28,6 +28,11 @@ pub(crate) fn group_taken(batches: usize, waiting: usize) {
     metrics::gauge!("netcache_store_write_queue").set(waiting as f64);
 }
 
+/// SQLite's writer caught a panic in a group (whose batches failed).
+pub(crate) fn writer_panicked() {
+    metrics::counter!("netcache_store_writer_panics_total").increment(1);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
