@@ -175,7 +175,7 @@ impl Compute {
     /// A tagless `network-changed`: the whole server, as one heal batch.
     async fn refresh_server(&self, server: &Server) -> Result<()> {
         let server = &WatchedServer::from(server);
-        let caches = self.caches_of(std::slice::from_ref(server)).await?;
+        let caches = self.caches_of(&[server.id]).await?;
         let vifs = self.records_of(std::slice::from_ref(server)).await?;
         let observation = self.observe(std::slice::from_ref(server), &vifs, None).await?;
         let mut report = HealReport::default();

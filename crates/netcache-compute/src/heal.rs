@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use netcache_domain::action::{Action, ActionEvent};
-use netcache_domain::cache::{self, CacheInputs, LostReason, LostVif, Observed, OnLost};
+use netcache_domain::cache::{self, CacheInputs, InputsDigest, LostReason, LostVif, Observed, OnLost, Seen};
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
@@ -33,6 +33,9 @@ pub struct HealReport {
     pub servers: usize,
     pub batches: usize,
     pub cache_writes: usize,
+    /// Servers whose inputs and cache were as a pass before found them right:
+    /// not rebuilt.
+    pub known_right: usize,
     /// Cache writes skipped because a concurrent change won (retried next pass).
     pub conflicts: usize,
     pub lost: Vec<(ServerId, LostVif)>,
@@ -66,6 +69,16 @@ impl Observation {
                 (v.port_id.clone(), seen)
             })
             .collect()
+    }
+
+    /// What a server's rebuild reads of this observation.
+    pub fn seen(&self) -> Seen<'_> {
+        Seen {
+            ports: &self.ports,
+            floating_ips: &self.floating_ips,
+            networks: &self.topology.networks,
+            subnets: &self.topology.subnets,
+        }
     }
 
     /// Ports that carry this device id, by id.
@@ -107,9 +120,34 @@ pub(crate) struct ProjectFloatingIps {
     pub by_port: HashMap<PortId, Vec<FloatingIp>>,
 }
 
+/// What heal reads of a batch before rebuilding it.
+struct BatchRead<'a> {
+    servers: &'a [WatchedServer],
+    caches: HashMap<ServerId, CacheText>,
+    vifs: HashMap<ServerId, Vec<VifRecord>>,
+    ports: Vec<Port>,
+}
+
+/// A cache heal found equal to its rebuild: at this generation, from inputs
+/// with this digest.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RightCache {
+    digest: InputsDigest,
+    generation: i64,
+}
+
+/// The caches a pass found right, by server.
+pub(crate) type RightCaches = HashMap<ServerId, RightCache>;
+
+/// Every this many passes, one rebuilds every cache whatever it found before:
+/// what a missed input or a digest collision could leave stale lasts no longer.
+const FULL_PASS_EVERY: u64 = 10;
+
 /// What a heal pass carries from batch to batch.
 struct Pass {
     now: DateTime<Utc>,
+    /// The caches this pass finds right, as it finds them.
+    right_now: RightCaches,
     /// Cache generations read before Neutron was.
     generations: HashMap<ServerId, i64>,
     floating_ips: ProjectFloatingIps,
@@ -135,10 +173,19 @@ impl Compute {
             .into_iter()
             .map(|s| (s.port_id.clone(), s))
             .collect();
+        let full = self
+            .heal_passes
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .is_multiple_of(FULL_PASS_EVERY);
+        let mut right_before = std::mem::take(&mut *self.healed_right.lock().expect("heal lock"));
+        if full {
+            right_before.clear();
+        }
         // The generations before Neutron is read: a cache written after the
         // floating IPs were listed fails the compare-and-swap of this pass.
         let mut pass = Pass {
             now,
+            right_now: RightCaches::new(),
             generations: self.store.live_cache_generations().await?,
             floating_ips: ProjectFloatingIps::default(),
             sightings,
@@ -159,17 +206,16 @@ impl Compute {
                 .filter(|s| s.created_at <= now && !busy.contains(&s.id))
                 .collect();
             pass.report.servers += servers.len();
-            self.list_floating_ips_of(&servers, &mut pass.floating_ips).await?;
-            for batch in servers.chunks(self.config.heal.batch_size.max(1)) {
-                self.heal_batch(batch, &mut pass).await?;
-            }
+            self.heal_page(&servers, &right_before, &mut pass).await?;
         }
         let Pass {
             sightings,
             seen_ghosts,
             report,
+            right_now,
             ..
         } = pass;
+        *self.healed_right.lock().expect("heal lock") = right_now;
         // Sightings of ports that are no longer ghosts (deleted, attached, moved);
         // those of a server this pass left to its operation were not looked at.
         let stale: Vec<Change> = sightings
@@ -189,13 +235,15 @@ impl Compute {
         info!(
             servers = report.servers,
             batches = report.batches,
+            known_right = report.known_right,
             cache_writes = report.cache_writes,
             lost = report.lost.len(),
             ghosts = report.ghosts.len(),
             elapsed_ms = elapsed.as_millis() as u64,
-            "Healed {} servers in {} batches: {} cache writes, {} lost ports, {} ghosts",
+            "Healed {} servers in {} batches ({} caches known right, not rebuilt): {} cache writes, {} lost ports, {} ghosts",
             report.servers,
             report.batches,
+            report.known_right,
             report.cache_writes,
             report.lost.len(),
             report.ghosts.len()
@@ -203,31 +251,116 @@ impl Compute {
         Ok(report)
     }
 
-    /// Heals one batch: its caches and VIF records, one observation of Neutron,
-    /// each server's cache, and its ghosts' sightings in one transaction.
-    async fn heal_batch(&self, batch: &[WatchedServer], pass: &mut Pass) -> Result<()> {
-        pass.report.batches += 1;
-        // The batch's caches and records are read while Neutron lists its ports:
-        // each cache is written under the pass's generation, read before Neutron
-        // was, so a change committed since fails the compare-and-swap.
-        let (mut caches, vifs, ports) = tokio::try_join!(
-            self.caches_of(batch),
-            self.records_of(batch),
-            self.ports_of_devices(batch)
+    /// Heals a page of servers batch by batch, each batch's reads (the store's
+    /// and Neutron's list) in flight while the batch before is rebuilt: Neutron
+    /// builds the next list while netcache works on the last, where one waited
+    /// for the other.
+    async fn heal_page(&self, servers: &[WatchedServer], right_before: &RightCaches, pass: &mut Pass) -> Result<()> {
+        let mut batches = servers.chunks(self.config.heal.batch_size.max(1));
+        let Some(first) = batches.next() else {
+            return Ok(());
+        };
+        let (listed, read) = tokio::join!(
+            self.list_floating_ips_of(servers, &mut pass.floating_ips),
+            self.read_batch(first, right_before)
+        );
+        listed?;
+        let mut read = read?;
+        for next in batches {
+            // The next batch's reads are polled first, so its list is sent
+            // before this batch's rebuild, which seldom yields, runs.
+            let (following, healed) = tokio::join!(
+                biased;
+                self.read_batch(next, right_before),
+                self.heal_batch(read, right_before, pass)
+            );
+            healed?;
+            read = following?;
+        }
+        self.heal_batch(read, right_before, pass).await
+    }
+
+    /// A batch's VIF records, and the caches of its servers not found right
+    /// before, read while Neutron lists its ports.
+    async fn read_batch<'a>(&self, servers: &'a [WatchedServer], right_before: &RightCaches) -> Result<BatchRead<'a>> {
+        let unknown: Vec<ServerId> = servers
+            .iter()
+            .filter(|s| !s.is_deleted() && !right_before.contains_key(&s.id))
+            .map(|s| s.id)
+            .collect();
+        let (caches, vifs, ports) = tokio::try_join!(
+            self.caches_of(&unknown),
+            self.records_of(servers),
+            self.ports_of_devices(servers)
         )?;
-        for (id, cache) in &mut caches {
-            if let Some(&generation) = pass.generations.get(id) {
-                cache.generation = generation;
+        Ok(BatchRead {
+            servers,
+            caches,
+            vifs,
+            ports,
+        })
+    }
+
+    /// Heals one batch from its reads: one observation of Neutron, each live
+    /// server's cache not found right before with these inputs (those whose
+    /// inputs changed read now, in one statement), and its ghosts' sightings in
+    /// one transaction. Each cache is written under the pass's generation, read
+    /// before Neutron was, so a change committed since fails the
+    /// compare-and-swap.
+    async fn heal_batch(&self, read: BatchRead<'_>, right_before: &RightCaches, pass: &mut Pass) -> Result<()> {
+        let BatchRead {
+            servers: batch,
+            mut caches,
+            vifs,
+            ports,
+        } = read;
+        pass.report.batches += 1;
+        let observation = self.observation(ports, &vifs, Some(&pass.floating_ips.by_port)).await?;
+        let mut rebuilt = Vec::new();
+        for server in batch.iter().filter(|s| !s.is_deleted()) {
+            let right = pass.generations.get(&server.id).map(|&generation| RightCache {
+                digest: InputsDigest::of(server.id, &vifs[&server.id], &observation.seen(), &self.config.cache),
+                generation,
+            });
+            if right.is_some() && right_before.get(&server.id) == right.as_ref() {
+                pass.report.known_right += 1;
+                pass.right_now.extend(right.map(|r| (server.id, r)));
+            } else {
+                rebuilt.push((server, right));
             }
         }
-        let observation = self.observation(ports, &vifs, Some(&pass.floating_ips.by_port)).await?;
+        let unread: Vec<ServerId> = rebuilt
+            .iter()
+            .map(|(s, _)| s.id)
+            .filter(|id| !caches.contains_key(id))
+            .collect();
+        if !unread.is_empty() {
+            caches.extend(self.caches_of(&unread).await?);
+        }
+        for (server, right) in rebuilt {
+            let Some(stored) = caches.get_mut(&server.id) else {
+                continue;
+            };
+            if let Some(right) = right {
+                stored.generation = right.generation;
+            }
+            if self
+                .heal_server(
+                    server,
+                    stored,
+                    &vifs[&server.id],
+                    &observation,
+                    pass.now,
+                    &mut pass.report,
+                )
+                .await?
+            {
+                pass.right_now.extend(right.map(|r| (server.id, r)));
+            }
+        }
         let mut sighted = Vec::new();
         for server in batch {
             let records = &vifs[&server.id];
-            if let Some(stored) = caches.get(&server.id) {
-                self.heal_server(server, stored, records, &observation, pass.now, &mut pass.report)
-                    .await?;
-            }
             for g in self.ghosts_of(server, records, &observation).await? {
                 pass.seen_ghosts.insert(g.port_id.clone());
                 sighted.push(Change::UpsertGhostSighting(next_sighting(
@@ -279,11 +412,10 @@ impl Compute {
         Ok(servers)
     }
 
-    /// The stored caches of a batch's live servers, as text: most are only
-    /// compared with their rebuild, never decoded.
-    pub(crate) async fn caches_of(&self, servers: &[WatchedServer]) -> Result<HashMap<ServerId, CacheText>> {
-        let live: Vec<ServerId> = servers.iter().filter(|s| !s.is_deleted()).map(|s| s.id).collect();
-        Ok(self.store.cache_texts_of(&live).await?)
+    /// The stored caches of these servers, as text: most are only compared
+    /// with their rebuild, never decoded.
+    pub(crate) async fn caches_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, CacheText>> {
+        Ok(self.store.cache_texts_of(servers).await?)
     }
 
     /// Lists every floating IP of the live servers' projects not listed yet,
@@ -446,7 +578,8 @@ impl Compute {
     }
 
     /// Rebuilds one server's cache from an observation; writes it only if it
-    /// changed, and only if nobody wrote it since it was read.
+    /// changed, and only if nobody wrote it since it was read. Whether the
+    /// stored cache and VIF records were right as they were.
     pub(crate) async fn heal_server(
         &self,
         server: &WatchedServer,
@@ -455,9 +588,9 @@ impl Compute {
         observation: &Observation,
         now: DateTime<Utc>,
         report: &mut HealReport,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if server.is_deleted() {
-            return Ok(());
+            return Ok(false);
         }
         let restored = restored_vifs(server, vifs, observation);
         let vifs: &[VifRecord] = &vifs
@@ -494,7 +627,7 @@ impl Compute {
         vif_changes.extend(restored.iter().cloned().map(Change::UpdateVif));
         vif_changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
         if unchanged && vif_changes.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         // A server this pass skipped as busy may have started an operation since.
         let mut changes = vec![
@@ -528,7 +661,7 @@ impl Compute {
             Err(e) if e.is_conflict() || matches!(e, netcache_store::Error::NotFound(_)) => report.conflicts += 1,
             Err(e) => return Err(e.into()),
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Records lost VIFs: in the action log always, and as `lost` records when

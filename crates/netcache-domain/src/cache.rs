@@ -12,6 +12,9 @@ use crate::neutron::{FloatingIp, Network, Port, Subnet};
 use crate::vif::{VifOrigin, VifRecord};
 use crate::{NetworkId, PortId, ServerId, SubnetId};
 
+mod digest;
+pub use digest::{InputsDigest, Seen};
+
 /// What Neutron said about a port in this refresh.
 #[derive(Clone, Debug)]
 pub enum Observed {
@@ -26,7 +29,7 @@ pub enum Observed {
 }
 
 /// What to do with a VIF whose port is lost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OnLost {
     /// Drop it from the cache (it stays recorded as lost).
     #[default]
@@ -35,7 +38,7 @@ pub enum OnLost {
     Keep,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct CacheOptions {
     /// Bridge name for OVS VIFs whose details name none (Nova's `[neutron] ovs_bridge`).
     pub ovs_bridge: String,
@@ -306,7 +309,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
+    pub(crate) fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
         let net = Network {
             id: NetworkId::from("net1"),
             name: "private".into(),

@@ -44,14 +44,14 @@ impl Port {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PortFixedIp {
     pub subnet_id: SubnetId,
     pub ip_address: IpAddr,
 }
 
 /// A Neutron network.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub struct Network {
     pub id: NetworkId,
     pub name: String,
@@ -63,7 +63,7 @@ pub struct Network {
 }
 
 /// A Neutron subnet.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub struct Subnet {
     pub id: SubnetId,
     pub network_id: NetworkId,
@@ -75,7 +75,7 @@ pub struct Subnet {
     pub ipv6_address_mode: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct HostRoute {
     pub destination: IpNet,
     pub nexthop: IpAddr,
@@ -90,7 +90,7 @@ pub struct SecurityGroup {
 }
 
 /// A Neutron floating IP.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub struct FloatingIp {
     pub id: String,
     pub floating_ip_address: IpAddr,

@@ -12,6 +12,7 @@ use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::server::{NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
 use netcache_domain::{HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
+use neutron_sim::{FaultAction, FaultRule};
 use serde_json::json;
 use support::{Harness, PROJECT, config};
 
@@ -160,11 +161,13 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     );
     assert_eq!(status, 201, "{body}");
     let mut changes = Vec::with_capacity(SERVERS * 2);
+    let mut ports = Vec::with_capacity(SERVERS);
     for _ in 0..SERVERS {
         let id = ServerId::new_v4();
         let port = h.neutron_port(
             json!({"network_id": net, "device_id": id.to_string(), "device_owner": "compute:nova", "binding:host_id": "host1"}),
         );
+        ports.push(port["id"].as_str().unwrap().to_owned());
         changes.push(Change::InsertServer(staged_server(id, now)));
         changes.push(Change::InsertVif(VifRecord {
             port_id: PortId::from(port["id"].as_str().unwrap()),
@@ -212,6 +215,32 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     // and the VIF records. Not one per server.
     assert!(queries <= 3 + 2 + 2 * 10, "{queries} store queries for 10 batches");
     assert!(report.ghosts.is_empty());
+
+    // The caches that pass found right are not read again while nothing changed.
+    let before = h.compute.store().queries_sent();
+    let report = h.compute.heal().await.unwrap();
+    let queries = h.compute.store().queries_sent() - before;
+    assert_eq!(report.known_right, SERVERS);
+    assert!(
+        queries <= 3 + 2 + 10,
+        "{queries} store queries for 10 batches known right"
+    );
+    // A port changed in some batches: each such batch reads those servers'
+    // caches after its list, in one statement more.
+    for port in &ports[..10] {
+        let (status, body) = h.sim().request(
+            "PUT",
+            &format!("/v2.0/ports/{port}"),
+            Some(json!({"port": {"name": "renamed"}})),
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+    let before = h.compute.store().queries_sent();
+    let report = h.compute.heal().await.unwrap();
+    let queries = h.compute.store().queries_sent() - before;
+    assert_eq!(report.known_right, SERVERS - 10);
+    assert_eq!(report.cache_writes, 0, "a port's name is not in its cache");
+    assert!(queries <= 3 + 2 + 3 * 10, "{queries} store queries for 10 batches");
 
     // The audit reads Neutron as heal does: a port list per batch, the
     // floating IPs once; and the store a batch at a time, as heal does.
@@ -301,4 +330,150 @@ async fn deleted_servers_are_watched_only_while_a_create_is_unsettled() {
         let audit = h.compute.audit(&|_, _| {}).await.unwrap();
         assert_eq!(audit.servers.len(), SETTLED + 1, "the audit names every deleted server");
     }
+}
+
+/// A pass sends a batch's port list while the batch before it is still being
+/// healed: here the first batch waits on a Neutron call of its own (the list by
+/// id of its server's deleted port), and the second batch's list is sent, and
+/// held, meanwhile. A pass that read each batch only after healing the one
+/// before would send nothing while that call is held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batchs_list_is_sent_while_the_batch_before_is_healed() {
+    let mut config = config();
+    config.heal.batch_size = 1;
+    let h = Harness::start(config).await;
+    let first = h.boot().await;
+    let second = h.boot().await;
+    let store = h.compute.store();
+    let (a, b) = (store.server(first).await.unwrap(), store.server(second).await.unwrap());
+    assert!(
+        a.unwrap().created_at < b.unwrap().created_at,
+        "a pass heals the oldest first"
+    );
+    let port = h.ports_of(first)[0]["id"].as_str().unwrap().to_owned();
+    h.sim().request("DELETE", &format!("/v2.0/ports/{port}"), None);
+
+    let hold = |key: &str, value: String| FaultRule {
+        query_params: vec![(key.to_owned(), value)],
+        ..FaultRule::new("ports.list", FaultAction::Hold)
+    };
+    h.sim().add_fault(hold("id", port));
+    h.sim().add_fault(hold("device_id", second.to_string()));
+    let pass = tokio::spawn({
+        let compute = h.compute.clone();
+        async move { compute.heal().await }
+    });
+    // Bounded only so that a failure ends: nothing but this test releases
+    // what the pass waits on.
+    let mut both_held = false;
+    for _ in 0..3000 {
+        both_held = h.sim().faults().iter().all(|rule| rule.fired == 1);
+        if both_held {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    h.sim().clear_faults();
+    let released = h.sim().release_held();
+    assert!(both_held, "the second batch's list waited for the first batch");
+    assert_eq!(released, 2);
+    let report = pass.await.unwrap().unwrap();
+    assert_eq!(report.batches, 2);
+    assert_eq!(report.lost.len(), 1, "{report:?}");
+    assert_eq!(report.lost[0].0, first);
+}
+
+/// A pass does not rebuild a cache the pass before found right, while its
+/// generation and every input of its rebuild are as they were: a change to the
+/// port, a floating IP, a subnet, a VIF record or the cache itself makes it
+/// rebuild (and write) again, and every tenth pass rebuilds all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cache_found_right_is_rebuilt_only_when_an_input_or_the_cache_changed() {
+    let mut config = config();
+    config.network_details_ttl = std::time::Duration::ZERO;
+    let h = Harness::start(config).await;
+    let server = h.boot().await;
+    let port = h.ports_of(server)[0]["id"].as_str().unwrap().to_owned();
+    let store = h.compute.store();
+    // (cache writes, caches known right) of one pass.
+    let pass = || async {
+        let report = h.compute.heal().await.unwrap();
+        (report.cache_writes, report.known_right)
+    };
+    let cache_json = || async { h.compute.network_info(server).await.unwrap().to_json() };
+    // Passes until one found the cache right and the next is not a full one.
+    let settle = || async {
+        loop {
+            let (writes, _) = pass().await;
+            if writes == 0 && h.compute.heal_passes() % 10 != 0 {
+                return;
+            }
+        }
+    };
+    assert_eq!(pass().await, (0, 0), "the first pass rebuilds every cache");
+    assert_eq!(pass().await, (0, 1), "nothing changed");
+
+    let (status, body) = h.sim().request(
+        "PUT",
+        &format!("/v2.0/ports/{port}"),
+        Some(json!({"port": {"fixed_ips": [{"subnet_id": h.topology.private_subnet_id, "ip_address": "10.0.0.99"}]}})),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(pass().await, (1, 0), "the port changed");
+    assert_eq!(pass().await, (0, 0), "the cache was written since");
+    assert_eq!(pass().await, (0, 1));
+
+    settle().await;
+    let (status, body) = h.sim().request(
+        "POST",
+        "/v2.0/floatingips",
+        Some(json!({"floatingip": {"floating_network_id": h.topology.public_network_id, "port_id": port, "project_id": PROJECT}})),
+    );
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(pass().await, (1, 0), "a floating IP came");
+    let address = body["floatingip"]["floating_ip_address"].as_str().unwrap().to_owned();
+    assert!(cache_json().await.contains(&address));
+
+    settle().await;
+    let (status, body) = h.sim().request(
+        "PUT",
+        &format!("/v2.0/subnets/{}", h.topology.private_subnet_id),
+        Some(json!({"subnet": {"dns_nameservers": ["192.0.2.53"]}})),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(pass().await, (1, 0), "the subnet changed");
+    assert!(cache_json().await.contains("192.0.2.53"));
+
+    settle().await;
+    let vif = store.vifs(server).await.unwrap().remove(0);
+    let tagged = VifRecord {
+        tag: Some("nic1".to_owned()),
+        ..vif
+    };
+    store.commit(vec![Change::UpdateVif(tagged)]).await.unwrap();
+    assert_eq!(
+        pass().await.1,
+        0,
+        "a VIF record changed (which advances the generation)"
+    );
+
+    settle().await;
+    let stored = store.cache(server).await.unwrap();
+    store
+        .commit(vec![Change::WriteCache {
+            server_id: server,
+            info: Default::default(),
+            expected_generation: stored.generation,
+        }])
+        .await
+        .unwrap();
+    assert_eq!(pass().await, (1, 0), "the cache was written by another");
+    assert_eq!(h.cached_port_ids(server).await, [port]);
+
+    settle().await;
+    while h.compute.heal_passes() % 10 != 0 {
+        assert_eq!(pass().await, (0, 1));
+    }
+    assert_eq!(pass().await, (0, 0), "a full pass");
+    assert_eq!(pass().await, (0, 1));
 }

@@ -1,0 +1,224 @@
+//! A digest of what one server's cache is rebuilt from, but what its cache
+//! generation stands for (the stored cache and its VIF records: every change
+//! of either advances it): the ports Neutron gives the VIFs (every field),
+//! their floating IPs, the networks and subnets those name, and the cache
+//! options. Heal keeps it beside the generation it found the cache right at;
+//! the same digest at the same generation rebuilds the same cache, so the
+//! rebuild is skipped.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::CacheOptions;
+use crate::neutron::{FloatingIp, Network, Port, Subnet};
+use crate::vif::VifRecord;
+use crate::{NetworkId, PortId, ServerId, SubnetId};
+
+/// What a batch's rebuilds read of Neutron.
+pub struct Seen<'a> {
+    pub ports: &'a HashMap<PortId, Arc<Port>>,
+    pub floating_ips: &'a HashMap<PortId, Vec<FloatingIp>>,
+    pub networks: &'a HashMap<NetworkId, Network>,
+    pub subnets: &'a HashMap<SubnetId, Subnet>,
+}
+
+/// A 64-bit digest of a rebuild's inputs. Equal inputs give equal digests;
+/// inputs that differ only in a JSON object's key order may not (a rebuild
+/// more, no harm).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputsDigest(u64);
+
+impl InputsDigest {
+    #[must_use]
+    pub fn of(server_id: ServerId, vifs: &[VifRecord], seen: &Seen<'_>, options: &CacheOptions) -> Self {
+        let mut h = DefaultHasher::new();
+        server_id.hash(&mut h);
+        options.hash(&mut h);
+        for vif in vifs {
+            vif.port_id.hash(&mut h);
+            let port = seen.ports.get(&vif.port_id).map(Arc::as_ref);
+            port.is_some().hash(&mut h);
+            if let Some(port) = port {
+                hash_port(port, &mut h);
+                seen.floating_ips.get(&vif.port_id).hash(&mut h);
+            }
+            for network_id in std::iter::once(&vif.network_id).chain(port.map(|p| &p.network_id)) {
+                let network = seen.networks.get(network_id);
+                network.hash(&mut h);
+                for subnet_id in network.into_iter().flat_map(|n| &n.subnet_ids) {
+                    seen.subnets.get(subnet_id).hash(&mut h);
+                }
+            }
+            for fixed_ip in port.into_iter().flat_map(|p| &p.fixed_ips) {
+                seen.subnets.get(&fixed_ip.subnet_id).hash(&mut h);
+            }
+        }
+        Self(h.finish())
+    }
+}
+
+/// Every field of a port; its driver-specific JSON walked in place.
+fn hash_port(port: &Port, h: &mut impl Hasher) {
+    let Port {
+        id,
+        name,
+        network_id,
+        project_id,
+        mac_address,
+        fixed_ips,
+        status,
+        admin_state_up,
+        device_id,
+        device_owner,
+        binding_host_id,
+        vif_type,
+        vnic_type,
+        vif_details,
+        profile,
+        tags,
+        revision_number,
+        security_groups,
+        port_security_enabled,
+    } = port;
+    (id, name, network_id, project_id, mac_address, fixed_ips, status).hash(h);
+    (
+        admin_state_up,
+        device_id,
+        device_owner,
+        binding_host_id,
+        vif_type,
+        vnic_type,
+    )
+        .hash(h);
+    (tags, revision_number, security_groups, port_security_enabled).hash(h);
+    hash_json(vif_details, h);
+    hash_json(profile, h);
+}
+
+fn hash_json(value: &Value, h: &mut impl Hasher) {
+    std::mem::discriminant(value).hash(h);
+    match value {
+        Value::Null => {}
+        Value::Bool(b) => b.hash(h),
+        Value::Number(n) => n.hash(h),
+        Value::String(s) => s.hash(h),
+        Value::Array(items) => {
+            items.len().hash(h);
+            items.iter().for_each(|item| hash_json(item, h));
+        }
+        Value::Object(map) => {
+            map.len().hash(h);
+            for (key, item) in map {
+                key.hash(h);
+                hash_json(item, h);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::tests::{port, topology, vif};
+    use crate::vif::VifOrigin;
+
+    /// One change to the inputs.
+    type Change = fn(&mut Inputs);
+
+    /// One server's inputs, with a batch-mate's port beside its own.
+    struct Inputs {
+        ports: HashMap<PortId, Arc<Port>>,
+        floating_ips: HashMap<PortId, Vec<FloatingIp>>,
+        networks: HashMap<NetworkId, Network>,
+        subnets: HashMap<SubnetId, Subnet>,
+        options: CacheOptions,
+    }
+
+    impl Inputs {
+        fn digest(&self, server: ServerId) -> InputsDigest {
+            let seen = Seen {
+                ports: &self.ports,
+                floating_ips: &self.floating_ips,
+                networks: &self.networks,
+                subnets: &self.subnets,
+            };
+            InputsDigest::of(
+                server,
+                &[vif("p1", server, 0, VifOrigin::Created)],
+                &seen,
+                &self.options,
+            )
+        }
+
+        fn port_mut(&mut self, id: &str) -> &mut Port {
+            Arc::make_mut(self.ports.get_mut(&PortId::from(id)).unwrap())
+        }
+    }
+
+    #[test]
+    fn the_digest_changes_with_every_input_of_the_servers_rebuild_and_no_other() {
+        let server = ServerId::new_v4();
+        let (networks, subnets) = topology();
+        let ports = [
+            port("p1", &server, "10.0.0.5"),
+            port("p2", &ServerId::new_v4(), "10.0.0.6"),
+        ];
+        let mut inputs = Inputs {
+            ports: ports.into_iter().map(|p| (p.id.clone(), Arc::new(p))).collect(),
+            floating_ips: HashMap::new(),
+            networks,
+            subnets,
+            options: CacheOptions::default(),
+        };
+        let base = inputs.digest(server);
+        assert_eq!(inputs.digest(server), base, "the same inputs, the same digest");
+        assert_ne!(inputs.digest(ServerId::new_v4()), base, "another server");
+
+        inputs.port_mut("p2").status = "DOWN".into();
+        assert_eq!(inputs.digest(server), base, "a batch-mate's port is not an input");
+
+        let changes: [(&str, Change); 9] = [
+            ("the port's status", |i| i.port_mut("p1").status = "DOWN".into()),
+            ("the port's revision", |i| i.port_mut("p1").revision_number += 1),
+            ("a value deep in the port's vif details", |i| {
+                i.port_mut("p1").vif_details = serde_json::json!({"port_filter": false});
+            }),
+            ("the port's profile", |i| {
+                i.port_mut("p1").profile = serde_json::json!({"migrating_to": "host2"});
+            }),
+            ("a floating IP", |i| {
+                i.floating_ips.insert(
+                    PortId::from("p1"),
+                    vec![FloatingIp {
+                        id: "fip1".into(),
+                        floating_ip_address: "172.24.4.10".parse().unwrap(),
+                        fixed_ip_address: Some("10.0.0.5".parse().unwrap()),
+                        port_id: Some(PortId::from("p1")),
+                    }],
+                );
+            }),
+            ("the network's MTU", |i| {
+                i.networks.get_mut(&NetworkId::from("net1")).unwrap().mtu = Some(1400);
+            }),
+            ("the subnet's DNS servers", |i| {
+                i.subnets
+                    .get_mut(&SubnetId::from("sub1"))
+                    .unwrap()
+                    .dns_nameservers
+                    .clear();
+            }),
+            ("the port is gone", |i| {
+                i.ports.remove(&PortId::from("p1"));
+            }),
+            ("the cache options", |i| i.options.ovs_bridge = "br-other".into()),
+        ];
+        for (what, change) in changes {
+            let before = inputs.digest(server);
+            change(&mut inputs);
+            assert_ne!(inputs.digest(server), before, "{what}");
+        }
+    }
+}
