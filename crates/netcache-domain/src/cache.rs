@@ -381,17 +381,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_cache_is_written_as_its_json_and_as_nothing_else() {
-        let server = ServerId::new_v4();
-        let p = port("9a1f7f7e-3c1b-4f7e-8a3e-2b8f1d0c5e11", &server, "10.0.0.5");
-        let observed = HashMap::from([(
-            p.id.clone(),
-            Observed::Present {
-                port: Arc::new(p.clone()),
-                floating_ips: vec![],
-            },
-        )]);
-        let vifs = [vif(p.id.as_str(), server, 0, VifOrigin::Created)];
-        let info = build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop).info;
+        let info = one_port_with_a_floating_ip().info;
         let json = info.to_json();
         assert!(info.is_written_as(&json));
         assert!(!info.is_written_as(&json[..json.len() - 1]), "a prefix");
