@@ -316,10 +316,11 @@ impl Compute {
         } = read;
         pass.report.batches += 1;
         let observation = self.observation(ports, &vifs, Some(&pass.floating_ips.by_port)).await?;
+        let seen = observation.seen();
         let mut rebuilt = Vec::new();
         for server in batch.iter().filter(|s| !s.is_deleted()) {
             let right = pass.generations.get(&server.id).map(|&generation| RightCache {
-                digest: InputsDigest::of(server.id, &vifs[&server.id], &observation.seen(), &self.config.cache),
+                digest: InputsDigest::of(server.id, &vifs[&server.id], &seen, &self.config.cache),
                 generation,
             });
             if right.is_some() && right_before.get(&server.id) == right.as_ref() {

@@ -297,6 +297,9 @@ where
     Ok((latencies, started.elapsed()))
 }
 
+/// Heal passes the bench times: with a full pass every ten, the tenth is one.
+const HEAL_PASSES: u32 = 10;
+
 /// Heal pass vs the same port lists sent raw; Neutron calls and statements.
 /// Ten passes: those that rebuild every cache (the first after the fill, which
 /// wrote them all, and the tenth, a full pass) apart from those that skip the
@@ -306,7 +309,7 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
     let store = compute.store();
     let (mut full, mut known) = (Vec::new(), Vec::new());
     let (mut calls, mut full_statements, mut known_statements) = (None, 0, 0);
-    for _ in 0..10 {
+    for _ in 0..HEAL_PASSES {
         rig.sim.reset_calls().await?;
         let before = store.queries_sent();
         let started = Instant::now();
@@ -332,7 +335,7 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
         }
         raw.push(started.elapsed());
     }
-    let mean = (full.iter().chain(&known).sum::<Duration>()) / 10;
+    let mean = full.iter().chain(&known).sum::<Duration>() / HEAL_PASSES;
     let raw = median(raw);
     let ratio = |d: Duration| d.as_secs_f64() / raw.as_secs_f64().max(f64::EPSILON);
     let (full, known) = (median(full), median(known));

@@ -1,8 +1,8 @@
 //! A digest of what one server's cache is rebuilt from, but what its cache
 //! generation stands for (the stored cache and its VIF records: every change
 //! of either advances it): the ports Neutron gives the VIFs (every field),
-//! their floating IPs, the networks and subnets those name, and the cache
-//! options. Heal keeps it beside the generation it found the cache right at;
+//! their floating IPs, their networks, the subnets of their fixed IPs, and the
+//! cache options. Heal keeps it beside the generation it found the cache right at;
 //! the same digest at the same generation rebuilds the same cache, so the
 //! rebuild is skipped.
 
@@ -39,20 +39,17 @@ impl InputsDigest {
         options.hash(&mut h);
         for vif in vifs {
             vif.port_id.hash(&mut h);
-            let port = seen.ports.get(&vif.port_id).map(Arc::as_ref);
+            let port = seen.ports.get(&vif.port_id);
             port.is_some().hash(&mut h);
-            if let Some(port) = port {
-                hash_port(port, &mut h);
-                seen.floating_ips.get(&vif.port_id).hash(&mut h);
-            }
-            for network_id in std::iter::once(&vif.network_id).chain(port.map(|p| &p.network_id)) {
-                let network = seen.networks.get(network_id);
-                network.hash(&mut h);
-                for subnet_id in network.into_iter().flat_map(|n| &n.subnet_ids) {
-                    seen.subnets.get(subnet_id).hash(&mut h);
-                }
-            }
-            for fixed_ip in port.into_iter().flat_map(|p| &p.fixed_ips) {
+            let Some(port) = port else {
+                continue;
+            };
+            // What `render_vif` reads: the port, its floating IPs, its network
+            // and the subnets of its fixed IPs.
+            hash_port(port, &mut h);
+            seen.floating_ips.get(&vif.port_id).hash(&mut h);
+            seen.networks.get(&port.network_id).hash(&mut h);
+            for fixed_ip in &port.fixed_ips {
                 seen.subnets.get(&fixed_ip.subnet_id).hash(&mut h);
             }
         }
