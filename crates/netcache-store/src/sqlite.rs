@@ -27,6 +27,13 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// every few rows, which cost more than the rows themselves.
 const ROW_BUFFER: usize = 1024;
 
+/// A pool of connections to this process's own SQLite file. Such a connection
+/// cannot go stale, so it is not tested before each use: sqlx's default pings
+/// it, a round trip to its thread before every statement.
+fn pool_options() -> SqlitePoolOptions {
+    SqlitePoolOptions::new().test_before_acquire(false)
+}
+
 /// The store in SQLite.
 ///
 /// Durability: WAL journal with `synchronous = FULL`, so a returned
@@ -60,7 +67,7 @@ impl SqliteStore {
         let mut store = if is_in_memory(url) {
             // Every connection to `sqlite::memory:` would be its own database, and
             // closing the last one drops it: keep exactly one, forever.
-            let pool = SqlitePoolOptions::new()
+            let pool = pool_options()
                 .max_connections(1)
                 .min_connections(1)
                 .idle_timeout(None)
@@ -72,11 +79,8 @@ impl SqliteStore {
             let options = options
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full);
-            let pool = SqlitePoolOptions::new().connect_with(options.clone()).await?;
-            let writer = SqlitePoolOptions::new()
-                .max_connections(1)
-                .connect_with(options)
-                .await?;
+            let pool = pool_options().connect_with(options.clone()).await?;
+            let writer = pool_options().max_connections(1).connect_with(options).await?;
             Self::with_writer(pool, writer).await?
         };
         store.path = (!is_in_memory(url))
@@ -210,5 +214,19 @@ mod tests {
         assert_eq!(Sqlite::ts(later), "2026-01-02T03:04:05.000500Z");
         assert!(Sqlite::ts(whole) < Sqlite::ts(later));
         assert_eq!(Sqlite::from_ts(Sqlite::ts(later)).unwrap(), to_micros(later));
+    }
+
+    /// Each statement takes a connection from a pool; a ping before it would
+    /// be one more round trip to the connection's thread.
+    #[tokio::test]
+    async fn connections_are_not_pinged_before_each_statement() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = SqliteStore::open(&format!("sqlite:{}", dir.path().join("netcache.db").display()))
+            .await
+            .unwrap();
+        let memory = SqliteStore::open("sqlite::memory:").await.unwrap();
+        for pool in [&file.pool, &file.writer, &memory.pool] {
+            assert!(!pool.options().get_test_before_acquire());
+        }
     }
 }
