@@ -159,7 +159,7 @@ async fn the_benchmark_prints_each_figure_beside_its_comparison() {
         for figure in [
             "SQLite with 30 servers:",
             "heal pass: ",
-            "the same port lists raw: ",
+            "the same port lists raw, sent after each pass: ",
             "Neutron calls",
             "/servers/detail?limit=1000: p50 ",
             "RSS after 32 detail pages at once",
