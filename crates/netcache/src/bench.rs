@@ -242,10 +242,14 @@ fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
     (at(50), at(99))
 }
 
-fn median(samples: Vec<Duration>) -> Duration {
-    let mut samples = samples;
-    samples.sort();
+fn median<T: PartialOrd + Copy + Default>(mut samples: Vec<T>) -> T {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+/// `ours` over `theirs`, for a `theirs` that may round to zero.
+fn ratio(ours: f64, theirs: f64) -> f64 {
+    ours / theirs.max(f64::EPSILON)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -330,21 +334,21 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
             known_statements = statements;
         }
     }
-    let all: Vec<(Duration, Duration)> = full.iter().chain(&known).copied().collect();
-    let mean = all.iter().map(|(took, _)| *took).sum::<Duration>() / HEAL_PASSES;
-    let raw = median(all.iter().map(|(_, raw)| *raw).collect());
-    let all_ratio =
-        ms(all.iter().map(|(took, _)| *took).sum()) / ms(all.iter().map(|(_, raw)| *raw).sum()).max(f64::EPSILON);
+    let (tooks, raws): (Vec<Duration>, Vec<Duration>) = full.iter().chain(&known).copied().unzip();
+    let (took, raw) = (tooks.iter().sum::<Duration>(), raws.iter().sum::<Duration>());
+    let median_took = |pairs: &[(Duration, Duration)]| median(pairs.iter().map(|(took, _)| *took).collect());
+    let median_ratio =
+        |pairs: &[(Duration, Duration)]| median(pairs.iter().map(|(took, raw)| ratio(ms(*took), ms(*raw))).collect());
     let calls = calls.map_or_else(|| "uncounted".to_owned(), |n| n.to_string());
     println!(
         "  heal pass: {:.1} ms rebuilding every cache, {:.1} ms skipping those known right, {:.1} ms the mean of 10 passes; the same port lists raw, sent after each pass: {:.1} ms; ratios {:.2}, {:.2}, {:.2}; {calls} Neutron calls; SQL statements {full_statements} and {known_statements}",
-        ms(median(full.iter().map(|(took, _)| *took).collect())),
-        ms(median(known.iter().map(|(took, _)| *took).collect())),
-        ms(mean),
-        ms(raw),
+        ms(median_took(&full)),
+        ms(median_took(&known)),
+        ms(took / HEAL_PASSES),
+        ms(median(raws)),
         median_ratio(&full),
         median_ratio(&known),
-        all_ratio
+        ratio(ms(took), ms(raw))
     );
     Ok(())
 }
@@ -361,16 +365,6 @@ async fn raw_lists(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<Duration> {
     Ok(started.elapsed())
 }
 
-/// The median of each pair's first over its second.
-fn median_ratio(pairs: &[(Duration, Duration)]) -> f64 {
-    let mut ratios: Vec<f64> = pairs
-        .iter()
-        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(f64::EPSILON))
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios.get(ratios.len() / 2).copied().unwrap_or_default()
-}
-
 /// `/servers/detail?limit=1000` vs Neutron listing 1,000 ports;
 /// memory after 4 and 32 pages at once.
 async fn detail(rig: &Rig) -> anyhow::Result<()> {
@@ -385,7 +379,7 @@ async fn detail(rig: &Rig) -> anyhow::Result<()> {
     let ((p50, p99), (n50, n99)) = (percentiles(ours), percentiles(theirs));
     println!(
         "  /servers/detail?limit=1000: p50 {p50:.1} ms, p99 {p99:.1} ms; Neutron's 1,000 ports: p50 {n50:.1} ms, p99 {n99:.1} ms; p50 ratio {:.2}",
-        p50 / n50.max(f64::EPSILON)
+        ratio(p50, n50)
     );
     for at_once in [4, 32] {
         let http = rig.http.clone();
@@ -444,7 +438,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         println!(
             "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms, {commits:.1} commits in {transactions:.2} transactions, {statements:.0} statements per boot); \
              Neutron {create_rate:.0} creates/s (p50 {c50:.1} ms, p99 {c99:.1} ms); ratio {:.3}",
-            boot_rate / create_rate.max(f64::EPSILON)
+            ratio(boot_rate, create_rate)
         );
     }
     Ok(())
