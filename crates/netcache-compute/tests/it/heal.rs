@@ -332,24 +332,25 @@ async fn deleted_servers_are_watched_only_while_a_create_is_unsettled() {
     }
 }
 
-/// A pass sends a batch's port list while the batch before it is still being
-/// healed: here the first batch waits on a Neutron call of its own (the list by
-/// id of its server's deleted port), and the second batch's list is sent, and
-/// held, meanwhile. A pass that read each batch only after healing the one
-/// before would send nothing while that call is held.
+/// A pass sends the port lists of the next three batches while a batch is
+/// still being healed: here the first batch waits on a Neutron call of its own
+/// (the list by id of its server's deleted port), and the later batches' lists
+/// are sent, and held, meanwhile. A pass that read each batch only after
+/// healing the one before would send none; one that read fewer batches ahead,
+/// not all three.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batchs_list_is_sent_while_the_batch_before_is_healed() {
+async fn the_next_three_batches_lists_are_sent_while_a_batch_is_healed() {
     let mut config = config();
     config.heal.batch_size = 1;
     let h = Harness::start(config).await;
-    let first = h.boot().await;
-    let second = h.boot().await;
+    let servers = [h.boot().await, h.boot().await, h.boot().await, h.boot().await];
     let store = h.compute.store();
-    let (a, b) = (store.server(first).await.unwrap(), store.server(second).await.unwrap());
-    assert!(
-        a.unwrap().created_at < b.unwrap().created_at,
-        "a pass heals the oldest first"
-    );
+    let mut created = Vec::new();
+    for id in servers {
+        created.push(store.server(id).await.unwrap().unwrap().created_at);
+    }
+    assert!(created.is_sorted(), "a pass heals the oldest first");
+    let first = servers[0];
     let port = h.ports_of(first)[0]["id"].as_str().unwrap().to_owned();
     h.sim().request("DELETE", &format!("/v2.0/ports/{port}"), None);
 
@@ -358,27 +359,33 @@ async fn a_batchs_list_is_sent_while_the_batch_before_is_healed() {
         ..FaultRule::new("ports.list", FaultAction::Hold)
     };
     h.sim().add_fault(hold("id", port));
-    h.sim().add_fault(hold("device_id", second.to_string()));
+    for later in &servers[1..] {
+        h.sim().add_fault(hold("device_id", later.to_string()));
+    }
     let pass = tokio::spawn({
         let compute = h.compute.clone();
         async move { compute.heal().await }
     });
     // Bounded only so that a failure ends: nothing but this test releases
     // what the pass waits on.
-    let mut both_held = false;
+    let mut all_held = false;
     for _ in 0..3000 {
-        both_held = h.sim().faults().iter().all(|rule| rule.fired == 1);
-        if both_held {
+        all_held = h.sim().faults().iter().all(|rule| rule.fired == 1);
+        if all_held {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
+    let fired: Vec<u64> = h.sim().faults().iter().map(|rule| rule.fired).collect();
     h.sim().clear_faults();
     let released = h.sim().release_held();
-    assert!(both_held, "the second batch's list waited for the first batch");
-    assert_eq!(released, 2);
+    assert!(
+        all_held,
+        "the later batches' lists waited for the first batch: {fired:?} fired"
+    );
+    assert_eq!(released, 4);
     let report = pass.await.unwrap().unwrap();
-    assert_eq!(report.batches, 2);
+    assert_eq!(report.batches, 4);
     assert_eq!(report.lost.len(), 1, "{report:?}");
     assert_eq!(report.lost[0].0, first);
 }
