@@ -94,8 +94,9 @@ impl Observation {
     }
 }
 
-/// Servers a pass holds at once: heal reads the watched servers a page at a
-/// time, so its memory does not grow with the number of servers.
+/// Servers in a page: heal reads the watched servers a page at a time (and
+/// holds two, the one it heals and the next), so its memory does not grow with
+/// the number of servers.
 const WATCHED_PAGE: i64 = 1000;
 
 /// Where a pass is in the watched servers.
