@@ -9,8 +9,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use futures::StreamExt;
 use futures::stream::FuturesOrdered;
+use futures::{StreamExt, TryFutureExt};
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::cache::{self, CacheInputs, InputsDigest, LostReason, LostVif, Observed, OnLost, Seen};
 use netcache_domain::change::Change;
@@ -184,8 +184,8 @@ impl Compute {
         // floating IPs were listed fails the compare-and-swap of this pass.
         let (busy, sightings, generations, mut page) = tokio::try_join!(
             self.busy_servers(),
-            async { Ok(self.store.ghost_sightings().await?) },
-            async { Ok(self.store.live_cache_generations().await?) },
+            self.store.ghost_sightings().err_into(),
+            self.store.live_cache_generations().err_into(),
             self.next_watched_page(&mut pages)
         )?;
         let full = self
