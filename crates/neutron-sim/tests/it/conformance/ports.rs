@@ -4,7 +4,10 @@ use super::*;
 
 case!(port_crud_binding_and_dual_stack, |api| {
     let net = api.network(json!({})).await;
-    let s4 = api.subnet(&net, "10.30.0.0/24", json!({})).await;
+    // A real Neutron allocates at random from the pool; the addresses asked for below lie
+    // outside it, so no port made here can already hold them.
+    let pool = json!({"allocation_pools": [{"start": "10.30.0.2", "end": "10.30.0.76"}]});
+    let s4 = api.subnet(&net, "10.30.0.0/24", pool).await;
     let s6 = api
         .subnet(
             &net,
