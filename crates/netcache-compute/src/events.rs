@@ -16,7 +16,7 @@ use netcache_domain::vif::VifRecord;
 use netcache_domain::{PortId, ServerId};
 use tracing::{info, warn};
 
-use crate::heal::HealReport;
+use crate::heal::{HealReport, Stored};
 use crate::{Compute, Result};
 
 /// One event as Nova receives it.
@@ -182,7 +182,7 @@ impl Compute {
         if let Some(stored) = caches.get(&server.id) {
             self.heal_server(
                 server,
-                stored,
+                Stored::Text(stored),
                 &vifs[&server.id],
                 &observation,
                 self.clock.now(),

@@ -16,7 +16,7 @@ use netcache_domain::cache::{self, CacheInputs, InputsDigest, LostReason, LostVi
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
-use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::network_info::{NetworkInfo, TextDigest};
 use netcache_domain::neutron::{FloatingIp, Port};
 use netcache_domain::server::WatchedServer;
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
@@ -132,11 +132,30 @@ struct BatchRead<'a> {
 }
 
 /// A cache heal found equal to its rebuild: at this generation, from inputs
-/// with this digest.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// with this digest, the rebuild's text with this one.
+#[derive(Clone, Copy)]
 pub(crate) struct RightCache {
     digest: InputsDigest,
     generation: i64,
+    text: TextDigest,
+}
+
+/// What heal holds of a stored cache to compare its rebuild with.
+pub(crate) enum Stored<'a> {
+    Text(&'a CacheText),
+    /// The text digest of a rebuild found equal to the cache at this
+    /// generation: every write of a cache advances its generation.
+    Digest(TextDigest, i64),
+}
+
+/// What heal did with one server's cache.
+pub(crate) enum Healed {
+    /// Found right: its rebuild's text has this digest.
+    Right(TextDigest),
+    /// Written, or left to the writer that changed it since.
+    Written,
+    /// The rebuild keeps an entry of the stored cache, which only its text has.
+    NeedsText,
 }
 
 /// The caches a pass found right, by server.
@@ -147,13 +166,17 @@ pub(crate) type RightCaches = HashMap<ServerId, RightCache>;
 /// other; two and three measured 1.4 and 1.3 times the raw lists' time.
 const READS_AHEAD: usize = 3;
 
-/// Every this many passes, one rebuilds every cache whatever it found before:
+/// Every this many passes, one rebuilds every cache whatever its inputs' digest:
 /// what a missed input or a digest collision could leave stale lasts no longer.
+/// It compares each rebuild with the text digest of the stored cache where a
+/// pass found it right at its generation now, and reads only the other texts.
 const FULL_PASS_EVERY: u64 = 10;
 
 /// What a heal pass carries from batch to batch.
 struct Pass {
     now: DateTime<Utc>,
+    /// Rebuilds every cache (see [`FULL_PASS_EVERY`]).
+    full: bool,
     /// The caches this pass finds right, as it finds them.
     right_now: RightCaches,
     /// Cache generations read before Neutron was.
@@ -192,12 +215,10 @@ impl Compute {
             .heal_passes
             .load(std::sync::atomic::Ordering::Relaxed)
             .is_multiple_of(FULL_PASS_EVERY);
-        let mut right_before = std::mem::take(&mut *self.healed_right.lock().expect("heal lock"));
-        if full {
-            right_before.clear();
-        }
+        let right_before = std::mem::take(&mut *self.healed_right.lock().expect("heal lock"));
         let mut pass = Pass {
             now,
+            full,
             right_now: RightCaches::new(),
             generations,
             floating_ips: ProjectFloatingIps::default(),
@@ -311,9 +332,9 @@ impl Compute {
     }
 
     /// Heals one batch from its reads: one observation of Neutron, each live
-    /// server's cache not found right before with these inputs (those whose
-    /// inputs changed read now, in one statement), and its ghosts' sightings in
-    /// one transaction. Each cache is written under the pass's generation, read
+    /// server's cache not found right before with these inputs (compared with
+    /// the text digest kept of it at its generation, else read now, in one
+    /// statement), and its ghosts' sightings in one transaction. Each cache is written under the pass's generation, read
     /// before Neutron was, so a change committed since fails the
     /// compare-and-swap.
     async fn heal_batch(&self, read: BatchRead<'_>, right_before: &RightCaches, pass: &mut Pass) -> Result<()> {
@@ -326,47 +347,75 @@ impl Compute {
         pass.report.batches += 1;
         let observation = self.observation(ports, &vifs, Some(&pass.floating_ips.by_port)).await?;
         let seen = observation.seen();
+        // Each live server not known right, with its inputs' digest at the
+        // pass's generation, and the text digest of a rebuild found equal to
+        // its cache at that generation, if a pass found one.
         let mut rebuilt = Vec::new();
         for server in batch.iter().filter(|s| !s.is_deleted()) {
-            let right = pass.generations.get(&server.id).map(|&generation| RightCache {
-                digest: InputsDigest::of(server.id, &vifs[&server.id], &seen, &self.config.cache),
-                generation,
+            let inputs = pass.generations.get(&server.id).map(|&generation| {
+                let digest = InputsDigest::of(server.id, &vifs[&server.id], &seen, &self.config.cache);
+                (digest, generation)
             });
-            if right.is_some() && right_before.get(&server.id) == right.as_ref() {
-                pass.report.known_right += 1;
-                pass.right_now.extend(right.map(|r| (server.id, r)));
-            } else {
-                rebuilt.push((server, right));
+            let before = right_before
+                .get(&server.id)
+                .filter(|b| inputs.is_some_and(|(_, generation)| generation == b.generation));
+            match before {
+                Some(b) if !pass.full && inputs.is_some_and(|(digest, _)| digest == b.digest) => {
+                    pass.report.known_right += 1;
+                    pass.right_now.insert(server.id, *b);
+                }
+                _ => rebuilt.push((server, inputs, before.map(|b| b.text))),
             }
         }
-        let unread: Vec<ServerId> = rebuilt
-            .iter()
-            .map(|(s, _)| s.id)
-            .filter(|id| !caches.contains_key(id))
-            .collect();
-        if !unread.is_empty() {
-            caches.extend(self.caches_of(&unread).await?);
-        }
-        for (server, right) in rebuilt {
-            let Some(stored) = caches.get_mut(&server.id) else {
-                continue;
-            };
-            if let Some(right) = right {
-                stored.generation = right.generation;
+        // Texts are read (in one statement) only where no digest stands in
+        // for them, and then for the rebuilds that keep a stored entry.
+        while !rebuilt.is_empty() {
+            let unread: Vec<ServerId> = rebuilt
+                .iter()
+                .filter(|(s, _, text)| text.is_none() && !caches.contains_key(&s.id))
+                .map(|(s, ..)| s.id)
+                .collect();
+            if !unread.is_empty() {
+                caches.extend(self.caches_of(&unread).await?);
             }
-            if self
-                .heal_server(
-                    server,
-                    stored,
-                    &vifs[&server.id],
-                    &observation,
-                    pass.now,
-                    &mut pass.report,
-                )
-                .await?
-            {
-                pass.right_now.extend(right.map(|r| (server.id, r)));
+            let mut needs_text = Vec::new();
+            for (server, inputs, text) in rebuilt {
+                let stored = match (caches.get_mut(&server.id), text, inputs) {
+                    (Some(stored), ..) => {
+                        if let Some((_, generation)) = inputs {
+                            stored.generation = generation;
+                        }
+                        Stored::Text(stored)
+                    }
+                    (None, Some(text), Some((_, generation))) => Stored::Digest(text, generation),
+                    _ => continue,
+                };
+                let healed = self
+                    .heal_server(
+                        server,
+                        stored,
+                        &vifs[&server.id],
+                        &observation,
+                        pass.now,
+                        &mut pass.report,
+                    )
+                    .await?;
+                match healed {
+                    Healed::Right(text) => pass.right_now.extend(inputs.map(|(digest, generation)| {
+                        (
+                            server.id,
+                            RightCache {
+                                digest,
+                                generation,
+                                text,
+                            },
+                        )
+                    })),
+                    Healed::Written => {}
+                    Healed::NeedsText => needs_text.push((server, inputs, None)),
+                }
             }
+            rebuilt = needs_text;
         }
         let mut sighted = Vec::new();
         for server in batch {
@@ -593,14 +642,14 @@ impl Compute {
     pub(crate) async fn heal_server(
         &self,
         server: &WatchedServer,
-        stored: &CacheText,
+        stored: Stored<'_>,
         vifs: &[VifRecord],
         observation: &Observation,
         now: DateTime<Utc>,
         report: &mut HealReport,
-    ) -> Result<bool> {
+    ) -> Result<Healed> {
         if server.is_deleted() {
-            return Ok(false);
+            return Ok(Healed::Written);
         }
         let restored = restored_vifs(server, vifs, observation);
         let vifs: &[VifRecord] = &vifs
@@ -620,15 +669,23 @@ impl Compute {
             })
         };
         // The stored cache is decoded only if the rebuild keeps an entry of it;
-        // otherwise the rebuild is compared with it as text. A cache stored in
-        // another key order than netcache writes is written once more, no harm.
+        // otherwise the rebuild is compared with it as text, or with the text
+        // digest of a rebuild found equal to it. A cache stored in another key
+        // order than netcache writes is written once more, no harm.
         let mut outcome = rebuild(&NetworkInfo::default());
-        let unchanged = if outcome.kept_previous {
-            let previous = stored.decode()?.info;
-            outcome = rebuild(&previous);
-            outcome.info == previous
-        } else {
-            outcome.info.is_written_as(&stored.json)
+        let (unchanged, expected_generation) = match stored {
+            Stored::Digest(..) if outcome.kept_previous => return Ok(Healed::NeedsText),
+            Stored::Digest(text, generation) => {
+                let now = outcome.info.text_digest();
+                ((now == text).then_some(now), generation)
+            }
+            Stored::Text(stored) if outcome.kept_previous => {
+                let previous = stored.decode()?.info;
+                outcome = rebuild(&previous);
+                let unchanged = outcome.info == previous;
+                (unchanged.then(|| outcome.info.text_digest()), stored.generation)
+            }
+            Stored::Text(stored) => (outcome.info.digest_if_written_as(&stored.json), stored.generation),
         };
         let mut vif_changes = Vec::new();
         if !outcome.lost.is_empty() {
@@ -636,8 +693,10 @@ impl Compute {
         }
         vif_changes.extend(restored.iter().cloned().map(Change::UpdateVif));
         vif_changes.extend(refreshed_details(vifs, &observed, &outcome.lost));
-        if unchanged && vif_changes.is_empty() {
-            return Ok(true);
+        if let Some(text) = unchanged
+            && vif_changes.is_empty()
+        {
+            return Ok(Healed::Right(text));
         }
         // A server this pass skipped as busy may have started an operation since.
         let mut changes = vec![
@@ -645,7 +704,7 @@ impl Compute {
             Change::WriteCache {
                 server_id: server.id,
                 info: outcome.info.clone(),
-                expected_generation: stored.generation,
+                expected_generation,
             },
         ];
         changes.extend(vif_changes);
@@ -671,7 +730,7 @@ impl Compute {
             Err(e) if e.is_conflict() || matches!(e, netcache_store::Error::NotFound(_)) => report.conflicts += 1,
             Err(e) => return Err(e.into()),
         }
-        Ok(false)
+        Ok(Healed::Written)
     }
 
     /// Records lost VIFs: in the action log always, and as `lost` records when

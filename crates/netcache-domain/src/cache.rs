@@ -383,15 +383,18 @@ pub(crate) mod tests {
     fn a_cache_is_written_as_its_json_and_as_nothing_else() {
         let info = one_port_with_a_floating_ip().info;
         let json = info.to_json();
-        assert!(info.is_written_as(&json));
-        assert!(!info.is_written_as(&json[..json.len() - 1]), "a prefix");
-        assert!(!info.is_written_as(&format!("{json} ")), "longer");
-        assert!(
-            !info.is_written_as(&json.replace("10.0.0.5", "10.0.0.6")),
+        assert_eq!(info.digest_if_written_as(&json), Some(info.text_digest()));
+        assert_eq!(info.digest_if_written_as(&json[..json.len() - 1]), None, "a prefix");
+        assert_eq!(info.digest_if_written_as(&format!("{json} ")), None, "longer");
+        assert_eq!(
+            info.digest_if_written_as(&json.replace("10.0.0.5", "10.0.0.6")),
+            None,
             "another address"
         );
-        assert!(!info.is_written_as(""));
-        assert!(NetworkInfo::default().is_written_as("[]"));
+        assert_eq!(info.digest_if_written_as(""), None);
+        let empty = NetworkInfo::default();
+        assert_eq!(empty.digest_if_written_as("[]"), Some(empty.text_digest()));
+        assert_ne!(empty.text_digest(), info.text_digest());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! This is netcache's persisted cache format, hence serde lives here rather than at an
 //! API boundary.
 
+use std::hash::{DefaultHasher, Hasher};
 use std::io;
 
 use serde::{Deserialize, Serialize};
@@ -20,13 +21,23 @@ impl NetworkInfo {
         serde_json::to_string(self).expect("network info is always serialisable")
     }
 
-    /// Whether `text` is what [`NetworkInfo::to_json`] writes, byte for byte:
-    /// compared while serialising, so no string is built, and a difference
-    /// stops it.
+    /// The digest of what [`NetworkInfo::to_json`] writes, taken while serialising.
     #[must_use]
-    pub fn is_written_as(&self, text: &str) -> bool {
-        let mut rest = text.as_bytes();
-        serde_json::to_writer(Matching(&mut rest), self).is_ok() && rest.is_empty()
+    pub fn text_digest(&self) -> TextDigest {
+        let mut writer = Digesting::new(None);
+        serde_json::to_writer(&mut writer, self).expect("network info is always serialisable");
+        writer.finish()
+    }
+
+    /// The digest of `text` if it is what [`NetworkInfo::to_json`] writes, byte
+    /// for byte: compared while serialising, so no string is built, and a
+    /// difference stops it.
+    #[must_use]
+    pub fn digest_if_written_as(&self, text: &str) -> Option<TextDigest> {
+        let mut writer = Digesting::new(Some(text.as_bytes()));
+        serde_json::to_writer(&mut writer, self).ok()?;
+        let written = writer.expected.is_some_and(<[u8]>::is_empty);
+        written.then(|| writer.finish())
     }
 
     /// Reads a stored cache, tolerating keys missing from older blobs.
@@ -39,14 +50,49 @@ impl NetworkInfo {
     }
 }
 
-/// A writer that consumes a text as long as it is written the same bytes,
-/// and fails at the first difference.
-struct Matching<'a, 'b>(&'a mut &'b [u8]);
+/// A digest of a cache's text as [`NetworkInfo::to_json`] writes it. Heal keeps
+/// it of a cache it found right, and compares a later rebuild's with it rather
+/// than read the text again: the text is the same while the generation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextDigest(u64);
 
-impl io::Write for Matching<'_, '_> {
+/// A writer that hashes what it is written and, given a text, consumes it as
+/// long as it is written the same bytes, failing at the first difference.
+/// It hashes in blocks: serde writes a few bytes at a time, and hashing each
+/// piece cost heal more than reading the texts it spares.
+struct Digesting<'a> {
+    hasher: DefaultHasher,
+    block: Vec<u8>,
+    expected: Option<&'a [u8]>,
+}
+
+const DIGEST_BLOCK: usize = 4096;
+
+impl<'a> Digesting<'a> {
+    fn new(expected: Option<&'a [u8]>) -> Self {
+        Self {
+            hasher: DefaultHasher::new(),
+            block: Vec::with_capacity(DIGEST_BLOCK),
+            expected,
+        }
+    }
+
+    fn finish(mut self) -> TextDigest {
+        self.hasher.write(&self.block);
+        TextDigest(self.hasher.finish())
+    }
+}
+
+impl io::Write for Digesting<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let rest = self.0.strip_prefix(buf).ok_or(io::ErrorKind::InvalidData)?;
-        *self.0 = rest;
+        if let Some(rest) = &mut self.expected {
+            *rest = rest.strip_prefix(buf).ok_or(io::ErrorKind::InvalidData)?;
+        }
+        if self.block.len() + buf.len() > DIGEST_BLOCK {
+            self.hasher.write(&self.block);
+            self.block.clear();
+        }
+        self.block.extend_from_slice(buf);
         Ok(buf.len())
     }
 
