@@ -152,7 +152,8 @@ pub(crate) enum Stored<'a> {
 pub(crate) enum Healed {
     /// Found right: its rebuild's text has this digest.
     Right(TextDigest),
-    /// Written, or left to the writer that changed it since.
+    /// Written, left to the writer that changed it since, or not heal's to
+    /// write (a deleted server).
     Written,
     /// The rebuild keeps an entry of the stored cache, which only its text has.
     NeedsText,
@@ -334,9 +335,9 @@ impl Compute {
     /// Heals one batch from its reads: one observation of Neutron, each live
     /// server's cache not found right before with these inputs (compared with
     /// the text digest kept of it at its generation, else read now, in one
-    /// statement), and its ghosts' sightings in one transaction. Each cache is written under the pass's generation, read
-    /// before Neutron was, so a change committed since fails the
-    /// compare-and-swap.
+    /// statement), and its ghosts' sightings in one transaction. Each cache is
+    /// written under the pass's generation, read before Neutron was, so a
+    /// change committed since fails the compare-and-swap.
     async fn heal_batch(&self, read: BatchRead<'_>, right_before: &RightCaches, pass: &mut Pass) -> Result<()> {
         let BatchRead {
             servers: batch,
