@@ -167,17 +167,13 @@ pub(crate) type RightCaches = HashMap<ServerId, RightCache>;
 /// other; two and three measured 1.4 and 1.3 times the raw lists' time.
 const READS_AHEAD: usize = 3;
 
-/// Every this many passes, one rebuilds every cache whatever its inputs' digest:
-/// what a missed input or a digest collision could leave stale lasts no longer.
-/// It compares each rebuild with the text digest of the stored cache where a
-/// pass found it right at its generation now, and reads only the other texts.
-const FULL_PASS_EVERY: u64 = 10;
-
 /// What a heal pass carries from batch to batch.
 struct Pass {
     now: DateTime<Utc>,
-    /// Rebuilds every cache (see [`FULL_PASS_EVERY`]).
-    full: bool,
+    /// This pass's number: it rebuilds the caches [`cache::rebuild_due`] in
+    /// it whatever their inputs' digest, each compared with the text digest
+    /// kept of it where there is one, not read.
+    number: u64,
     /// The caches this pass finds right, as it finds them.
     right_now: RightCaches,
     /// Cache generations read before Neutron was.
@@ -212,14 +208,11 @@ impl Compute {
             self.store.live_cache_generations().err_into(),
             self.next_watched_page(&mut pages)
         )?;
-        let full = self
-            .heal_passes
-            .load(std::sync::atomic::Ordering::Relaxed)
-            .is_multiple_of(FULL_PASS_EVERY);
+        let number = self.heal_passes.load(std::sync::atomic::Ordering::Relaxed);
         let right_before = std::mem::take(&mut *self.healed_right.lock().expect("heal lock"));
         let mut pass = Pass {
             now,
-            full,
+            number,
             right_now: RightCaches::new(),
             generations,
             floating_ips: ProjectFloatingIps::default(),
@@ -361,7 +354,10 @@ impl Compute {
                 .get(&server.id)
                 .filter(|b| inputs.is_some_and(|(_, generation)| generation == b.generation));
             match before {
-                Some(b) if !pass.full && inputs.is_some_and(|(digest, _)| digest == b.digest) => {
+                Some(b)
+                    if inputs.is_some_and(|(digest, _)| digest == b.digest)
+                        && !cache::rebuild_due(server.id, pass.number) =>
+                {
                     pass.report.known_right += 1;
                     pass.right_now.insert(server.id, *b);
                 }

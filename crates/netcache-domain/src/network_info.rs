@@ -24,9 +24,7 @@ impl NetworkInfo {
     /// The digest of what [`NetworkInfo::to_json`] writes, taken while serialising.
     #[must_use]
     pub fn text_digest(&self) -> TextDigest {
-        let mut writer = Digesting::new(None);
-        serde_json::to_writer(&mut writer, self).expect("network info is always serialisable");
-        writer.finish()
+        self.digest_written(None).expect("network info is always serialisable")
     }
 
     /// The digest of `text` if it is what [`NetworkInfo::to_json`] writes, byte
@@ -34,10 +32,25 @@ impl NetworkInfo {
     /// difference stops it.
     #[must_use]
     pub fn digest_if_written_as(&self, text: &str) -> Option<TextDigest> {
-        let mut writer = Digesting::new(Some(text.as_bytes()));
+        self.digest_written(Some(text.as_bytes()))
+    }
+
+    /// Serialises into a [`Digesting`] writer, through a buffer: serde writes a
+    /// few bytes at a time, and hashing each piece cost heal more than reading
+    /// the texts it spares.
+    fn digest_written(&self, expected: Option<&[u8]>) -> Option<TextDigest> {
+        let mut writer = io::BufWriter::with_capacity(
+            DIGEST_BLOCK,
+            Digesting {
+                hasher: DefaultHasher::new(),
+                expected,
+            },
+        );
         serde_json::to_writer(&mut writer, self).ok()?;
-        let written = writer.expected.is_some_and(<[u8]>::is_empty);
-        written.then(|| writer.finish())
+        let Digesting { hasher, expected } = writer.into_inner().ok()?;
+        expected
+            .is_none_or(<[u8]>::is_empty)
+            .then(|| TextDigest(hasher.finish()))
     }
 
     /// Reads a stored cache, tolerating keys missing from older blobs.
@@ -58,41 +71,19 @@ pub struct TextDigest(u64);
 
 /// A writer that hashes what it is written and, given a text, consumes it as
 /// long as it is written the same bytes, failing at the first difference.
-/// It hashes in blocks: serde writes a few bytes at a time, and hashing each
-/// piece cost heal more than reading the texts it spares.
 struct Digesting<'a> {
     hasher: DefaultHasher,
-    block: Vec<u8>,
     expected: Option<&'a [u8]>,
 }
 
 const DIGEST_BLOCK: usize = 4096;
-
-impl<'a> Digesting<'a> {
-    fn new(expected: Option<&'a [u8]>) -> Self {
-        Self {
-            hasher: DefaultHasher::new(),
-            block: Vec::with_capacity(DIGEST_BLOCK),
-            expected,
-        }
-    }
-
-    fn finish(mut self) -> TextDigest {
-        self.hasher.write(&self.block);
-        TextDigest(self.hasher.finish())
-    }
-}
 
 impl io::Write for Digesting<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(rest) = &mut self.expected {
             *rest = rest.strip_prefix(buf).ok_or(io::ErrorKind::InvalidData)?;
         }
-        if self.block.len() + buf.len() > DIGEST_BLOCK {
-            self.hasher.write(&self.block);
-            self.block.clear();
-        }
-        self.block.extend_from_slice(buf);
+        self.hasher.write(buf);
         Ok(buf.len())
     }
 

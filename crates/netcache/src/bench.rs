@@ -301,16 +301,17 @@ where
     Ok((latencies, started.elapsed()))
 }
 
-/// Heal passes the bench times: with a full pass every ten, the tenth is one.
+/// Heal passes the bench times: every cache has its turn to be rebuilt once in
+/// ten.
 const HEAL_PASSES: u32 = 10;
 
 /// Heal pass vs the same port lists sent raw; Neutron calls and statements.
 /// Ten passes, each followed at once by the raw lists, so that each ratio
 /// compares two runs a moment apart (this machine's speed drifts within a
-/// run): the passes that rebuild every cache (the first after the fill, which
-/// wrote them all, and the tenth, a full pass) apart from those that skip the
-/// caches a pass before found right, each kind's median ratio, and the ten
-/// passes' time over their raw lists' time.
+/// run): the first, which rebuilds every cache (it follows the fill, which
+/// wrote them all), apart from those that rebuild only the caches whose turn
+/// it is and skip the others a pass before found right, each kind's median
+/// ratio, and the ten passes' time over their raw lists' time.
 async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
     let compute = &rig.app.compute;
     let store = compute.store();
@@ -341,7 +342,7 @@ async fn heal(rig: &Rig, ids: &[ServerId]) -> anyhow::Result<()> {
         |pairs: &[(Duration, Duration)]| median(pairs.iter().map(|(took, raw)| ratio(ms(*took), ms(*raw))).collect());
     let calls = calls.map_or_else(|| "uncounted".to_owned(), |n| n.to_string());
     println!(
-        "  heal pass: {:.1} ms rebuilding every cache, {:.1} ms skipping those known right, {:.1} ms the mean of 10 passes; the same port lists raw, sent after each pass: {:.1} ms; ratios {:.2}, {:.2}, {:.2}; {calls} Neutron calls; SQL statements {full_statements} and {known_statements}",
+        "  heal pass: {:.1} ms rebuilding every cache, {:.1} ms rebuilding those whose turn it is and skipping the others known right, {:.1} ms the mean of 10 passes; the same port lists raw, sent after each pass: {:.1} ms; ratios {:.2}, {:.2}, {:.2}; {calls} Neutron calls; SQL statements {full_statements} and {known_statements}",
         ms(median_took(&full)),
         ms(median_took(&known)),
         ms(took / HEAL_PASSES),

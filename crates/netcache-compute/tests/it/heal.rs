@@ -3,9 +3,9 @@
 
 use crate::support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
-use netcache_domain::cache::OnLost;
+use netcache_domain::cache::{self, OnLost};
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::intent::{IntentState, PortIntent};
@@ -162,8 +162,10 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     assert_eq!(status, 201, "{body}");
     let mut changes = Vec::with_capacity(SERVERS * 2);
     let mut ports = Vec::with_capacity(SERVERS);
+    let mut servers = Vec::with_capacity(SERVERS);
     for _ in 0..SERVERS {
         let id = ServerId::new_v4();
+        servers.push(id);
         let port = h.neutron_port(
             json!({"network_id": net, "device_id": id.to_string(), "device_owner": "compute:nova", "binding:host_id": "host1"}),
         );
@@ -216,11 +218,23 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     assert!(queries <= 3 + 2 + 2 * 10, "{queries} store queries for 10 batches");
     assert!(report.ghosts.is_empty());
 
-    // The caches that pass found right are not read again while nothing changed.
+    // The servers whose turn it is to be rebuilt in the next pass.
+    let due_next = || {
+        let pass = h.compute.heal_passes();
+        servers
+            .iter()
+            .filter(|s| cache::rebuild_due(**s, pass))
+            .copied()
+            .collect::<HashSet<_>>()
+    };
+    // The caches that pass found right are not read again while nothing
+    // changed; those due a rebuild are compared with the text digests the pass
+    // before kept, not read.
+    let due = due_next();
     let before = h.compute.store().queries_sent();
     let report = h.compute.heal().await.unwrap();
     let queries = h.compute.store().queries_sent() - before;
-    assert_eq!(report.known_right, SERVERS);
+    assert_eq!(report.known_right, SERVERS - due.len());
     assert!(
         queries <= 3 + 2 + 10,
         "{queries} store queries for 10 batches known right"
@@ -235,23 +249,28 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
         );
         assert_eq!(status, 200, "{body}");
     }
+    let rebuilt: HashSet<ServerId> = due_next().into_iter().chain(servers[..10].iter().copied()).collect();
     let before = h.compute.store().queries_sent();
     let report = h.compute.heal().await.unwrap();
     let queries = h.compute.store().queries_sent() - before;
-    assert_eq!(report.known_right, SERVERS - 10);
+    assert_eq!(report.known_right, SERVERS - rebuilt.len());
     assert_eq!(report.cache_writes, 0, "a port's name is not in its cache");
     assert!(queries <= 3 + 2 + 10, "{queries} store queries for 10 batches");
 
-    // A full pass rebuilds every cache, and reads none of those it kept a
-    // text digest of at their generation now.
-    while h.compute.heal_passes() % 10 != 0 {
-        h.compute.heal().await.unwrap();
+    // Ten passes rebuild every cache once, a tenth in each, and read none of
+    // the texts they kept a digest of at their generation now.
+    let mut rebuilt = 0;
+    for _ in 0..cache::REBUILD_EVERY {
+        let due = due_next();
+        let before = h.compute.store().queries_sent();
+        let report = h.compute.heal().await.unwrap();
+        let queries = h.compute.store().queries_sent() - before;
+        assert_eq!(report.known_right, SERVERS - due.len(), "{report:?}");
+        assert_eq!(report.cache_writes, 0, "{report:?}");
+        assert!(queries <= 3 + 2 + 10, "{queries} store queries for a pass");
+        rebuilt += due.len();
     }
-    let before = h.compute.store().queries_sent();
-    let report = h.compute.heal().await.unwrap();
-    let queries = h.compute.store().queries_sent() - before;
-    assert_eq!((report.known_right, report.cache_writes), (0, 0), "{report:?}");
-    assert!(queries <= 3 + 2 + 10, "{queries} store queries for a full pass");
+    assert_eq!(rebuilt, SERVERS);
 
     // The audit reads Neutron as heal does: a port list per batch, the
     // floating IPs once; and the store a batch at a time, as heal does.
@@ -404,7 +423,7 @@ async fn the_next_three_batches_lists_are_sent_while_a_batch_is_healed() {
 /// A pass does not rebuild a cache the pass before found right, while its
 /// generation and every input of its rebuild are as they were: a change to the
 /// port, a floating IP, a subnet, a VIF record or the cache itself makes it
-/// rebuild (and write) again, and every tenth pass rebuilds all.
+/// rebuild (and write) again, and it is rebuilt once in every ten passes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cache_found_right_is_rebuilt_only_when_an_input_or_the_cache_changed() {
     let mut config = config();
@@ -419,16 +438,19 @@ async fn a_cache_found_right_is_rebuilt_only_when_an_input_or_the_cache_changed(
         (report.cache_writes, report.known_right)
     };
     let cache_json = || async { h.compute.network_info(server).await.unwrap().to_json() };
-    // Passes until one found the cache right and the next is not a full one.
+    let due_next = || cache::rebuild_due(server, h.compute.heal_passes());
+    // Passes until one found the cache right and the next is not the
+    // server's turn to be rebuilt.
     let settle = || async {
         loop {
             let (writes, _) = pass().await;
-            if writes == 0 && h.compute.heal_passes() % 10 != 0 {
+            if writes == 0 && !due_next() {
                 return;
             }
         }
     };
     assert_eq!(pass().await, (0, 0), "the first pass rebuilds every cache");
+    settle().await;
     assert_eq!(pass().await, (0, 1), "nothing changed");
 
     let (status, body) = h.sim().request(
@@ -439,6 +461,7 @@ async fn a_cache_found_right_is_rebuilt_only_when_an_input_or_the_cache_changed(
     assert_eq!(status, 200, "{body}");
     assert_eq!(pass().await, (1, 0), "the port changed");
     assert_eq!(pass().await, (0, 0), "the cache was written since");
+    settle().await;
     assert_eq!(pass().await, (0, 1));
 
     settle().await;
@@ -489,9 +512,9 @@ async fn a_cache_found_right_is_rebuilt_only_when_an_input_or_the_cache_changed(
     assert_eq!(h.cached_port_ids(server).await, [port]);
 
     settle().await;
-    while h.compute.heal_passes() % 10 != 0 {
+    while !due_next() {
         assert_eq!(pass().await, (0, 1));
     }
-    assert_eq!(pass().await, (0, 0), "a full pass");
+    assert_eq!(pass().await, (0, 0), "its turn to be rebuilt");
     assert_eq!(pass().await, (0, 1));
 }

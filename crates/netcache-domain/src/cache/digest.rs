@@ -57,6 +57,20 @@ impl InputsDigest {
     }
 }
 
+/// Heal rebuilds each cache once in this many passes, whatever its inputs'
+/// digest: what a missed input or a digest collision could leave stale lasts
+/// no longer.
+pub const REBUILD_EVERY: u64 = 10;
+
+/// Whether heal's pass number `pass` rebuilds this server's cache whatever its
+/// inputs' digest. Each pass takes the tenth of the servers whose id falls to
+/// it, so every server has its turn once in [`REBUILD_EVERY`] passes and no
+/// pass rebuilds them all.
+#[must_use]
+pub fn rebuild_due(server_id: ServerId, pass: u64) -> bool {
+    server_id.0.as_u128() % u128::from(REBUILD_EVERY) == u128::from(pass % REBUILD_EVERY)
+}
+
 /// Every field of a port; its driver-specific JSON walked in place.
 fn hash_port(port: &Port, h: &mut impl Hasher) {
     let Port {
@@ -152,6 +166,31 @@ mod tests {
 
         fn port_mut(&mut self, id: &str) -> &mut Port {
             Arc::make_mut(self.ports.get_mut(&PortId::from(id)).unwrap())
+        }
+    }
+
+    #[test]
+    fn every_server_is_due_a_rebuild_once_in_every_run_of_ten_passes_and_each_pass_takes_a_tenth() {
+        // Ids spread like random v4 uuids, the same on every run.
+        let servers: Vec<ServerId> = (1..=10_000u128)
+            .map(|i| {
+                ServerId(uuid::Uuid::from_u128(
+                    i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835),
+                ))
+            })
+            .collect();
+        for first in [0, 7, u64::MAX - 20] {
+            for server in &servers {
+                let due = (first..first + REBUILD_EVERY).filter(|&pass| rebuild_due(*server, pass));
+                assert_eq!(due.count(), 1, "{server} from pass {first}");
+            }
+        }
+        for pass in 0..REBUILD_EVERY {
+            let due = servers.iter().filter(|s| rebuild_due(**s, pass)).count();
+            assert!(
+                (900..=1100).contains(&due),
+                "{due} of 10,000 servers due in pass {pass}"
+            );
         }
     }
 
