@@ -62,7 +62,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn lock_node_exclusively(&self, node: &str) -> impl Future<Output = Result<NodeLock>> + Send;
 }
 
-type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
+pub(crate) type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
 
 /// Namespace of the generic helpers (statements, binds, row decoding).
 pub(crate) struct Sql<DB>(PhantomData<DB>);

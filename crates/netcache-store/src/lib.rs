@@ -27,6 +27,8 @@ mod engine;
 mod error;
 mod group_commit;
 mod json;
+#[cfg(test)]
+mod plans;
 mod postgres;
 mod sql;
 mod sqlite;

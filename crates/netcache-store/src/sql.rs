@@ -239,18 +239,21 @@ pub(crate) const SELECT_PROJECT_SERVERS: &str =
     select_servers!("WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 ORDER BY created_at, id");
 /// Newest first, for a page: `$1` whether deleted servers are included, then the
 /// project (if any), then the last server of the previous page (time and id, if
-/// any), then how many. Keyset paging on `servers_by_age` / `servers_by_project`.
+/// any), then how many. Keyset paging on `servers_by_age` / `servers_by_project`:
+/// the marker is a row value, which both databases seek the index to (the same
+/// test as an `OR` of columns, which PostgreSQL only filters by, walking every
+/// row before the marker).
 pub(crate) const SELECT_SERVERS_NEWEST: &str =
     select_servers!("WHERE ($1 OR vm_state <> 'deleted') ORDER BY created_at DESC, id DESC LIMIT $2");
 pub(crate) const SELECT_SERVERS_NEWEST_AFTER: &str = select_servers!(
-    "WHERE ($1 OR vm_state <> 'deleted') AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+    "WHERE ($1 OR vm_state <> 'deleted') AND (created_at, id) < ($2, $3) \
      ORDER BY created_at DESC, id DESC LIMIT $4"
 );
 pub(crate) const SELECT_PROJECT_SERVERS_NEWEST: &str = select_servers!(
     "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3"
 );
 pub(crate) const SELECT_PROJECT_SERVERS_NEWEST_AFTER: &str = select_servers!(
-    "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 AND (created_at < $3 OR (created_at = $3 AND id < $4)) \
+    "WHERE ($1 OR vm_state <> 'deleted') AND project_id = $2 AND (created_at, id) < ($3, $4) \
      ORDER BY created_at DESC, id DESC LIMIT $5"
 );
 /// A `WatchedServer`'s columns of the live servers, and of those deleted after
@@ -269,10 +272,11 @@ macro_rules! watched {
 
 /// Oldest first, for a page: `$1` and `$2` choose the deleted servers
 /// (`watched!`), then the last server of the previous page (time and id, if
-/// any), then how many. Keyset paging on `servers_by_age`.
+/// any), then how many. Keyset paging on `servers_by_age`, from a row value as
+/// for [`SELECT_SERVERS_NEWEST_AFTER`].
 pub(crate) const SELECT_WATCHED_SERVERS: &str = watched!("ORDER BY created_at, id LIMIT $3");
 pub(crate) const SELECT_WATCHED_SERVERS_AFTER: &str =
-    watched!("AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5");
+    watched!("AND (created_at, id) > ($3, $4) ORDER BY created_at, id LIMIT $5");
 
 macro_rules! select_vifs {
     ($tail:literal) => {
