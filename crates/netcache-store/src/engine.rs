@@ -40,6 +40,8 @@ mod sets;
 use cols::Cols;
 pub(crate) use cols::corrupt;
 pub(crate) use counts::QueryCount;
+#[cfg(test)]
+pub(crate) use sets::placeholders;
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.
 pub(crate) trait Backend: Send + Sync + 'static {

@@ -14,7 +14,7 @@ use crate::{Error, Result};
 pub(super) const IDS_PER_STATEMENT: usize = 128;
 
 /// `($1, $2, …, $n)`.
-fn placeholders(n: usize) -> String {
+pub(crate) fn placeholders(n: usize) -> String {
     let list: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
     format!("({})", list.join(", "))
 }
