@@ -183,6 +183,7 @@ impl Compute {
             self.heal_server(
                 server,
                 Stored::Text(stored),
+                None,
                 &vifs[&server.id],
                 &observation,
                 self.clock.now(),

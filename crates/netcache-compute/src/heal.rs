@@ -12,7 +12,9 @@ use chrono::{DateTime, Utc};
 use futures::stream::FuturesOrdered;
 use futures::{StreamExt, TryFutureExt};
 use netcache_domain::action::{Action, ActionEvent};
-use netcache_domain::cache::{self, CacheInputs, InputsDigest, LostReason, LostVif, Observed, OnLost, Seen};
+use netcache_domain::cache::{
+    self, CacheInputs, FoundRight, InputsDigest, LostReason, LostVif, Observed, OnLost, Seen,
+};
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
@@ -22,7 +24,7 @@ use netcache_domain::server::WatchedServer;
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{PortId, ProjectId, ServerId};
 use netcache_neutron::{FloatingIpFilter, PortFilter};
-use netcache_store::{CacheText, DeletedWatch};
+use netcache_store::{CacheGeneration, CacheText, DeletedWatch};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
@@ -35,8 +37,8 @@ pub struct HealReport {
     pub servers: usize,
     pub batches: usize,
     pub cache_writes: usize,
-    /// Servers whose inputs and cache were as a pass before found them right:
-    /// not rebuilt.
+    /// Servers whose inputs and cache were as a pass before (of any process)
+    /// found them right: not rebuilt.
     pub known_right: usize,
     /// Cache writes skipped because a concurrent change won (retried next pass).
     pub conflicts: usize,
@@ -131,19 +133,10 @@ struct BatchRead<'a> {
     ports: Vec<Port>,
 }
 
-/// A cache heal found equal to its rebuild: at this generation, from inputs
-/// with this digest, the rebuild's text with this one.
-#[derive(Clone, Copy)]
-pub(crate) struct RightCache {
-    digest: InputsDigest,
-    generation: i64,
-    text: TextDigest,
-}
-
 /// What heal holds of a stored cache to compare its rebuild with.
 pub(crate) enum Stored<'a> {
     Text(&'a CacheText),
-    /// The text digest of a rebuild found equal to the cache at this
+    /// The text digest recorded of a rebuild found equal to the cache at this
     /// generation: every write of a cache advances its generation.
     Digest(TextDigest, i64),
 }
@@ -159,8 +152,9 @@ pub(crate) enum Healed {
     NeedsText,
 }
 
-/// The caches a pass found right, by server.
-pub(crate) type RightCaches = HashMap<ServerId, RightCache>;
+/// Every live server's cache generation, read before Neutron is, with what
+/// a pass found of the cache at it.
+type Generations = HashMap<ServerId, CacheGeneration>;
 
 /// Batches whose reads are in flight while one is rebuilt: Neutron has lists
 /// to build while netcache decodes and rebuilds. One left each waiting for the
@@ -172,12 +166,8 @@ struct Pass {
     now: DateTime<Utc>,
     /// This pass's number: it rebuilds the caches [`cache::rebuild_due`] in
     /// it whatever their inputs' digest, each compared with the text digest
-    /// kept of it where there is one, not read.
+    /// recorded of it where there is one, not read.
     number: u64,
-    /// The caches this pass finds right, as it finds them.
-    right_now: RightCaches,
-    /// Cache generations read before Neutron was.
-    generations: HashMap<ServerId, i64>,
     floating_ips: ProjectFloatingIps,
     /// Ghost sightings recorded before this pass; those left are stale.
     sightings: HashMap<PortId, GhostSighting>,
@@ -209,12 +199,9 @@ impl Compute {
             self.next_watched_page(&mut pages)
         )?;
         let number = self.heal_passes.load(std::sync::atomic::Ordering::Relaxed);
-        let right_before = std::mem::take(&mut *self.healed_right.lock().expect("heal lock"));
         let mut pass = Pass {
             now,
             number,
-            right_now: RightCaches::new(),
-            generations,
             floating_ips: ProjectFloatingIps::default(),
             sightings: sightings.into_iter().map(|s| (s.port_id.clone(), s)).collect(),
             seen_ghosts: HashSet::new(),
@@ -230,7 +217,7 @@ impl Compute {
             let (next, healed) = tokio::join!(
                 biased;
                 self.next_watched_page(&mut pages),
-                self.heal_page(&servers, &right_before, &mut pass)
+                self.heal_page(&servers, &generations, &mut pass)
             );
             healed?;
             page = next?;
@@ -239,10 +226,8 @@ impl Compute {
             sightings,
             seen_ghosts,
             report,
-            right_now,
             ..
         } = pass;
-        *self.healed_right.lock().expect("heal lock") = right_now;
         // Sightings of ports that are no longer ghosts (deleted, attached, moved);
         // those of a server this pass left to its operation were not looked at.
         let stale: Vec<Change> = sightings
@@ -282,22 +267,22 @@ impl Compute {
     /// [`READS_AHEAD`] batches (the store's and Neutron's list) in flight while
     /// one is rebuilt: Neutron builds the lists to come while netcache decodes
     /// and rebuilds, where one waited for the other.
-    async fn heal_page(&self, servers: &[WatchedServer], right_before: &RightCaches, pass: &mut Pass) -> Result<()> {
+    async fn heal_page(&self, servers: &[WatchedServer], generations: &Generations, pass: &mut Pass) -> Result<()> {
         let mut batches = servers.chunks(self.config.heal.batch_size.max(1));
         let mut reads = FuturesOrdered::new();
         for batch in batches.by_ref().take(READS_AHEAD) {
-            reads.push_back(self.read_batch(batch, right_before));
+            reads.push_back(self.read_batch(batch, generations));
         }
         let (listed, first) = tokio::join!(self.list_floating_ips_of(servers, &mut pass.floating_ips), reads.next());
         listed?;
         let mut read = first.transpose()?;
         while let Some(batch) = read {
             if let Some(next) = batches.next() {
-                reads.push_back(self.read_batch(next, right_before));
+                reads.push_back(self.read_batch(next, generations));
             }
             // The reads are polled first, so the next list is sent before this
             // batch's rebuild, which seldom yields, runs.
-            let (following, healed) = tokio::join!(biased; reads.next(), self.heal_batch(batch, right_before, pass));
+            let (following, healed) = tokio::join!(biased; reads.next(), self.heal_batch(batch, generations, pass));
             healed?;
             read = following.transpose()?;
         }
@@ -305,11 +290,11 @@ impl Compute {
     }
 
     /// A batch's VIF records, and the caches of its servers not found right
-    /// before, read while Neutron lists its ports.
-    async fn read_batch<'a>(&self, servers: &'a [WatchedServer], right_before: &RightCaches) -> Result<BatchRead<'a>> {
+    /// at their generation, read while Neutron lists its ports.
+    async fn read_batch<'a>(&self, servers: &'a [WatchedServer], generations: &Generations) -> Result<BatchRead<'a>> {
         let unknown: Vec<ServerId> = servers
             .iter()
-            .filter(|s| !s.is_deleted() && !right_before.contains_key(&s.id))
+            .filter(|s| !s.is_deleted() && generations.get(&s.id).is_none_or(|g| g.found_right.is_none()))
             .map(|s| s.id)
             .collect();
         let (caches, vifs, ports) = tokio::try_join!(
@@ -326,12 +311,13 @@ impl Compute {
     }
 
     /// Heals one batch from its reads: one observation of Neutron, each live
-    /// server's cache not found right before with these inputs (compared with
-    /// the text digest kept of it at its generation, else read now, in one
-    /// statement), and its ghosts' sightings in one transaction. Each cache is
-    /// written under the pass's generation, read before Neutron was, so a
-    /// change committed since fails the compare-and-swap.
-    async fn heal_batch(&self, read: BatchRead<'_>, right_before: &RightCaches, pass: &mut Pass) -> Result<()> {
+    /// server's cache not found right at its generation with these inputs
+    /// (compared with the text digest recorded of it there, else read now, in
+    /// one statement), and, in one transaction, its ghosts' sightings and the
+    /// caches found right that were not recorded so. Each cache is written
+    /// under the pass's generation, read before Neutron was, so a change
+    /// committed since fails the compare-and-swap.
+    async fn heal_batch(&self, read: BatchRead<'_>, generations: &Generations, pass: &mut Pass) -> Result<()> {
         let BatchRead {
             servers: batch,
             mut caches,
@@ -342,84 +328,82 @@ impl Compute {
         let observation = self.observation(ports, &vifs, Some(&pass.floating_ips.by_port)).await?;
         let seen = observation.seen();
         // Each live server not known right, with its inputs' digest at the
-        // pass's generation, and the text digest of a rebuild found equal to
-        // its cache at that generation, if a pass found one.
+        // pass's generation, and what a pass found of its cache there.
         let mut rebuilt = Vec::new();
         for server in batch.iter().filter(|s| !s.is_deleted()) {
-            let inputs = pass.generations.get(&server.id).map(|&generation| {
+            let cache = generations.get(&server.id);
+            let inputs = cache.map(|c| {
                 let digest = InputsDigest::of(server.id, &vifs[&server.id], &seen, &self.config.cache);
-                (digest, generation)
+                (digest, c.generation)
             });
-            let before = right_before
-                .get(&server.id)
-                .filter(|b| inputs.is_some_and(|(_, generation)| generation == b.generation));
-            match before {
-                Some(b)
-                    if inputs.is_some_and(|(digest, _)| digest == b.digest)
+            let found = cache.and_then(|c| c.found_right);
+            match found {
+                Some(f)
+                    if inputs.is_some_and(|(digest, _)| digest == f.inputs)
                         && !cache::rebuild_due(server.id, pass.number) =>
                 {
                     pass.report.known_right += 1;
-                    pass.right_now.insert(server.id, *b);
                 }
-                _ => rebuilt.push((server, inputs, before.map(|b| b.text))),
+                _ => rebuilt.push((server, inputs, found)),
             }
         }
+        let mut changes = Vec::new();
         // Texts are read (in one statement) only where no digest stands in
         // for them, and then for the rebuilds that keep a stored entry.
         while !rebuilt.is_empty() {
             let unread: Vec<ServerId> = rebuilt
                 .iter()
-                .filter(|(s, _, text)| text.is_none() && !caches.contains_key(&s.id))
+                .filter(|(s, _, found)| found.is_none() && !caches.contains_key(&s.id))
                 .map(|(s, ..)| s.id)
                 .collect();
             if !unread.is_empty() {
                 caches.extend(self.caches_of(&unread).await?);
             }
             let mut needs_text = Vec::new();
-            for (server, inputs, text) in rebuilt {
-                let stored = match (caches.get_mut(&server.id), text, inputs) {
+            for (server, inputs, found) in rebuilt {
+                let stored = match (caches.get_mut(&server.id), found, inputs) {
                     (Some(stored), ..) => {
                         if let Some((_, generation)) = inputs {
                             stored.generation = generation;
                         }
                         Stored::Text(stored)
                     }
-                    (None, Some(text), Some((_, generation))) => Stored::Digest(text, generation),
+                    (None, Some(found), Some((_, generation))) => Stored::Digest(found.text, generation),
                     _ => continue,
                 };
                 let healed = self
                     .heal_server(
                         server,
                         stored,
+                        inputs.map(|(digest, _)| digest),
                         &vifs[&server.id],
                         &observation,
                         pass.now,
                         &mut pass.report,
                     )
                     .await?;
-                match healed {
-                    Healed::Right(text) => pass.right_now.extend(inputs.map(|(digest, generation)| {
-                        (
-                            server.id,
-                            RightCache {
-                                digest,
+                match (healed, inputs) {
+                    (Healed::Right(text), Some((digest, generation))) => {
+                        let now = FoundRight { inputs: digest, text };
+                        if found != Some(now) {
+                            changes.push(Change::RecordFoundRight {
+                                server_id: server.id,
                                 generation,
-                                text,
-                            },
-                        )
-                    })),
-                    Healed::Written => {}
-                    Healed::NeedsText => needs_text.push((server, inputs, None)),
+                                found: now,
+                            });
+                        }
+                    }
+                    (Healed::NeedsText, _) => needs_text.push((server, inputs, None)),
+                    _ => {}
                 }
             }
             rebuilt = needs_text;
         }
-        let mut sighted = Vec::new();
         for server in batch {
             let records = &vifs[&server.id];
             for g in self.ghosts_of(server, records, &observation).await? {
                 pass.seen_ghosts.insert(g.port_id.clone());
-                sighted.push(Change::UpsertGhostSighting(next_sighting(
+                changes.push(Change::UpsertGhostSighting(next_sighting(
                     pass.sightings.remove(&g.port_id),
                     &g,
                     pass.now,
@@ -427,8 +411,8 @@ impl Compute {
                 pass.report.ghosts.push(g);
             }
         }
-        if !sighted.is_empty() {
-            self.store.commit(sighted).await?;
+        if !changes.is_empty() {
+            self.store.commit(changes).await?;
         }
         Ok(())
     }
@@ -634,12 +618,15 @@ impl Compute {
     }
 
     /// Rebuilds one server's cache from an observation; writes it only if it
-    /// changed, and only if nobody wrote it since it was read. Whether the
-    /// stored cache and VIF records were right as they were.
+    /// changed, and only if nobody wrote it since it was read, recording it
+    /// found right if the digest of its inputs is given. Whether the stored
+    /// cache and VIF records were right as they were.
+    #[expect(clippy::too_many_arguments, reason = "one server's part of a batch's heal")]
     pub(crate) async fn heal_server(
         &self,
         server: &WatchedServer,
         stored: Stored<'_>,
+        inputs: Option<InputsDigest>,
         vifs: &[VifRecord],
         observation: &Observation,
         now: DateTime<Utc>,
@@ -704,6 +691,18 @@ impl Compute {
                 expected_generation,
             },
         ];
+        // The written cache is right at its next generation, unless a VIF
+        // change advances it further.
+        if let Some(inputs) = inputs.filter(|_| vif_changes.is_empty()) {
+            changes.push(Change::RecordFoundRight {
+                server_id: server.id,
+                generation: expected_generation + 1,
+                found: FoundRight {
+                    inputs,
+                    text: outcome.info.text_digest(),
+                },
+            });
+        }
         changes.extend(vif_changes);
         match self.store.commit(changes).await {
             Ok(()) => {

@@ -140,8 +140,6 @@ pub struct Compute {
     plug_events: plugging::PlugEvents,
     unsent_intents: first_attempt::UnsentIntents,
     heal_passes: AtomicU64,
-    /// The caches the last heal pass found right, and from what.
-    healed_right: Mutex<heal::RightCaches>,
 }
 
 impl Compute {
@@ -234,7 +232,6 @@ impl Compute {
             plug_events: plugging::PlugEvents::default(),
             unsent_intents: first_attempt::UnsentIntents::default(),
             heal_passes: AtomicU64::new(0),
-            healed_right: Mutex::default(),
         }))
     }
 

@@ -13,7 +13,7 @@ use crate::vif::{VifOrigin, VifRecord};
 use crate::{NetworkId, PortId, ServerId, SubnetId};
 
 mod digest;
-pub use digest::{InputsDigest, REBUILD_EVERY, Seen, rebuild_due};
+pub use digest::{FoundRight, InputsDigest, REBUILD_EVERY, Seen, rebuild_due};
 
 /// What Neutron said about a port in this refresh.
 #[derive(Clone, Debug)]

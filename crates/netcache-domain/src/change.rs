@@ -2,6 +2,7 @@
 //! each batch. A batch either applies whole or not at all.
 
 use crate::action::{Action, ActionEvent};
+use crate::cache::FoundRight;
 use crate::ghost::GhostSighting;
 use crate::intent::{IntentState, PortIntent};
 use crate::keypair::KeyPair;
@@ -39,6 +40,14 @@ pub enum Change {
         server_id: ServerId,
         info: NetworkInfo,
         expected_generation: i64,
+    },
+    /// Records that heal found a server's cache right at `generation`; does
+    /// nothing if the cache has moved past it (the record only spares a
+    /// rebuild, so that is no conflict).
+    RecordFoundRight {
+        server_id: ServerId,
+        generation: i64,
+        found: FoundRight,
     },
     StartAction(Action),
     AddActionEvent {

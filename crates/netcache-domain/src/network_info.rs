@@ -63,11 +63,12 @@ impl NetworkInfo {
     }
 }
 
-/// A digest of a cache's text as [`NetworkInfo::to_json`] writes it. Heal keeps
-/// it of a cache it found right, and compares a later rebuild's with it rather
-/// than read the text again: the text is the same while the generation is.
+/// A digest of a cache's text as [`NetworkInfo::to_json`] writes it. Heal
+/// records it of a cache it found right (with the cache, at its generation),
+/// and compares a later rebuild's with it rather than read the text again: the
+/// text is the same while the generation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TextDigest(u64);
+pub struct TextDigest(pub(crate) u64);
 
 /// A writer that hashes what it is written and, given a text, consumes it as
 /// long as it is written the same bytes, failing at the first difference.

@@ -8,6 +8,7 @@ use std::marker::PhantomData;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
@@ -26,8 +27,8 @@ use uuid::Uuid;
 use crate::dialect::Dialect;
 use crate::group_commit::GroupWriter;
 use crate::{
-    CacheText, DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair, json, sql,
-    telemetry,
+    CacheGeneration, CacheText, DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair,
+    json, sql, telemetry,
 };
 
 mod cols;
@@ -172,6 +173,19 @@ where
                         "cache of server {server_id} is not at generation {expected_generation}"
                     )));
                 }
+            }
+            Change::RecordFoundRight {
+                server_id,
+                generation,
+                found,
+            } => {
+                let (inputs, text) = found.to_columns();
+                let query = sqlx::query(sql::RECORD_FOUND_RIGHT)
+                    .bind(DB::uuid(server_id.0))
+                    .bind(*generation)
+                    .bind(inputs)
+                    .bind(text);
+                Self::run(conn, query).await?;
             }
             Change::StartAction(action) => {
                 let query = sqlx::query(sql::INSERT_ACTION)
@@ -753,14 +767,22 @@ where
             .collect()
     }
 
-    async fn live_cache_generations(&self) -> Result<HashMap<ServerId, i64>> {
+    async fn live_cache_generations(&self) -> Result<HashMap<ServerId, CacheGeneration>> {
         let rows = sqlx::query(sql::SELECT_LIVE_CACHE_GENERATIONS)
             .fetch_all(self.pool())
             .await?;
         rows.iter()
             .map(|row| {
                 let c = Cols::<B::Db>(row);
-                Ok((ServerId(c.uuid("server_id")?), c.get("generation")?))
+                let found_right = match (c.get("right_inputs")?, c.get("right_text")?) {
+                    (Some(inputs), Some(text)) => Some(FoundRight::from_columns(inputs, text)),
+                    _ => None,
+                };
+                let cache = CacheGeneration {
+                    generation: c.get("generation")?,
+                    found_right,
+                };
+                Ok((ServerId(c.uuid("server_id")?), cache))
             })
             .collect()
     }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use netcache_domain::action::Action;
+use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostSighting;
 use netcache_domain::intent::{IntentState, PortIntent};
@@ -77,6 +78,14 @@ pub struct StoredCache {
 pub struct CacheText {
     pub json: String,
     pub generation: i64,
+}
+
+/// A cache's generation, and what heal found of the cache at it, if it found
+/// it right there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheGeneration {
+    pub generation: i64,
+    pub found_right: Option<FoundRight>,
 }
 
 impl CacheText {
@@ -163,8 +172,9 @@ pub trait Store: Send + Sync + 'static {
     async fn caches_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, StoredCache>>;
     /// The same caches as stored text, not decoded.
     async fn cache_texts_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, CacheText>>;
-    /// The cache generation of every live server, in one statement.
-    async fn live_cache_generations(&self) -> Result<HashMap<ServerId, i64>>;
+    /// The cache generation of every live server, with what heal found of the
+    /// cache at that generation, in one statement.
+    async fn live_cache_generations(&self) -> Result<HashMap<ServerId, CacheGeneration>>;
 
     /// Up to `limit` servers deleted before `before` that no VIF record or
     /// operation names any more, oldest deletion first.

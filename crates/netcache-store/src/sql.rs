@@ -93,6 +93,9 @@ pub(crate) const UPDATE_INTENT: &str = "UPDATE port_intents SET server_id = $2, 
 /// Compare-and-swap on the generation the caller read.
 pub(crate) const WRITE_CACHE: &str = "UPDATE info_caches SET network_info = $3, generation = generation + 1 \
      WHERE server_id = $1 AND generation = $2";
+/// At the generation heal found the cache right at, else nothing.
+pub(crate) const RECORD_FOUND_RIGHT: &str = "UPDATE info_caches SET right_inputs = $3, right_text = $4, \
+     right_generation = generation WHERE server_id = $1 AND generation = $2";
 
 // ---- actions ($1 server_id, $2 request_id, then the action's or event's columns in order) ----
 
@@ -305,8 +308,11 @@ pub(crate) const SELECT_CACHES_OF_SERVERS: (&str, &str) = (
     "SELECT server_id, network_info, generation FROM info_caches WHERE server_id IN ",
     "",
 );
-pub(crate) const SELECT_LIVE_CACHE_GENERATIONS: &str = "SELECT c.server_id, c.generation FROM info_caches c \
-     JOIN servers s ON s.id = c.server_id WHERE s.vm_state <> 'deleted'";
+/// What heal found of a cache stands only at the generation it found it at.
+pub(crate) const SELECT_LIVE_CACHE_GENERATIONS: &str = "SELECT c.server_id, c.generation, \
+     CASE WHEN c.right_generation = c.generation THEN c.right_inputs END AS right_inputs, \
+     CASE WHEN c.right_generation = c.generation THEN c.right_text END AS right_text \
+     FROM info_caches c JOIN servers s ON s.id = c.server_id WHERE s.vm_state <> 'deleted'";
 
 macro_rules! select_intents {
     ($tail:literal) => {

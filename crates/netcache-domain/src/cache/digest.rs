@@ -2,9 +2,9 @@
 //! generation stands for (the stored cache and its VIF records: every change
 //! of either advances it): the ports Neutron gives the VIFs (every field),
 //! their floating IPs, their networks, the subnets of their fixed IPs, and the
-//! cache options. Heal keeps it beside the generation it found the cache right at;
-//! the same digest at the same generation rebuilds the same cache, so the
-//! rebuild is skipped.
+//! cache options. Heal stores it beside the cache, at the generation it found
+//! the cache right at; the same digest at the same generation rebuilds the same
+//! cache, so the rebuild is skipped.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::CacheOptions;
+use crate::network_info::TextDigest;
 use crate::neutron::{FloatingIp, Network, Port, Subnet};
 use crate::vif::VifRecord;
 use crate::{NetworkId, PortId, ServerId, SubnetId};
@@ -35,6 +36,9 @@ impl InputsDigest {
     #[must_use]
     pub fn of(server_id: ServerId, vifs: &[VifRecord], seen: &Seen<'_>, options: &CacheOptions) -> Self {
         let mut h = DefaultHasher::new();
+        // A digest is stored: another release may render the same inputs
+        // otherwise, and a stored digest must not stand for its rebuild.
+        env!("CARGO_PKG_VERSION").hash(&mut h);
         server_id.hash(&mut h);
         options.hash(&mut h);
         for vif in vifs {
@@ -54,6 +58,36 @@ impl InputsDigest {
             }
         }
         Self(h.finish())
+    }
+}
+
+/// A cache heal found equal to its rebuild: the digest of the inputs it was
+/// rebuilt from, and of the rebuild's text. The store keeps it beside the
+/// cache at the generation it was found at, so any process's pass (a restarted
+/// one's first too) skips the rebuild while the generation and the inputs'
+/// digest are as they were, and compares a due rebuild with the text digest
+/// rather than read the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FoundRight {
+    pub inputs: InputsDigest,
+    pub text: TextDigest,
+}
+
+impl FoundRight {
+    /// As the store keeps it: two signed 64-bit columns, inputs and text.
+    #[must_use]
+    pub fn to_columns(self) -> (i64, i64) {
+        let signed = |bits: u64| i64::from_ne_bytes(bits.to_ne_bytes());
+        (signed(self.inputs.0), signed(self.text.0))
+    }
+
+    #[must_use]
+    pub fn from_columns(inputs: i64, text: i64) -> Self {
+        let unsigned = |bits: i64| u64::from_ne_bytes(bits.to_ne_bytes());
+        Self {
+            inputs: InputsDigest(unsigned(inputs)),
+            text: TextDigest(unsigned(text)),
+        }
     }
 }
 
@@ -255,6 +289,18 @@ mod tests {
             let before = inputs.digest(server);
             change(&mut inputs);
             assert_ne!(inputs.digest(server), before, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_found_right_cache_is_kept_as_two_columns_and_read_back_whole() {
+        for (inputs, text) in [(0, 0), (1, u64::MAX), (u64::MAX, 1 << 63), (0x8000_0000_0000_0001, 42)] {
+            let found = FoundRight {
+                inputs: InputsDigest(inputs),
+                text: TextDigest(text),
+            };
+            let (i, t) = found.to_columns();
+            assert_eq!(FoundRight::from_columns(i, t), found);
         }
     }
 }

@@ -24,6 +24,7 @@ conformance!(
     a_port_is_in_at_most_one_servers_records,
     releasing_vifs_span_servers,
     vifs_and_caches_of_a_set_of_servers_cost_one_statement_per_128,
+    what_heal_found_of_a_cache_stands_at_its_generation_only,
     intents_round_trip_in_every_state,
     update_intent_requires_the_expected_state,
     pending_intents_span_servers_oldest_first,

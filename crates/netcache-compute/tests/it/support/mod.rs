@@ -113,6 +113,15 @@ impl Harness {
         }
     }
 
+    /// The service of a one-off command (`netcache heal`) on the same store
+    /// and Neutron: another process, with nothing of this one's memory.
+    pub async fn one_off(&self, config: ComputeConfig) -> Arc<Compute> {
+        let virt = Arc::new(FakeVirt::new(&config.virt));
+        Compute::open(config, self.compute.store().clone(), self.neutron.clone(), virt)
+            .await
+            .unwrap()
+    }
+
     pub fn sim(&self) -> SimHandle {
         self.sim.handle()
     }

@@ -1,6 +1,9 @@
 //! The cases: each takes a fresh database and runs against every backend.
 
+use std::collections::HashMap;
+
 use chrono::Duration;
+use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostOwner;
 use netcache_domain::intent::{IntentState, PortIntent};
@@ -9,7 +12,7 @@ use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete
 use netcache_domain::server::{NetworkRequests, Server, VmState, WatchedServer};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::{IntentId, PortId, ProjectId, ServerId};
-use netcache_store::{DeletedWatch, Error, ServerFilter, Store, StoredCache};
+use netcache_store::{CacheGeneration, DeletedWatch, Error, ServerFilter, Store, StoredCache};
 
 use crate::fixtures::*;
 use crate::harness::Db;

@@ -227,8 +227,62 @@ pub async fn vifs_and_caches_of_a_set_of_servers_cost_one_statement_per_128(db: 
     assert!(db.store.vifs_of(&[]).await.unwrap().is_empty());
 
     let generations = db.store.live_cache_generations().await.unwrap();
+    let generation = |s: &Server| generations[&s.id].generation;
     assert_eq!(generations.len(), SERVERS, "live servers only");
-    assert_eq!(generations[&servers[1].id], 1);
-    assert_eq!(generations[&servers[2].id], 0, "untouched");
-    assert_eq!(generations[&servers[0].id], 2, "each VIF record advances it");
+    assert_eq!(generation(&servers[1]), 1);
+    assert_eq!(generation(&servers[2]), 0, "untouched");
+    assert_eq!(generation(&servers[0]), 2, "each VIF record advances it");
+    assert!(generations.values().all(|g| g.found_right.is_none()));
+}
+
+/// What heal found of a cache is recorded at the generation it found it at,
+/// read with the generations, and stands only while the generation does: a
+/// record at a generation the cache has passed does nothing (and is no
+/// conflict), and the next write of the cache or its VIF records ends it.
+pub async fn what_heal_found_of_a_cache_stands_at_its_generation_only(db: &Db) {
+    let [a, b] = [bare_server("p", at(1)), bare_server("p", at(2))];
+    commit(
+        &*db.store,
+        vec![
+            Change::InsertServer(a.clone()),
+            Change::InsertServer(b.clone()),
+            Change::InsertVif(vif(b.id, "p1", 0)),
+        ],
+    )
+    .await;
+    // Both halves' top bits set: the columns are signed.
+    let found = FoundRight::from_columns(-2, i64::MIN);
+    let record = |server: &Server, generation| Change::RecordFoundRight {
+        server_id: server.id,
+        generation,
+        found,
+    };
+    commit(&*db.store, vec![record(&a, 0), record(&b, 0)]).await;
+    let found_right = |generations: &HashMap<ServerId, CacheGeneration>, s: &Server| generations[&s.id].found_right;
+    let generations = db.store.live_cache_generations().await.unwrap();
+    assert_eq!(found_right(&generations, &a), Some(found));
+    assert_eq!(found_right(&generations, &b), None, "b's cache is at generation 1");
+
+    commit(&*db.store, vec![Change::InsertVif(vif(a.id, "p2", 0))]).await;
+    let generations = db.store.live_cache_generations().await.unwrap();
+    assert_eq!(
+        generations[&a.id],
+        CacheGeneration {
+            generation: 1,
+            found_right: None
+        },
+        "a VIF record of a changed since"
+    );
+    commit(&*db.store, vec![record(&a, 1)]).await;
+    commit(
+        &*db.store,
+        vec![Change::WriteCache {
+            server_id: a.id,
+            info: network_info(),
+            expected_generation: 1,
+        }],
+    )
+    .await;
+    let generations = db.store.live_cache_generations().await.unwrap();
+    assert_eq!(found_right(&generations, &a), None, "a's cache was written since");
 }
