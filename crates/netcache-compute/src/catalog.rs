@@ -28,6 +28,10 @@ struct Entry {
 pub struct NetworkCatalog {
     ttl: Duration,
     entries: Mutex<HashMap<NetworkId, Entry>>,
+    /// One fetch at a time: callers that find the same networks stale (a heal
+    /// pass's batches read at once, a burst of boots) wait for it and then
+    /// find them fresh, rather than ask Neutron again.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 impl NetworkCatalog {
@@ -36,31 +40,25 @@ impl NetworkCatalog {
         Self {
             ttl,
             entries: Mutex::new(HashMap::new()),
+            fetching: tokio::sync::Mutex::new(()),
         }
     }
 
     /// Details of these networks; missing ones are simply absent from the result.
     /// Costs two Neutron calls when any is unknown or stale, none otherwise.
     pub async fn topology(&self, neutron: &dyn NeutronApi, ids: &[NetworkId]) -> Result<Topology> {
-        let stale: Vec<NetworkId> = {
-            let entries = self.entries.lock().expect("catalog lock");
-            let mut stale: Vec<NetworkId> = ids
-                .iter()
-                .filter(|id| entries.get(*id).is_none_or(|e| e.fetched.elapsed() >= self.ttl))
-                .cloned()
-                .collect();
-            stale.sort();
-            stale.dedup();
-            stale
-        };
-        if !stale.is_empty() {
-            let networks = neutron
-                .list_networks(&NetworkFilter {
-                    ids: stale,
-                    ..NetworkFilter::default()
-                })
-                .await?;
-            self.remember(neutron, networks).await?;
+        if !self.stale(ids).is_empty() {
+            let _fetching = self.fetching.lock().await;
+            let stale = self.stale(ids);
+            if !stale.is_empty() {
+                let networks = neutron
+                    .list_networks(&NetworkFilter {
+                        ids: stale,
+                        ..NetworkFilter::default()
+                    })
+                    .await?;
+                self.remember(neutron, networks).await?;
+            }
         }
         let entries = self.entries.lock().expect("catalog lock");
         let mut topology = Topology::default();
@@ -73,6 +71,19 @@ impl NetworkCatalog {
             }
         }
         Ok(topology)
+    }
+
+    /// Those of these networks unknown or older than the TTL, once each.
+    fn stale(&self, ids: &[NetworkId]) -> Vec<NetworkId> {
+        let entries = self.entries.lock().expect("catalog lock");
+        let mut stale: Vec<NetworkId> = ids
+            .iter()
+            .filter(|id| entries.get(*id).is_none_or(|e| e.fetched.elapsed() >= self.ttl))
+            .cloned()
+            .collect();
+        stale.sort();
+        stale.dedup();
+        stale
     }
 
     /// Networks a project may boot on without naming one: its own and shared ones,

@@ -22,7 +22,7 @@ use netcache_domain::network_info::{NetworkInfo, TextDigest};
 use netcache_domain::neutron::{FloatingIp, Port};
 use netcache_domain::server::WatchedServer;
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
-use netcache_domain::{PortId, ProjectId, ServerId};
+use netcache_domain::{NetworkId, PortId, ProjectId, ServerId};
 use netcache_neutron::{FloatingIpFilter, PortFilter};
 use netcache_store::{CacheGeneration, CacheText, DeletedWatch};
 use tokio::time::Instant;
@@ -130,6 +130,8 @@ struct BatchRead<'a> {
     servers: &'a [WatchedServer],
     caches: HashMap<ServerId, CacheText>,
     vifs: HashMap<ServerId, Vec<VifRecord>>,
+    /// The details of the recorded VIFs' networks.
+    recorded: Topology,
     ports: Vec<Port>,
 }
 
@@ -289,23 +291,33 @@ impl Compute {
         Ok(())
     }
 
-    /// A batch's VIF records, and the caches of its servers not found right
-    /// at their generation, read while Neutron lists its ports.
+    /// A batch's VIF records and their networks' details (asked of Neutron
+    /// if the catalog's are stale), and the caches of its servers not found
+    /// right at their generation, read while Neutron lists its ports.
     async fn read_batch<'a>(&self, servers: &'a [WatchedServer], generations: &Generations) -> Result<BatchRead<'a>> {
         let unknown: Vec<ServerId> = servers
             .iter()
             .filter(|s| !s.is_deleted() && generations.get(&s.id).is_none_or(|g| g.found_right.is_none()))
             .map(|s| s.id)
             .collect();
-        let (caches, vifs, ports) = tokio::try_join!(
+        let records_and_networks = async {
+            let vifs = self.records_of(servers).await?;
+            let mut networks: Vec<NetworkId> = vifs.values().flatten().map(|v| v.network_id.clone()).collect();
+            networks.sort();
+            networks.dedup();
+            let recorded = self.catalog.topology(self.neutron.as_ref(), &networks).await?;
+            Ok((vifs, recorded))
+        };
+        let (caches, (vifs, recorded), ports) = tokio::try_join!(
             self.caches_of(&unknown),
-            self.records_of(servers),
+            records_and_networks,
             self.ports_of_devices(servers)
         )?;
         Ok(BatchRead {
             servers,
             caches,
             vifs,
+            recorded,
             ports,
         })
     }
@@ -322,10 +334,13 @@ impl Compute {
             servers: batch,
             mut caches,
             vifs,
+            recorded,
             ports,
         } = read;
         pass.report.batches += 1;
-        let observation = self.observation(ports, &vifs, Some(&pass.floating_ips.by_port)).await?;
+        let observation = self
+            .observation(ports, &vifs, Some(&pass.floating_ips.by_port), recorded)
+            .await?;
         let seen = observation.seen();
         // Each live server not known right, with its inputs' digest at the
         // pass's generation, and what a pass found of its cache there.
@@ -532,7 +547,7 @@ impl Compute {
         listed: Option<&HashMap<PortId, Vec<FloatingIp>>>,
     ) -> Result<Observation> {
         let ports = self.ports_of_devices(servers).await?;
-        self.observation(ports, vifs, listed).await
+        self.observation(ports, vifs, listed, Topology::default()).await
     }
 
     /// The ports that carry these servers' device ids: one list.
@@ -544,12 +559,14 @@ impl Compute {
         Ok(self.neutron.list_ports(&filter).await?)
     }
 
-    /// The rest of [`Compute::observe`], from the list of the servers' ports.
+    /// The rest of [`Compute::observe`], from the list of the servers' ports
+    /// and the details already known of some networks.
     async fn observation(
         &self,
         ports: Vec<Port>,
         vifs: &HashMap<ServerId, Vec<VifRecord>>,
         listed: Option<&HashMap<PortId, Vec<FloatingIp>>>,
+        known: Topology,
     ) -> Result<Observation> {
         let mut ports: HashMap<PortId, Arc<Port>> = ports.into_iter().map(|p| (p.id.clone(), Arc::new(p))).collect();
         let missing: Vec<PortId> = vifs
@@ -595,10 +612,19 @@ impl Compute {
                 }
             }
         }
-        let mut networks: Vec<_> = ports.values().map(|p| p.network_id.clone()).collect();
+        let mut networks: Vec<_> = ports
+            .values()
+            .map(|p| p.network_id.clone())
+            .filter(|id| !known.networks.contains_key(id))
+            .collect();
         networks.sort();
         networks.dedup();
-        let topology = self.catalog.topology(self.neutron.as_ref(), &networks).await?;
+        let mut topology = known;
+        if !networks.is_empty() {
+            let more = self.catalog.topology(self.neutron.as_ref(), &networks).await?;
+            topology.networks.extend(more.networks);
+            topology.subnets.extend(more.subnets);
+        }
         let mut by_device: HashMap<String, Vec<PortId>> = HashMap::new();
         for port in ports.values() {
             by_device

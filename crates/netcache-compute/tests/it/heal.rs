@@ -416,28 +416,47 @@ async fn the_next_three_batches_lists_are_sent_while_a_batch_is_healed() {
         let compute = h.compute.clone();
         async move { compute.heal().await }
     });
-    // Bounded only so that a failure ends: nothing but this test releases
-    // what the pass waits on.
-    let mut all_held = false;
-    for _ in 0..3000 {
-        all_held = h.sim().faults().iter().all(|rule| rule.fired == 1);
-        if all_held {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    let fired: Vec<u64> = h.sim().faults().iter().map(|rule| rule.fired).collect();
-    h.sim().clear_faults();
-    let released = h.sim().release_held();
-    assert!(
-        all_held,
-        "the later batches' lists waited for the first batch: {fired:?} fired"
+    let released = h.release_once_every_fault_fired().await;
+    assert_eq!(
+        released,
+        Ok(4),
+        "the later batches' lists waited for the first batch (fired per rule)"
     );
-    assert_eq!(released, 4);
     let report = pass.await.unwrap().unwrap();
     assert_eq!(report.batches, 4);
     assert_eq!(report.lost.len(), 1, "{report:?}");
     assert_eq!(report.lost[0].0, first);
+}
+
+/// A pass that finds the catalog's network details stale (a process's first,
+/// or one after their TTL) asks for them, by the networks of the batch's VIF
+/// records, while Neutron lists the batch's ports: after the list, they were
+/// two more round trips on the pass's path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_details_are_asked_for_while_the_ports_are_listed() {
+    let h = Harness::start(config()).await;
+    let server = h.boot().await;
+    let restarted = h.one_off(config()).await;
+    h.sim().reset_stats();
+    h.sim().add_fault(FaultRule::new("ports.list", FaultAction::Hold));
+    h.sim().add_fault(FaultRule::new("subnets.list", FaultAction::Hold));
+    let pass = tokio::spawn(async move { restarted.heal().await });
+    let held = h.release_once_every_fault_fired().await;
+    assert!(
+        held.is_ok(),
+        "the subnets were asked for only after the port list: {held:?} fired per rule"
+    );
+    let report = pass.await.unwrap().unwrap();
+    assert_eq!(report.servers, 1);
+    assert!(report.lost.is_empty(), "{report:?}");
+    let stats = h.sim().stats();
+    assert_eq!(
+        stats.calls("networks.list") + stats.calls("subnets.list"),
+        2,
+        "network details once: {stats:?}"
+    );
+    let cached = h.cached_port_ids(server).await;
+    assert_eq!(cached.len(), 1);
 }
 
 /// A pass does not rebuild a cache the pass before found right, while its

@@ -126,6 +126,25 @@ impl Harness {
         self.sim.handle()
     }
 
+    /// Waits until every fault rule has fired, then clears them and lets the
+    /// calls they hold go on: how many it released, or, if a rule never
+    /// fired, how often each did. Bounded only so that a failure ends:
+    /// nothing but the test releases the calls a hold fault keeps waiting.
+    pub async fn release_once_every_fault_fired(&self) -> Result<usize, Vec<u64>> {
+        let mut all_fired = false;
+        for _ in 0..3000 {
+            all_fired = self.sim().faults().iter().all(|rule| rule.fired >= 1);
+            if all_fired {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let fired: Vec<u64> = self.sim().faults().iter().map(|rule| rule.fired).collect();
+        self.sim().clear_faults();
+        let released = self.sim().release_held();
+        if all_fired { Ok(released) } else { Err(fired) }
+    }
+
     pub fn ctx() -> RequestContext {
         RequestContext::system(PROJECT)
     }
