@@ -44,7 +44,8 @@ impl NetworkCatalog {
         }
     }
 
-    /// Details of these networks; missing ones are simply absent from the result.
+    /// Details of these networks, each once however often it is named;
+    /// missing ones are simply absent from the result.
     /// Costs two Neutron calls when any is unknown or stale, none otherwise.
     pub async fn topology(&self, neutron: &dyn NeutronApi, ids: &[NetworkId]) -> Result<Topology> {
         if !self.stale(ids).is_empty() {
@@ -63,6 +64,9 @@ impl NetworkCatalog {
         let entries = self.entries.lock().expect("catalog lock");
         let mut topology = Topology::default();
         for id in ids {
+            if topology.networks.contains_key(id) {
+                continue;
+            }
             if let Some(entry) = entries.get(id) {
                 topology.networks.insert(id.clone(), entry.network.clone());
                 for s in &entry.subnets {

@@ -302,9 +302,7 @@ impl Compute {
             .collect();
         let records_and_networks = async {
             let vifs = self.records_of(servers).await?;
-            let mut networks: Vec<NetworkId> = vifs.values().flatten().map(|v| v.network_id.clone()).collect();
-            networks.sort();
-            networks.dedup();
+            let networks: Vec<NetworkId> = vifs.values().flatten().map(|v| v.network_id.clone()).collect();
             let recorded = self.catalog.topology(self.neutron.as_ref(), &networks).await?;
             Ok((vifs, recorded))
         };
@@ -612,13 +610,11 @@ impl Compute {
                 }
             }
         }
-        let mut networks: Vec<_> = ports
+        let networks: Vec<_> = ports
             .values()
             .map(|p| p.network_id.clone())
             .filter(|id| !known.networks.contains_key(id))
             .collect();
-        networks.sort();
-        networks.dedup();
         let mut topology = known;
         if !networks.is_empty() {
             let more = self.catalog.topology(self.neutron.as_ref(), &networks).await?;
