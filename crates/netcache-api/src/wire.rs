@@ -295,6 +295,9 @@ pub fn audit_view(report: &netcache_compute::AuditReport) -> Value {
             "lease_until": iso(o.lease_until),
             "stuck": o.stuck,
             "orphaned": o.orphaned,
+            "step": o.step,
+            "attempts": o.attempts,
+            "last_error": o.last_error,
         })).collect::<Vec<_>>(),
         "leaked_vifs": report.leaked_vifs.iter().map(|(s, p)| json!({"server_id": s.to_string(), "port_id": p.to_string()})).collect::<Vec<_>>(),
     }})

@@ -32,7 +32,12 @@ pub struct OperationAudit {
     pub kind: &'static str,
     pub owner: String,
     pub started: DateTime<Utc>,
+    /// On the database's clock, which the lease is judged by.
     pub lease_until: DateTime<Utc>,
+    /// The step it last recorded, its failed attempts and the last one's error.
+    pub step: String,
+    pub attempts: u32,
+    pub last_error: Option<String>,
     /// Older than the threshold.
     pub stuck: bool,
     /// Its owner's lease ran out.
@@ -246,6 +251,7 @@ impl Compute {
         report.totals.pending_intents += pending.values().map(Vec::len).sum::<usize>();
         let stuck_after =
             chrono::TimeDelta::from_std(self.config.operations.stuck_after).unwrap_or(chrono::TimeDelta::MAX);
+        let database_now = self.store.database_now().await?;
         for op in self.store.operations().await? {
             let audit = OperationAudit {
                 server_id: op.server_id,
@@ -254,9 +260,12 @@ impl Compute {
                 started: op.created_at,
                 lease_until: op.lease_until,
                 stuck: now - op.created_at >= stuck_after,
-                orphaned: op.lease_until <= now,
+                orphaned: op.lease_until <= database_now,
+                step: op.step,
+                attempts: op.attempts,
+                last_error: op.last_error,
             };
-            if audit.stuck || audit.orphaned {
+            if audit.stuck || audit.orphaned || audit.attempts > 0 {
                 report.totals.stuck_operations += usize::from(audit.stuck);
                 report.totals.orphaned_operations += usize::from(audit.orphaned);
                 report.operations.push(audit);
@@ -302,26 +311,23 @@ impl Compute {
             .count();
         metrics::gauge!("netcache_ghosts", "owner" => "ours").set(ours as f64);
         metrics::gauge!("netcache_ghosts", "owner" => "foreign").set((sightings.len() - ours) as f64);
-        let now = self.clock.now();
+        let now = self.store.database_now().await?;
         let mut operations: HashMap<(OperationKind, &'static str), usize> = HashMap::new();
+        let mut failing: HashMap<OperationKind, usize> = HashMap::new();
         for op in self.store.operations().await? {
             let lease = if op.lease_until > now { "live" } else { "expired" };
             *operations.entry((op.kind(), lease)).or_default() += 1;
+            if op.attempts > 0 {
+                *failing.entry(op.kind()).or_default() += 1;
+            }
         }
-        for kind in [
-            OperationKind::Build,
-            OperationKind::Delete,
-            OperationKind::Attach,
-            OperationKind::Detach,
-            OperationKind::Release,
-            OperationKind::Power,
-            OperationKind::RemoveFixedIp,
-            OperationKind::Rebuild,
-        ] {
+        for &kind in OperationKind::ALL {
             for lease in ["live", "expired"] {
                 let n = operations.get(&(kind, lease)).copied().unwrap_or(0);
                 metrics::gauge!("netcache_operations", "kind" => kind.as_str(), "lease" => lease).set(n as f64);
             }
+            let n = failing.get(&kind).copied().unwrap_or(0);
+            metrics::gauge!("netcache_operations_failing", "kind" => kind.as_str()).set(n as f64);
         }
         Ok(())
     }

@@ -66,6 +66,8 @@ pub struct OperationsConfig {
     pub max_concurrent_builds: usize,
     /// The audit reports an operation running longer than this as stuck.
     pub stuck_after: Duration,
+    /// Failed attempts after which an operation ends with a fault.
+    pub max_attempts: u32,
 }
 
 impl Default for OperationsConfig {
@@ -76,6 +78,7 @@ impl Default for OperationsConfig {
             max_queued: 1000,
             max_concurrent_builds: 10,
             stuck_after: Duration::from_secs(600),
+            max_attempts: 10,
         }
     }
 }
@@ -234,6 +237,10 @@ pub enum Sabotage {
     /// removes its record without deleting or unbinding the port in Neutron: the
     /// port leaks, as it would with a real bug.
     SkipRelease,
+    /// Every attempt of a delete fails, as a poison operation would.
+    PoisonDelete,
+    /// The first attempt of a delete panics, as a bug would.
+    PanicOnDelete,
 }
 
 #[cfg(feature = "testing")]
@@ -242,7 +249,11 @@ impl std::str::FromStr for Sabotage {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "skip-release" => Ok(Self::SkipRelease),
-            other => Err(format!("unknown sabotage {other:?}: use skip-release")),
+            "poison-delete" => Ok(Self::PoisonDelete),
+            "panic-on-delete" => Ok(Self::PanicOnDelete),
+            other => Err(format!(
+                "unknown sabotage {other:?}: use skip-release, poison-delete or panic-on-delete"
+            )),
         }
     }
 }

@@ -129,6 +129,19 @@ pub enum Error {
     /// The process stopped before the operation gave an outcome; another resumes it.
     #[error("The operation on instance {0} was interrupted; it is resumed in the background.")]
     Interrupted(ServerId),
+    /// An operation that failed `operations.max_attempts` times and was ended.
+    #[error("The {kind} of instance {server} failed: {cause}")]
+    OperationFailed {
+        server: ServerId,
+        kind: &'static str,
+        cause: String,
+    },
+    /// A step panicked (a bug): counted as a failed attempt.
+    #[error("the step panicked: {0}")]
+    StepPanicked(String),
+    /// This process lost its node lock: it takes no new work until it holds it again.
+    #[error("This service is not taking new work right now; retry later.")]
+    NotTakingWork,
     #[error(transparent)]
     Neutron(#[from] netcache_neutron::Error),
     #[error(transparent)]

@@ -42,7 +42,7 @@ const GC_LEASE: &str = "gc";
 impl Compute {
     /// One GC pass, unless another process is running one (then an empty report).
     pub async fn gc(self: &Arc<Self>) -> Result<GcReport> {
-        let holder = self.owner.label();
+        let holder = self.runner.owner.label();
         let now = self.clock.now();
         let until = now + chrono::TimeDelta::minutes(10);
         if !self.store.try_lease(GC_LEASE, &holder, until, now).await? {
@@ -110,7 +110,7 @@ impl Compute {
         let ctx = RequestContext::system("netcache");
         for server_id in servers.into_iter().filter(|s| !busy.contains(s)) {
             let op = self.new_operation(server_id, OperationParams::Release, &ctx);
-            match self.store.commit(vec![Change::InsertOperation(op.clone())]).await {
+            match self.store.commit(vec![self.insert_operation(&op)]).await {
                 Ok(()) => self.run_inline(op).await,
                 // Another operation started meanwhile; it does the work.
                 Err(e) if e.is_conflict() => {}

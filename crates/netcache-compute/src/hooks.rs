@@ -6,6 +6,7 @@
 #[cfg(feature = "testing")]
 use std::sync::atomic::Ordering;
 
+use netcache_domain::operation::Operation;
 use netcache_domain::vif::VifRecord;
 #[cfg(feature = "testing")]
 use tracing::warn;
@@ -22,7 +23,7 @@ impl Compute {
     pub(crate) fn crash_point(&self, point: Crash) -> Result<()> {
         if self.config.crash_at == Some(point) && !self.crashed.swap(true, Ordering::SeqCst) {
             tracing::error!(?point, "Simulated crash");
-            self.node_lock.lock().expect("node lock").take();
+            self.runner.release_node_lock();
             return Err(Error::Crashed(point));
         }
         if self.has_crashed() {
@@ -60,5 +61,32 @@ impl Compute {
     #[allow(clippy::unused_self, reason = "the testing build's signature")]
     pub(crate) fn sabotages_release(&self, _vif: &VifRecord) -> bool {
         false
+    }
+
+    /// Test hooks `sabotage = "poison-delete"` (every attempt of a delete
+    /// fails) and `"panic-on-delete"` (its first attempt panics).
+    #[cfg(feature = "testing")]
+    pub(crate) fn sabotaged_step(&self, op: &Operation) -> Result<()> {
+        use crate::config::Sabotage;
+        if op.kind() != netcache_domain::operation::OperationKind::Delete {
+            return Ok(());
+        }
+        match self.config.sabotage {
+            Some(Sabotage::PoisonDelete) => Err(Error::Store(netcache_store::Error::Writer(
+                "sabotage poison-delete: this step always fails".to_owned(),
+            ))),
+            Some(Sabotage::PanicOnDelete) if op.attempts == 0 => panic!("sabotage panic-on-delete"),
+            _ => Ok(()),
+        }
+    }
+
+    #[cfg(not(feature = "testing"))]
+    #[allow(
+        clippy::unused_self,
+        clippy::unnecessary_wraps,
+        reason = "the testing build's signature"
+    )]
+    pub(crate) fn sabotaged_step(&self, _op: &Operation) -> Result<()> {
+        Ok(())
     }
 }

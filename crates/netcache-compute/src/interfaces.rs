@@ -15,7 +15,7 @@ use tracing::info;
 
 use crate::allocate::NewPortSlot;
 use crate::build::action;
-use crate::operations::Outcome;
+use crate::runner::Outcome;
 use crate::{Compute, Error, RequestContext, Result};
 
 /// What to attach.

@@ -45,6 +45,7 @@ mod quotas;
 mod rebuild;
 mod resume;
 mod retention;
+mod runner;
 mod security_groups;
 mod server_state;
 pub mod virt;
@@ -119,19 +120,10 @@ pub struct Compute {
     marker_mode: MarkerMode,
     catalog: NetworkCatalog,
     clock: Clock,
-    /// This process: its node (named by its hosts) and incarnation.
-    owner: netcache_domain::operation::Owner,
-    /// Proof that no other live process runs this node (held by `serve`).
-    node_lock: Mutex<Option<netcache_store::NodeLock>>,
-    /// Servers whose operation runs (or waits for a worker) in this process.
-    running: Mutex<std::collections::HashSet<ServerId>>,
-    op_permits: Arc<tokio::sync::Semaphore>,
+    /// The operation runner: this process's owner identity, node lock, slots,
+    /// workers and waiting requests.
+    runner: Arc<runner::OperationRunner>,
     build_permits: HashMap<netcache_domain::HostName, Arc<tokio::sync::Semaphore>>,
-    /// API requests waiting for the outcome of their operation (an attach, a
-    /// security group change).
-    waiters: Mutex<HashMap<uuid::Uuid, operations::Waiter>>,
-    /// Outcomes of operations done but not yet finished (then handed to the waiter).
-    outcomes: Mutex<HashMap<uuid::Uuid, Result<operations::Outcome>>>,
     /// Names of security groups, for servers' views.
     group_names: security_groups::GroupNames,
     builds: Mutex<Vec<JoinHandle<()>>>,
@@ -154,7 +146,7 @@ impl Compute {
     ) -> Result<Arc<Self>> {
         let compute = Self::open(config, store, neutron, virt).await?;
         let lock = compute.lock_node().await?;
-        *compute.node_lock.lock().expect("node lock") = Some(lock);
+        compute.runner.hold_node_lock(lock).await;
         compute.claim_orphaned_operations().await?;
         Ok(compute)
     }
@@ -165,7 +157,7 @@ impl Compute {
     async fn lock_node(&self) -> Result<netcache_store::NodeLock> {
         let deadline = tokio::time::Instant::now() + self.config.operations.lease;
         loop {
-            match self.store.lock_node(&self.owner.node).await {
+            match self.store.lock_node(&self.runner.owner.node).await {
                 Err(netcache_store::Error::NodeBusy(why)) if tokio::time::Instant::now() < deadline => {
                     tracing::warn!("{why}; waiting for it to be released");
                     tokio::time::sleep(std::time::Duration::from_millis(250)).await;
@@ -209,13 +201,8 @@ impl Compute {
             })
             .collect();
         Ok(Arc::new(Self {
-            owner,
-            node_lock: Mutex::new(None),
-            running: Mutex::new(Default::default()),
-            op_permits: Arc::new(tokio::sync::Semaphore::new(config.operations.workers.max(1))),
+            runner: runner::OperationRunner::new(owner, config.operations.clone()),
             build_permits,
-            waiters: Mutex::new(HashMap::new()),
-            outcomes: Mutex::new(HashMap::new()),
             group_names: security_groups::GroupNames::new(config.network_details_ttl),
             catalog: NetworkCatalog::new(config.network_details_ttl),
             store,
@@ -257,7 +244,12 @@ impl Compute {
 
     /// This process's identity in operation rows.
     pub fn owner(&self) -> &netcache_domain::operation::Owner {
-        &self.owner
+        &self.runner.owner
+    }
+
+    /// Whether this process takes new work: not while its node lock is lost.
+    pub fn takes_work(&self) -> bool {
+        self.runner.takes_work()
     }
 
     /// Waits until every build started so far has finished.

@@ -18,7 +18,7 @@ impl Compute {
     /// Starts the operation lease/takeover loop, and the heal, GC and purge loops
     /// (each only if its interval is non-zero).
     pub fn spawn_loops(self: &Arc<Self>) -> Vec<JoinHandle<()>> {
-        let seed = jitter_seed(self.deployment.as_str(), &self.owner.node);
+        let seed = jitter_seed(self.deployment.as_str(), &self.runner.owner.node);
         let mut loops = vec![self.spawn_operation_loops()];
         let heal = &self.config.heal;
         if !heal.interval.is_zero() {

@@ -5,16 +5,19 @@
 //! any process once its owner's lease runs out.
 
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use netcache_domain::ServerId;
 use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationParams, Owner};
-use tokio::sync::oneshot;
-use tracing::{Instrument, error, info, info_span, warn};
+use tracing::{Instrument, info, info_span, warn};
 
-use crate::{Compute, Error, Interface, Result};
+use crate::runner::attempts::AfterFailure;
+use crate::runner::{Answer, Outcome};
+use crate::{Compute, Error, Result};
 
 tokio::task_local! {
     /// The operation the current task executes: every commit it makes is fenced on it.
@@ -28,16 +31,15 @@ struct Fence {
     owner: Owner,
 }
 
-/// What an operation's waiting API request learns once it is finished.
-pub(crate) enum Outcome {
-    /// An attach's new interface.
-    Attached(Box<Interface>),
-    /// A change applied to the server's ports.
-    Applied,
+impl Fence {
+    fn of(op: &Operation) -> Self {
+        Self {
+            server_id: op.server_id,
+            id: op.id,
+            owner: op.owner.clone(),
+        }
+    }
 }
-
-/// A waiting API request's end of an operation.
-pub(crate) type Waiter = oneshot::Sender<Result<Outcome>>;
 
 /// How an operation's execution ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,13 +50,14 @@ pub(crate) enum Executed {
     Finished,
 }
 
-/// Backoff of an operation whose step failed for a reason that may pass (the
-/// database or Neutron unreachable): it is retried from its records.
-const RETRY_BACKOFF: [u64; 6] = [1, 2, 4, 8, 15, 30];
+/// How often a request whose operation another process took over looks at
+/// the row, and for how many leases at most before it answers 503.
+const FOLLOW_EVERY: Duration = Duration::from_millis(250);
+const FOLLOW_FOR_LEASES: u32 = 4;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Retry {
-    /// On the pool: retry a failed step after [`RETRY_BACKOFF`].
+    /// On the pool: retry a failed step after backoff, up to the cap.
     Backoff,
     /// Inline: hand a failed operation back to the caller.
     Never,
@@ -78,7 +81,8 @@ impl Compute {
         Ok(self.store.commit(changes).await?)
     }
 
-    /// A new operation owned by this process, with a fresh lease.
+    /// A new operation owned by this process; its lease is taken on the
+    /// database's clock when it is committed.
     pub(crate) fn new_operation(
         &self,
         server_id: ServerId,
@@ -93,17 +97,23 @@ impl Compute {
             request_id: ctx.request_id.clone(),
             project_id: ctx.project_id.clone(),
             user_id: ctx.user_id.clone(),
-            owner: self.owner.clone(),
-            lease_until: now + self.lease(),
+            owner: self.runner.owner.clone(),
+            lease_until: now + self.runner.lease(),
             step: "queued".to_owned(),
+            attempts: 0,
+            last_error: None,
             then_delete: None,
             created_at: now,
             updated_at: now,
         }
     }
 
-    fn lease(&self) -> chrono::TimeDelta {
-        chrono::TimeDelta::from_std(self.config.operations.lease).unwrap_or(chrono::TimeDelta::seconds(30))
+    /// The change that records `op` with a fresh lease.
+    pub(crate) fn insert_operation(&self, op: &Operation) -> Change {
+        Change::InsertOperation {
+            op: op.clone(),
+            lease: self.runner.lease(),
+        }
     }
 
     /// Commits `op` (with `changes`, e.g. the instance action) and starts it. A
@@ -123,7 +133,11 @@ impl Compute {
         let Some(server_id) = ops.first().map(|(op, _)| op.server_id) else {
             return Ok(());
         };
-        if self.running.lock().expect("running").len() + ops.len() > self.config.operations.max_queued {
+        if !self.runner.takes_work() {
+            return Err(Error::NotTakingWork);
+        }
+        if ops.len() > self.runner.free_places() {
+            metrics::counter!("netcache_operations_refused_total", "reason" => "overloaded").increment(1);
             return Err(Error::Overloaded);
         }
         // On a task of its own: a client that disconnects drops the request's
@@ -134,23 +148,73 @@ impl Compute {
             .unwrap_or(Err(Error::Interrupted(server_id)))
     }
 
-    /// Submits `op` and waits for the outcome it keeps ([`Compute::keep_outcome`]);
-    /// a client that leaves does not stop it.
+    /// Submits `op` and waits for its outcome ([`Compute::keep_outcome`]); a
+    /// client that leaves does not stop it. If this process stops running it
+    /// (another took it over), the request follows the row to its end.
     pub(crate) async fn submit_and_wait(self: &Arc<Self>, op: Operation, changes: Vec<Change>) -> Result<Outcome> {
-        let (tx, rx) = oneshot::channel();
-        let (id, server_id) = (op.id, op.server_id);
-        self.waiters.lock().expect("waiters").insert(id, tx);
-        if let Err(e) = self.submit(op, changes).await {
-            self.waiters.lock().expect("waiters").remove(&id);
+        let answer = self.runner.wait_for(op.id);
+        if let Err(e) = self.submit(op.clone(), changes).await {
+            self.runner.forget_waiter(op.id);
             return Err(e);
         }
-        rx.await.unwrap_or(Err(Error::Interrupted(server_id)))
+        match answer.await {
+            Ok(Answer::Outcome(outcome)) => outcome,
+            Ok(Answer::Follow) => self.follow(&op).await,
+            Err(_) => Err(Error::Interrupted(op.server_id)),
+        }
+    }
+
+    /// Waits, boundedly, until `op`'s row is gone, then reads its outcome from
+    /// the records: another process ran it to its end.
+    async fn follow(&self, op: &Operation) -> Result<Outcome> {
+        let deadline = tokio::time::Instant::now() + self.config.operations.lease * FOLLOW_FOR_LEASES;
+        while self.store.operation(op.server_id).await?.is_some_and(|o| o.id == op.id) {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::Interrupted(op.server_id));
+            }
+            tokio::time::sleep(FOLLOW_EVERY).await;
+        }
+        self.outcome_from_records(op).await
+    }
+
+    /// The outcome of `op`, which another process ran to its end, as its
+    /// records say: an attach's interface is the VIF record in its slot; a
+    /// failure is the failed event of its instance action.
+    async fn outcome_from_records(&self, op: &Operation) -> Result<Outcome> {
+        let actions = self.store.actions(op.server_id).await?;
+        let failure = actions
+            .iter()
+            .filter(|a| a.request_id == op.request_id)
+            .flat_map(|a| &a.events)
+            .find(|e| e.result.as_deref() == Some("Error"))
+            .map(|e| e.details.clone().unwrap_or_else(|| e.event.clone()));
+        let failed = |cause: String| Error::OperationFailed {
+            server: op.server_id,
+            kind: op.kind().as_str(),
+            cause,
+        };
+        if let Some(cause) = failure {
+            return Err(failed(cause));
+        }
+        let OperationParams::Attach { position, .. } = &op.params else {
+            return Ok(Outcome::Applied);
+        };
+        let attached = self
+            .store
+            .vifs(op.server_id)
+            .await?
+            .into_iter()
+            .find(|v| v.position == *position && v.is_attached() && !v.is_mid_attach());
+        match attached {
+            Some(vif) => Ok(Outcome::Attached(Box::new(crate::Interface { vif }))),
+            None => Err(failed("the interface was not attached".to_owned())),
+        }
     }
 
     /// Keeps an operation's outcome for its waiting request, handed over once the
     /// operation is finished.
     pub(crate) fn keep_outcome(&self, id: uuid::Uuid, outcome: Result<Outcome>) {
-        self.outcomes.lock().expect("outcomes").insert(id, outcome);
+        self.runner.keep_outcome(id, outcome);
     }
 
     async fn commit_and_spawn(
@@ -161,7 +225,7 @@ impl Compute {
         let mut batch = preconditions;
         for (op, changes) in &ops {
             batch.extend(changes.iter().cloned());
-            batch.push(Change::InsertOperation(op.clone()));
+            batch.push(self.insert_operation(op));
         }
         match self.store.commit(batch).await {
             Ok(()) => {}
@@ -185,18 +249,16 @@ impl Compute {
 
     /// Runs an operation this process owns on the worker pool, unless it already runs.
     pub(crate) fn spawn_operation(self: &Arc<Self>, op: Operation) {
-        if !self.running.lock().expect("running").insert(op.server_id) {
+        let Some(slot) = self.runner.take_slot(op.server_id) else {
             return;
-        }
+        };
         let compute = Arc::clone(self);
         let span = info_span!("operation", server.id = %op.server_id, kind = %op.kind(), request.id = %op.request_id);
         self.spawn_tracked(
             async move {
-                let server_id = op.server_id;
-                let permit = compute.op_permits.clone().acquire_owned().await;
+                let _slot = slot;
+                let _worker = compute.runner.worker().await;
                 compute.run_to_end(op, Retry::Backoff).await;
-                drop(permit);
-                compute.running.lock().expect("running").remove(&server_id);
             }
             .instrument(span),
         );
@@ -205,52 +267,34 @@ impl Compute {
     /// Executes `op` inline (GC's releases) for one attempt; if a step fails,
     /// the pool retries it, so an unreachable Neutron does not hold up the caller.
     pub(crate) async fn run_inline(self: &Arc<Self>, op: Operation) {
-        if !self.running.lock().expect("running").insert(op.server_id) {
+        let Some(slot) = self.runner.take_slot(op.server_id) else {
             return;
-        }
-        let unfinished = self.run_to_end(op.clone(), Retry::Never).await;
-        self.running.lock().expect("running").remove(&op.server_id);
+        };
+        let unfinished = self.run_to_end(op, Retry::Never).await;
+        drop(slot);
         if let Some(op) = unfinished {
             self.spawn_operation(op);
         }
     }
 
-    /// Executes an operation, then the delete queued on it, until it is finished
-    /// or this process no longer owns it. A failed step is retried with backoff,
-    /// or with [`Retry::Never`] the operation is handed back unfinished.
+    /// Executes an operation, then the delete queued on it, until it is finished,
+    /// ended at its attempt cap, or no longer this process's. Whatever the exit
+    /// but a crash, the waiting request is answered.
     async fn run_to_end(self: &Arc<Self>, mut op: Operation, retry: Retry) -> Option<Operation> {
-        let mut failures = 0usize;
+        let mut failures = 0u32;
         loop {
-            let fence = Fence {
-                server_id: op.server_id,
-                id: op.id,
-                owner: op.owner.clone(),
-            };
-            let result = FENCE.scope(fence, self.execute(&op)).await;
-            match result {
+            let id = op.id;
+            let result = self.execute_fenced(&op).await;
+            let failed = match result {
                 Ok(Executed::Finished) => {
                     self.finished(&op);
-                    self.hand_over_outcome(op.id);
+                    self.runner.answer(id);
                     return None;
                 }
-                Ok(Executed::Done) => {
-                    let finished = self.finish(&op).await;
-                    self.hand_over_outcome(op.id);
-                    match finished {
-                        Ok(Some(next)) => {
-                            failures = 0;
-                            op = next;
-                        }
-                        Ok(None) => return None,
-                        Err(e) => {
-                            warn!(error = %e, "Operation {} of server {} not finished: {e}", op.id, op.server_id);
-                            return None;
-                        }
-                    }
-                }
+                Ok(Executed::Done) => None,
                 Err(Error::Crashed(_)) => {
                     // Dead: a waiting request learns the process stopped.
-                    self.waiters.lock().expect("waiters").remove(&op.id);
+                    self.runner.drop_waiter(id);
                     return None;
                 }
                 Err(Error::Store(e)) if e.is_conflict() && self.lost(&op).await => {
@@ -258,35 +302,74 @@ impl Compute {
                         "Operation {} of server {} was taken over; stopping",
                         op.id, op.server_id
                     );
+                    self.runner.answer(id);
                     return None;
                 }
-                Err(e) => {
+                Err(e) => Some(e),
+            };
+            if let Some(cause) = failed {
+                if retry == Retry::Never {
                     metrics::counter!("netcache_operation_retries_total", "kind" => op.kind().as_str()).increment(1);
-                    if retry == Retry::Never {
-                        warn!(error = %e, "Operation {} of server {} failed a step: {e}; the pool retries it", op.id, op.server_id);
-                        return Some(op);
+                    warn!(error = %cause, "Operation {} of server {} failed a step: {cause}; the pool retries it", op.id, op.server_id);
+                    return Some(op);
+                }
+                failures += 1;
+                match self.after_failure(&mut op, &cause, failures).await {
+                    AfterFailure::Retry(wait) => {
+                        tokio::time::sleep(wait).await;
+                        continue;
                     }
-                    let wait = RETRY_BACKOFF[failures.min(RETRY_BACKOFF.len() - 1)];
-                    failures += 1;
-                    warn!(error = %e, retry_in_s = wait, "Operation {} of server {} failed a step: {e}; retrying", op.id, op.server_id);
-                    tokio::time::sleep(Duration::from_secs(wait)).await;
+                    AfterFailure::Lost => {
+                        self.runner.answer(id);
+                        return None;
+                    }
+                    AfterFailure::GiveUp => {
+                        let fence = Fence::of(&op);
+                        if let Err(e) = FENCE.scope(fence, self.give_up(&op, &cause)).await {
+                            warn!(error = %e, "Could not end operation {} with its fault: {e}; retrying", op.id);
+                            tokio::time::sleep(Duration::from_secs(60)).await;
+                            continue;
+                        }
+                    }
+                }
+            }
+            let finished = self.finish(&op).await;
+            self.runner.answer(id);
+            match finished {
+                Ok(Some(next)) => {
+                    failures = 0;
+                    op = next;
+                }
+                Ok(None) => return None,
+                Err(e) => {
+                    warn!(error = %e, "Operation {} of server {} not finished: {e}", op.id, op.server_id);
+                    return None;
                 }
             }
         }
     }
 
-    /// Gives a finished operation's outcome to the request waiting for it.
-    fn hand_over_outcome(&self, id: uuid::Uuid) {
-        let outcome = self.outcomes.lock().expect("outcomes").remove(&id);
-        let waiter = self.waiters.lock().expect("waiters").remove(&id);
-        if let (Some(outcome), Some(waiter)) = (outcome, waiter) {
-            let _ = waiter.send(outcome);
+    /// One attempt of `op`'s steps, its commits fenced on it; a panic is a
+    /// failed attempt, not a lost worker.
+    async fn execute_fenced(self: &Arc<Self>, op: &Operation) -> Result<Executed> {
+        let attempt = FENCE.scope(Fence::of(op), self.execute(op));
+        match AssertUnwindSafe(attempt).catch_unwind().await {
+            Ok(result) => result,
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_owned());
+                tracing::error!(server.id = %op.server_id, kind = %op.kind(), "A step of operation {} panicked: {why}", op.id);
+                Err(Error::StepPanicked(why))
+            }
         }
     }
 
     /// Whether this process no longer owns `op`.
     async fn lost(&self, op: &Operation) -> bool {
-        !matches!(self.store.operation(op.server_id).await, Ok(Some(o)) if o.id == op.id && o.owner == self.owner)
+        !matches!(self.store.operation(op.server_id).await, Ok(Some(o)) if o.id == op.id && o.owner == self.runner.owner)
     }
 
     /// The change that ends `op`, in a batch of its last step; it conflicts
@@ -330,6 +413,7 @@ impl Compute {
                 previous: op.id,
                 owner: op.owner.clone(),
                 next: next.clone(),
+                lease: self.runner.lease(),
             }])
             .await?;
         info!(server.id = %op.server_id, "Server {} is deleted next, as asked while {} ran", op.server_id, op.kind());
@@ -348,6 +432,7 @@ impl Compute {
     /// Dispatches an operation to the code that does its kind.
     async fn execute(self: &Arc<Self>, op: &Operation) -> Result<Executed> {
         self.crash_point(crate::CrashPoint::OperationStarted)?;
+        self.sabotaged_step(op)?;
         let unsent = self.unsent_intents.take(op.server_id);
         self.resolve_pending_intents(op, &unsent).await?;
         let done = match &op.params {
@@ -364,87 +449,6 @@ impl Compute {
             OperationParams::SecurityGroup { group_id, add } => self.run_security_group(op, group_id, *add).await,
         };
         done.map(|()| Executed::Done)
-    }
-
-    /// Takes over every operation whose owner died (and those of an earlier
-    /// incarnation of this node at once), up to the free worker slots.
-    pub async fn claim_orphaned_operations(self: &Arc<Self>) -> Result<usize> {
-        let now = self.clock.now();
-        self.run_forgotten_operations().await?;
-        let free = self
-            .config
-            .operations
-            .max_queued
-            .saturating_sub(self.running.lock().expect("running").len());
-        if free == 0 {
-            return Ok(0);
-        }
-        let mut claimed = 0;
-        for op in self.store.claimable_operations(&self.owner, now, free as i64).await? {
-            if !op.claimable_by(&self.owner, now) {
-                continue;
-            }
-            let claim = Change::ClaimOperation {
-                server_id: op.server_id,
-                id: op.id,
-                previous_owner: op.owner.clone(),
-                owner: self.owner.clone(),
-                lease_until: now + self.lease(),
-            };
-            match self.store.commit(vec![claim]).await {
-                Ok(()) => {}
-                // Another process claimed it first.
-                Err(e) if e.is_conflict() => continue,
-                Err(e) => return Err(e.into()),
-            }
-            info!(
-                server.id = %op.server_id, kind = %op.kind(), previous_owner = %op.owner.label(),
-                "Took over {} of server {} from {}", op.kind(), op.server_id, op.owner.label()
-            );
-            metrics::counter!("netcache_operations_taken_over_total", "kind" => op.kind().as_str()).increment(1);
-            claimed += 1;
-            self.spawn_operation(Operation {
-                owner: self.owner.clone(),
-                lease_until: now + self.lease(),
-                ..op
-            });
-        }
-        Ok(claimed)
-    }
-
-    /// Operations this incarnation owns but does not run (a commit whose caller
-    /// vanished between the commit and the start) are started: renewing a lease
-    /// nobody works under would hide them forever.
-    async fn run_forgotten_operations(self: &Arc<Self>) -> Result<()> {
-        for op in self.store.operations().await? {
-            let running = self.running.lock().expect("running").contains(&op.server_id);
-            if op.owner == self.owner && !running {
-                warn!(server.id = %op.server_id, kind = %op.kind(), "Starting {} of server {} that nothing ran", op.kind(), op.server_id);
-                self.spawn_operation(op);
-            }
-        }
-        Ok(())
-    }
-
-    /// Renews this process's leases and takes over orphaned operations, forever.
-    pub fn spawn_operation_loops(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
-        let compute = Arc::clone(self);
-        tokio::spawn(async move {
-            let every = compute.config.operations.lease / 3;
-            loop {
-                tokio::time::sleep(every).await;
-                if compute.has_crashed() {
-                    return;
-                }
-                let until = compute.clock.now() + compute.lease();
-                if let Err(e) = compute.store.renew_leases(&compute.owner, until).await {
-                    error!(error = %e, "Could not renew operation leases: {e}");
-                }
-                if let Err(e) = compute.claim_orphaned_operations().await {
-                    error!(error = %e, "Could not take over orphaned operations: {e}");
-                }
-            }
-        })
     }
 
     /// Servers with an operation in flight (heal and GC leave them alone).

@@ -24,7 +24,7 @@ use tracing::info;
 
 use crate::build::action;
 use crate::config::CrashPoint;
-use crate::operations::Outcome;
+use crate::runner::Outcome;
 use crate::{Compute, Error, RequestContext, Result};
 
 /// Names of security groups by id, reused for a while (as the network catalog

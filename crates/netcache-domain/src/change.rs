@@ -61,8 +61,12 @@ pub enum Change {
     DeleteGhostSighting {
         port_id: PortId,
     },
-    /// Starts an operation; a conflict if the server already has one.
-    InsertOperation(Operation),
+    /// Starts an operation with a lease of `lease` on the database's clock; a
+    /// conflict if the server already has one.
+    InsertOperation {
+        op: Operation,
+        lease: chrono::TimeDelta,
+    },
     /// Fences the batch of a writer outside operations (heal): it applies only
     /// while the server has no operation in flight.
     RequireIdle {
@@ -83,11 +87,21 @@ pub enum Change {
         id: uuid::Uuid,
         owner: Owner,
     },
-    /// Replaces a finished operation by the delete queued on it (same owner).
+    /// Replaces a finished operation by the delete queued on it (same owner),
+    /// with a fresh lease.
     ReplaceOperation {
         previous: uuid::Uuid,
         owner: Owner,
         next: Operation,
+        lease: chrono::TimeDelta,
+    },
+    /// Records a failed attempt of an operation its owner still holds: the
+    /// attempt count goes up by one and `error` is kept as the last error.
+    RecordOperationFailure {
+        server_id: ServerId,
+        id: uuid::Uuid,
+        owner: Owner,
+        error: String,
     },
     /// Queues a delete on the server's operation in flight (the first one wins).
     QueueDelete {
@@ -95,13 +109,16 @@ pub enum Change {
         id: uuid::Uuid,
         delete: QueuedDelete,
     },
-    /// Takes an operation over from `previous_owner` (compare-and-swap).
+    /// Takes an operation over from `previous_owner` (compare-and-swap), only
+    /// while it is claimable on the database's clock: its lease ran out, or it
+    /// is an earlier incarnation's of `owner`'s node. A lease renewed since it
+    /// was read is never taken.
     ClaimOperation {
         server_id: ServerId,
         id: uuid::Uuid,
         previous_owner: Owner,
         owner: Owner,
-        lease_until: chrono::DateTime<chrono::Utc>,
+        lease: chrono::TimeDelta,
     },
     /// A new key pair; a conflict if its user has one of that name.
     InsertKeyPair(KeyPair),

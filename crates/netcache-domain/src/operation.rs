@@ -46,9 +46,16 @@ pub struct Operation {
     pub project_id: String,
     pub user_id: String,
     pub owner: Owner,
+    /// Until when the owner's lease runs, on the database's clock (leases are
+    /// taken and judged by the database, never by a process's own clock).
     pub lease_until: DateTime<Utc>,
     /// The last step recorded (for operators; the records say what is done).
     pub step: String,
+    /// Attempts that failed so far; past the runner's cap the operation ends
+    /// with a fault.
+    pub attempts: u32,
+    /// Why the last attempt failed (for operators: audit and logs).
+    pub last_error: Option<String>,
     /// A delete asked for while this operation ran: it runs next.
     pub then_delete: Option<QueuedDelete>,
     pub created_at: DateTime<Utc>,
@@ -61,17 +68,6 @@ impl Operation {
         self.params.kind()
     }
 
-    /// Whether `me` may take this operation over now: its lease ran out, or it
-    /// belongs to an earlier incarnation of `me`'s node (which is provably dead,
-    /// since a node runs one incarnation at a time).
-    #[must_use]
-    pub fn claimable_by(&self, me: &Owner, now: DateTime<Utc>) -> bool {
-        if self.owner == *me {
-            return false;
-        }
-        self.lease_until <= now || self.owner.node == me.node
-    }
-
     /// The delete that replaces this operation once it is finished.
     #[must_use]
     pub fn successor(&self, queued: &QueuedDelete, now: DateTime<Utc>) -> Operation {
@@ -82,6 +78,8 @@ impl Operation {
             project_id: queued.project_id.clone(),
             user_id: queued.user_id.clone(),
             step: "queued".to_owned(),
+            attempts: 0,
+            last_error: None,
             then_delete: None,
             created_at: now,
             updated_at: now,
@@ -204,51 +202,7 @@ pub fn resumes_in_place(attempt_host: Option<&HostName>, my_hosts: &[HostName]) 
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeZone;
-
     use super::*;
-
-    fn op(owner: &Owner, lease_until: DateTime<Utc>) -> Operation {
-        let t = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
-        Operation {
-            server_id: ServerId::new_v4(),
-            id: uuid::Uuid::new_v4(),
-            params: OperationParams::Build,
-            request_id: "req-1".into(),
-            project_id: "p".into(),
-            user_id: "u".into(),
-            owner: owner.clone(),
-            lease_until,
-            step: "queued".into(),
-            then_delete: None,
-            created_at: t,
-            updated_at: t,
-        }
-    }
-
-    fn owner(node: &str, incarnation: &str) -> Owner {
-        Owner {
-            node: node.into(),
-            incarnation: incarnation.into(),
-        }
-    }
-
-    #[test]
-    fn a_live_lease_of_another_node_is_never_taken_over() {
-        let now = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 10).unwrap();
-        let other = op(&owner("a", "1"), now + chrono::TimeDelta::seconds(5));
-        assert!(!other.claimable_by(&owner("b", "1"), now));
-        // Expired: anyone may take it.
-        assert!(other.claimable_by(&owner("b", "1"), now + chrono::TimeDelta::seconds(5)));
-    }
-
-    #[test]
-    fn an_earlier_incarnation_of_my_node_is_taken_over_at_once_but_mine_never() {
-        let now = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 10).unwrap();
-        let lease = now + chrono::TimeDelta::seconds(30);
-        assert!(op(&owner("a", "1"), lease).claimable_by(&owner("a", "2"), now));
-        assert!(!op(&owner("a", "2"), now).claimable_by(&owner("a", "2"), now));
-    }
 
     #[test]
     fn params_round_trip_through_json() {

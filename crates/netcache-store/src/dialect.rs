@@ -14,6 +14,13 @@ pub(crate) trait Dialect: Database {
 
     /// Opens the transaction of a [`commit`](crate::Store::commit) batch.
     const BEGIN_WRITE: &'static str;
+    /// The database's clock, as an expression of the timestamp column type.
+    const NOW: &'static str;
+
+    /// [`Dialect::NOW`] plus the milliseconds bound to `param`.
+    fn now_plus_millis(param: &str) -> String;
+    /// The operation statements on this backend's clock, built once.
+    fn lease_sql() -> &'static crate::operation_sql::LeaseSql;
 
     fn ts(t: DateTime<Utc>) -> Self::Ts;
     fn from_ts(v: Self::Ts) -> Result<DateTime<Utc>, String>;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
@@ -14,7 +14,7 @@ use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
-use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
+use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
 use netcache_domain::server::{Server, WatchedServer};
@@ -33,6 +33,7 @@ use crate::{
 
 mod cols;
 mod counts;
+mod operations;
 mod quotas;
 mod retention;
 mod server_rows;
@@ -227,9 +228,6 @@ where
             Change::DeleteGhostSighting { port_id } => {
                 Self::run(conn, sqlx::query(sql::DELETE_GHOST).bind(port_id.as_str())).await?;
             }
-            Change::InsertOperation(op) => {
-                Self::run(conn, Self::bind_operation(sqlx::query(sql::INSERT_OPERATION), op)).await?;
-            }
             Change::RequireIdle { server_id } => {
                 let query = sqlx::query(sql::REQUIRE_IDLE).bind(DB::uuid(server_id.0));
                 if Self::run(conn, query).await? == 0 {
@@ -238,72 +236,13 @@ where
                     )));
                 }
             }
-            Change::HoldOperation {
-                server_id,
-                id,
-                owner,
-                step,
-            } => {
-                let query = sqlx::query(sql::HOLD_OPERATION)
-                    .bind(DB::uuid(server_id.0))
-                    .bind(DB::uuid(*id))
-                    .bind(owner.node.as_str())
-                    .bind(owner.incarnation.as_str())
-                    .bind(step.as_str())
-                    .bind(DB::ts(Utc::now()));
-                if Self::run(conn, query).await? == 0 {
-                    return Err(not_owned(*server_id, *id, owner));
-                }
-            }
-            Change::FinishOperation { server_id, id, owner } => {
-                let query = sqlx::query(sql::FINISH_OPERATION)
-                    .bind(DB::uuid(server_id.0))
-                    .bind(DB::uuid(*id))
-                    .bind(owner.node.as_str())
-                    .bind(owner.incarnation.as_str());
-                if Self::run(conn, query).await? == 0 {
-                    return Err(Error::Conflict(format!(
-                        "operation {id} of server {server_id} is not {}'s to finish, or has a delete queued",
-                        owner.label()
-                    )));
-                }
-            }
-            Change::ReplaceOperation { previous, owner, next } => {
-                let query = Self::bind_operation(sqlx::query(sql::REPLACE_OPERATION), next).bind(DB::uuid(*previous));
-                if next.owner != *owner || Self::run(conn, query).await? == 0 {
-                    return Err(not_owned(next.server_id, *previous, owner));
-                }
-            }
-            Change::QueueDelete { server_id, id, delete } => {
-                let query = sqlx::query(sql::QUEUE_DELETE)
-                    .bind(DB::uuid(server_id.0))
-                    .bind(DB::uuid(*id))
-                    .bind(delete.to_json());
-                if Self::run(conn, query).await? == 0 {
-                    return Err(Error::Conflict(format!(
-                        "operation {id} of server {server_id} is over or has a delete queued already"
-                    )));
-                }
-            }
-            Change::ClaimOperation {
-                server_id,
-                id,
-                previous_owner,
-                owner,
-                lease_until,
-            } => {
-                let query = sqlx::query(sql::CLAIM_OPERATION)
-                    .bind(DB::uuid(server_id.0))
-                    .bind(DB::uuid(*id))
-                    .bind(owner.node.as_str())
-                    .bind(owner.incarnation.as_str())
-                    .bind(DB::ts(*lease_until))
-                    .bind(previous_owner.node.as_str())
-                    .bind(previous_owner.incarnation.as_str());
-                if Self::run(conn, query).await? == 0 {
-                    return Err(not_owned(*server_id, *id, previous_owner));
-                }
-            }
+            Change::InsertOperation { .. }
+            | Change::HoldOperation { .. }
+            | Change::FinishOperation { .. }
+            | Change::ReplaceOperation { .. }
+            | Change::RecordOperationFailure { .. }
+            | Change::QueueDelete { .. }
+            | Change::ClaimOperation { .. } => Self::apply_operation_change(conn, change).await?,
             Change::InsertKeyPair(keypair) => {
                 let query = sqlx::query(sql::INSERT_KEYPAIR)
                     .bind(keypair.user_id.as_str())
@@ -407,25 +346,6 @@ where
             .bind(v.details.as_ref().map(PortDetails::to_json))
     }
 
-    /// `$1` server, `$2` id, then the other columns (see [`sql::INSERT_OPERATION`]).
-    fn bind_operation<'q>(query: Q<'q, DB>, o: &Operation) -> Q<'q, DB> {
-        query
-            .bind(DB::uuid(o.server_id.0))
-            .bind(DB::uuid(o.id))
-            .bind(o.kind().as_str())
-            .bind(o.params.to_json())
-            .bind(o.request_id.as_str())
-            .bind(o.project_id.as_str())
-            .bind(o.user_id.as_str())
-            .bind(o.owner.node.as_str())
-            .bind(o.owner.incarnation.as_str())
-            .bind(DB::ts(o.lease_until))
-            .bind(o.step.as_str())
-            .bind(o.then_delete.as_ref().map(QueuedDelete::to_json))
-            .bind(DB::ts(o.created_at))
-            .bind(DB::ts(o.updated_at))
-    }
-
     /// `$1` id, then the other columns (see [`sql::UPDATE_INTENT`]).
     fn bind_intent<'q>(query: Q<'q, DB>, i: &PortIntent) -> Q<'q, DB> {
         query
@@ -458,27 +378,6 @@ where
             requested_fixed_ip: c.parse_opt("requested_fixed_ip")?,
             tag: c.get("tag")?,
             details: c.json_opt("details", PortDetails::from_json)?,
-        })
-    }
-
-    fn operation(row: &DB::Row) -> Result<Operation> {
-        let c = Cols::<DB>(row);
-        Ok(Operation {
-            server_id: ServerId(c.uuid("server_id")?),
-            id: c.uuid("id")?,
-            params: c.json("params", OperationParams::from_json)?,
-            request_id: c.get("request_id")?,
-            project_id: c.get("project_id")?,
-            user_id: c.get("user_id")?,
-            owner: Owner {
-                node: c.get("owner_node")?,
-                incarnation: c.get("owner_incarnation")?,
-            },
-            lease_until: c.ts("lease_until")?,
-            step: c.get("step")?,
-            then_delete: c.json_opt("then_delete", QueuedDelete::from_json)?,
-            created_at: c.ts("created_at")?,
-            updated_at: c.ts("updated_at")?,
         })
     }
 
@@ -879,37 +778,23 @@ where
     }
 
     async fn operation(&self, server: ServerId) -> Result<Option<Operation>> {
-        let row = sqlx::query(sql::SELECT_OPERATION)
-            .bind(<B::Db as Dialect>::uuid(server.0))
-            .fetch_optional(self.pool())
-            .await?;
-        row.as_ref().map(Sql::<B::Db>::operation).transpose()
+        Sql::<B::Db>::operation_of(self.pool(), server).await
     }
 
     async fn operations(&self) -> Result<Vec<Operation>> {
-        let rows = sqlx::query(sql::SELECT_OPERATIONS).fetch_all(self.pool()).await?;
-        rows.iter().map(Sql::<B::Db>::operation).collect()
+        Sql::<B::Db>::all_operations(self.pool()).await
     }
 
-    async fn claimable_operations(&self, me: &Owner, now: DateTime<Utc>, limit: i64) -> Result<Vec<Operation>> {
-        let rows = sqlx::query(sql::SELECT_CLAIMABLE_OPERATIONS)
-            .bind(<B::Db as Dialect>::ts(now))
-            .bind(me.node.as_str())
-            .bind(me.incarnation.as_str())
-            .bind(limit)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(Sql::<B::Db>::operation).collect()
+    async fn claimable_operations(&self, me: &Owner, limit: i64) -> Result<Vec<Operation>> {
+        Sql::<B::Db>::claimable_operations(self.pool(), me, limit).await
     }
 
-    async fn renew_leases(&self, me: &Owner, until: DateTime<Utc>) -> Result<u64> {
-        let result = sqlx::query(sql::RENEW_LEASES)
-            .bind(me.node.as_str())
-            .bind(me.incarnation.as_str())
-            .bind(<B::Db as Dialect>::ts(until))
-            .execute(self.writer())
-            .await?;
-        Ok(<B::Db as Dialect>::rows_affected(&result))
+    async fn renew_leases(&self, me: &Owner, servers: &[ServerId], lease: TimeDelta) -> Result<u64> {
+        Sql::<B::Db>::renew_leases(self.writer(), me, servers, lease).await
+    }
+
+    async fn database_now(&self) -> Result<DateTime<Utc>> {
+        Sql::<B::Db>::database_now(self.pool()).await
     }
 
     async fn try_lease(&self, name: &str, owner: &str, until: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool> {
@@ -981,13 +866,6 @@ where
 
 fn to_i64(field: &str, value: u64) -> Result<i64> {
     i64::try_from(value).map_err(|_| Error::Corrupt(format!("{field} {value} does not fit a BIGINT column")))
-}
-
-fn not_owned(server: ServerId, id: Uuid, owner: &Owner) -> Error {
-    Error::Conflict(format!(
-        "operation {id} of server {server} is not owned by {}",
-        owner.label()
-    ))
 }
 
 fn vif_not_found(server: ServerId, port: &PortId) -> Error {

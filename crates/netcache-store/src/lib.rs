@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::action::Action;
 use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
@@ -28,6 +28,7 @@ mod engine;
 mod error;
 mod group_commit;
 mod json;
+mod operation_sql;
 #[cfg(test)]
 mod plans;
 mod postgres;
@@ -40,11 +41,39 @@ pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// Held while a process runs a node; dropping it (or dying) releases it.
-pub struct NodeLock(#[allow(dead_code)] Box<dyn Send + Sync>);
+pub struct NodeLock(Box<dyn HeldLock>);
 
 impl NodeLock {
-    pub(crate) fn new(held: impl Send + Sync + 'static) -> Self {
+    pub(crate) fn new(held: impl HeldLock + 'static) -> Self {
         Self(Box::new(held))
+    }
+
+    /// Whether the lock is still held: PostgreSQL's is lost with its
+    /// connection (a restarted server, a terminated session, a network cut).
+    pub async fn is_held(&self) -> bool {
+        self.0.is_held().await
+    }
+}
+
+/// What a node lock is held by.
+#[async_trait]
+pub(crate) trait HeldLock: Send + Sync {
+    async fn is_held(&self) -> bool;
+}
+
+/// A file lock the kernel holds for the process: held while the process lives.
+#[async_trait]
+impl HeldLock for std::fs::File {
+    async fn is_held(&self) -> bool {
+        true
+    }
+}
+
+/// No lock at all, for an in-memory database no other process can open.
+#[async_trait]
+impl HeldLock for () {
+    async fn is_held(&self) -> bool {
+        true
     }
 }
 
@@ -219,10 +248,15 @@ pub trait Store: Send + Sync + 'static {
     async fn operation(&self, server: ServerId) -> Result<Option<Operation>>;
     /// Every operation in flight, oldest first.
     async fn operations(&self) -> Result<Vec<Operation>>;
-    /// Operations `me` may take over now (see [`Operation::claimable_by`]), oldest first.
-    async fn claimable_operations(&self, me: &Owner, now: DateTime<Utc>, limit: i64) -> Result<Vec<Operation>>;
-    /// Extends the lease of every operation `me` owns; returns how many.
-    async fn renew_leases(&self, me: &Owner, until: DateTime<Utc>) -> Result<u64>;
+    /// Operations `me` may take over now, on the database's clock, oldest first:
+    /// those whose lease ran out, and every one of an earlier incarnation of
+    /// `me`'s node (provably dead: a node runs one incarnation at a time).
+    async fn claimable_operations(&self, me: &Owner, limit: i64) -> Result<Vec<Operation>>;
+    /// Renews, to `lease` from the database's now, `me`'s leases of the
+    /// operations on `servers` (those it works on); returns how many.
+    async fn renew_leases(&self, me: &Owner, servers: &[ServerId], lease: TimeDelta) -> Result<u64>;
+    /// The database's clock, which every lease is judged by.
+    async fn database_now(&self) -> Result<DateTime<Utc>>;
 
     /// Takes the deployment-wide lease `name` until `until` if it is free, expired
     /// or `owner`'s already; returns whether `owner` holds it now.

@@ -1,6 +1,8 @@
 //! The shared backend: PostgreSQL, used by several netcache processes on several
 //! hosts at once.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use sqlx::Executor;
 use sqlx::Postgres;
@@ -10,7 +12,8 @@ use uuid::Uuid;
 
 use crate::dialect::{Dialect, to_micros};
 use crate::engine::{Backend, QueryCount, Sql};
-use crate::{Error, NodeLock, Result};
+use crate::operation_sql::LeaseSql;
+use crate::{Error, HeldLock, NodeLock, Result};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
@@ -89,15 +92,42 @@ impl Backend for PgStore {
                  give each process its own compute.hosts"
             )));
         }
-        Ok(NodeLock::new(tokio::sync::Mutex::new(conn)))
+        Ok(NodeLock::new(AdvisoryLock(tokio::sync::Mutex::new(conn))))
     }
 }
+
+/// A session advisory lock: held exactly as long as its connection's session.
+struct AdvisoryLock(tokio::sync::Mutex<sqlx::PgConnection>);
+
+#[async_trait::async_trait]
+impl HeldLock for AdvisoryLock {
+    async fn is_held(&self) -> bool {
+        let mut conn = self.0.lock().await;
+        let alive = tokio::time::timeout(LOCK_CHECK_TIMEOUT, sqlx::query("SELECT 1").execute(&mut *conn)).await;
+        matches!(alive, Ok(Ok(_)))
+    }
+}
+
+/// How long a check of the node lock's session may take before it counts as lost.
+const LOCK_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Dialect for Postgres {
     type Ts = DateTime<Utc>;
     type Uuid = Uuid;
 
     const BEGIN_WRITE: &'static str = "BEGIN";
+    /// The statement's start, not the transaction's (`now()`): a lease taken late
+    /// in a transaction is as long as asked.
+    const NOW: &'static str = "statement_timestamp()";
+
+    fn now_plus_millis(param: &str) -> String {
+        format!("(statement_timestamp() + {param} * interval '1 millisecond')")
+    }
+
+    fn lease_sql() -> &'static LeaseSql {
+        static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Postgres>);
+        &SQL
+    }
 
     fn ts(t: DateTime<Utc>) -> DateTime<Utc> {
         to_micros(t)

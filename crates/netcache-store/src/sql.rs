@@ -124,64 +124,11 @@ pub(crate) const UPSERT_GHOST: &str = "INSERT INTO ghost_sightings (port_id, dev
 
 pub(crate) const DELETE_GHOST: &str = "DELETE FROM ghost_sightings WHERE port_id = $1";
 
-// ---- operations (bind_operation: $1 server_id, $2 id, $3.. the other columns) ----
+// ---- fences ----
 
-macro_rules! operation_columns {
-    () => {
-        "server_id, id, kind, params, request_id, project_id, user_id, owner_node, owner_incarnation, \
-         lease_until, step, then_delete, created_at, updated_at"
-    };
-}
-
-/// The server's primary key makes a second operation on one server a conflict.
-pub(crate) const INSERT_OPERATION: &str = concat!(
-    "INSERT INTO operations (",
-    operation_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
-);
-
-/// `$3`/`$4` the owner, `$5` the step, `$6` now: a fence on ownership.
 /// Touches the server row (a no-op) only while it has no operation: 0 rows is a conflict.
 pub(crate) const REQUIRE_IDLE: &str = "UPDATE servers SET id = id \
      WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM operations WHERE server_id = $1)";
-
-pub(crate) const HOLD_OPERATION: &str = "UPDATE operations SET step = $5, updated_at = $6 \
-     WHERE server_id = $1 AND id = $2 AND owner_node = $3 AND owner_incarnation = $4";
-
-/// Only while no delete is queued on it (the owner then replaces it).
-pub(crate) const FINISH_OPERATION: &str = "DELETE FROM operations \
-     WHERE server_id = $1 AND id = $2 AND owner_node = $3 AND owner_incarnation = $4 AND then_delete IS NULL";
-
-/// bind_operation, then `$15` the previous id; the owner must not change.
-pub(crate) const REPLACE_OPERATION: &str = "UPDATE operations SET id = $2, kind = $3, params = $4, \
-     request_id = $5, project_id = $6, user_id = $7, lease_until = $10, step = $11, then_delete = $12, \
-     created_at = $13, updated_at = $14 \
-     WHERE server_id = $1 AND id = $15 AND owner_node = $8 AND owner_incarnation = $9";
-
-pub(crate) const QUEUE_DELETE: &str =
-    "UPDATE operations SET then_delete = $3 WHERE server_id = $1 AND id = $2 AND then_delete IS NULL";
-
-/// `$3`/`$4` the new owner, `$5` its lease, `$6`/`$7` the owner it takes over from.
-pub(crate) const CLAIM_OPERATION: &str = "UPDATE operations SET owner_node = $3, owner_incarnation = $4, \
-     lease_until = $5 WHERE server_id = $1 AND id = $2 AND owner_node = $6 AND owner_incarnation = $7";
-
-pub(crate) const RENEW_LEASES: &str =
-    "UPDATE operations SET lease_until = $3 WHERE owner_node = $1 AND owner_incarnation = $2";
-
-macro_rules! select_operations {
-    ($tail:literal) => {
-        concat!("SELECT ", operation_columns!(), " FROM operations ", $tail)
-    };
-}
-
-pub(crate) const SELECT_OPERATION: &str = select_operations!("WHERE server_id = $1");
-pub(crate) const SELECT_OPERATIONS: &str = select_operations!("ORDER BY created_at, server_id");
-/// `$1` now, `$2`/`$3` the asking owner, `$4` how many: expired leases, and every
-/// operation of an earlier incarnation of the asker's node.
-pub(crate) const SELECT_CLAIMABLE_OPERATIONS: &str = select_operations!(
-    "WHERE (lease_until <= $1 OR owner_node = $2) AND NOT (owner_node = $2 AND owner_incarnation = $3) \
-     ORDER BY created_at, server_id LIMIT $4"
-);
 
 // ---- key pairs ($1 user_id, $2 name, then the other columns in order) ----
 

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -15,6 +16,7 @@ use uuid::Uuid;
 use crate::dialect::{Dialect, to_micros};
 use crate::engine::{Backend, QueryCount, Sql};
 use crate::group_commit::GroupWriter;
+use crate::operation_sql::LeaseSql;
 use crate::{Error, NodeLock, Result};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -176,6 +178,18 @@ impl Dialect for Sqlite {
     type Uuid = String;
 
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    /// `strftime`'s `%f` has milliseconds: three more digits keep the text as
+    /// wide as [`TIMESTAMP_FORMAT`]'s, so text order stays time order.
+    const NOW: &'static str = "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')";
+
+    fn now_plus_millis(param: &str) -> String {
+        format!("(strftime('%Y-%m-%dT%H:%M:%f', 'now', ({param} / 1000.0) || ' seconds') || '000Z')")
+    }
+
+    fn lease_sql() -> &'static LeaseSql {
+        static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Sqlite>);
+        &SQL
+    }
 
     fn ts(t: DateTime<Utc>) -> String {
         to_micros(t).format(TIMESTAMP_FORMAT).to_string()

@@ -104,6 +104,8 @@ pub struct OperationsSettings {
     pub max_queued: usize,
     /// Builds at once per host (Nova's max_concurrent_builds).
     pub max_concurrent_builds: usize,
+    /// Failed attempts after which an operation ends with a fault.
+    pub max_attempts: u32,
 }
 
 impl Default for OperationsSettings {
@@ -114,6 +116,7 @@ impl Default for OperationsSettings {
             workers: d.workers,
             max_queued: d.max_queued,
             max_concurrent_builds: d.max_concurrent_builds,
+            max_attempts: d.max_attempts,
         }
     }
 }
@@ -519,6 +522,7 @@ impl Settings {
                 workers: self.operations.workers,
                 max_queued: self.operations.max_queued,
                 max_concurrent_builds: self.operations.max_concurrent_builds,
+                max_attempts: self.operations.max_attempts.max(1),
                 ..OperationsConfig::default()
             },
             gc: GcConfig {

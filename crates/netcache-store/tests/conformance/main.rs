@@ -36,6 +36,8 @@ conformance!(
     concurrent_writers_on_one_row_one_wins,
     one_operation_per_server_with_a_fenced_owner,
     expired_leases_are_claimed_once_and_live_ones_never,
+    a_renewed_lease_is_never_claimed,
+    failed_attempts_are_recorded_by_the_owner,
     singleton_leases_have_one_holder,
     vif_changes_advance_the_cache_generation,
     ghost_sightings_skip_recorded_ports_and_busy_servers,

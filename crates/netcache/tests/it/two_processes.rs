@@ -186,3 +186,57 @@ async fn a_build_sees_plug_events_the_other_process_took() {
     assert_eq!(server["status"], "ACTIVE", "{server}");
     pair.stop().await;
 }
+
+/// A lost node lock (its PostgreSQL session gone) is noticed within a lease
+/// tick: while another session holds the node, the process takes no new work
+/// (a boot answers 503, nothing is claimed); once the node is free again, it
+/// holds the lock again and works. Before, the loss went unnoticed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_node_lock_stops_new_work_until_it_is_held_again() {
+    let Some(pair) = Pair::start().await else { return };
+    let t = &pair.a;
+    let a = t.app().compute.clone();
+    let admin = sqlx::PgPool::connect(&pair.database.url).await.unwrap();
+    let terminated: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' \
+         AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('netcache-node:host-a', 0)",
+    )
+    .fetch_all(&admin)
+    .await
+    .unwrap();
+    assert_eq!(terminated, [true], "host-a's lock session");
+    // Another incarnation of host-a takes the node meanwhile, once the
+    // terminated session has ended.
+    let usurper = netcache_store::open(&pair.database.url).await.unwrap();
+    let mut held = None;
+    for _ in 0..100 {
+        if let Ok(lock) = usurper.lock_node("host-a").await {
+            held = Some(lock);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let held = held.expect("the terminated session ended");
+
+    a.lease_tick().await;
+    assert!(!a.takes_work());
+    let boot = json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": t.topology.private_network_id}]}});
+    let (status, body) = t.post("/servers", boot.clone()).await;
+    assert_eq!(status, 503, "no new work without the node lock: {body}");
+    assert_eq!(a.claim_orphaned_operations().await.unwrap(), 0);
+
+    // The usurper's session ends (asynchronously, on the server's side).
+    drop(held);
+    for _ in 0..100 {
+        a.lease_tick().await;
+        if a.takes_work() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, body) = t.post("/servers", boot).await;
+    assert_eq!(status, 202, "the lock is held again: {body}");
+    pair.settle().await;
+    admin.close().await;
+    pair.stop().await;
+}

@@ -131,18 +131,23 @@ impl Harness {
     /// fired, how often each did. Bounded only so that a failure ends:
     /// nothing but the test releases the calls a hold fault keeps waiting.
     pub async fn release_once_every_fault_fired(&self) -> Result<usize, Vec<u64>> {
-        let mut all_fired = false;
-        for _ in 0..3000 {
-            all_fired = self.sim().faults().iter().all(|rule| rule.fired >= 1);
-            if all_fired {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        let all_fired = self.wait_until_every_fault_fired().await;
         let fired: Vec<u64> = self.sim().faults().iter().map(|rule| rule.fired).collect();
         self.sim().clear_faults();
         let released = self.sim().release_held();
         if all_fired { Ok(released) } else { Err(fired) }
+    }
+
+    /// Waits until every fault rule has fired (false if one never did, after
+    /// a bound that only ends a failing test).
+    pub async fn wait_until_every_fault_fired(&self) -> bool {
+        for _ in 0..3000 {
+            if self.sim().faults().iter().all(|rule| rule.fired >= 1) {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        false
     }
 
     pub fn ctx() -> RequestContext {

@@ -91,8 +91,27 @@ fn operation(
         owner: owner.clone(),
         lease_until,
         step: "queued".into(),
+        attempts: 0,
+        last_error: None,
         then_delete: None,
         created_at: at(1),
         updated_at: at(1),
+    }
+}
+
+/// Records `op` with a lease of `secs` seconds from the database's now (a
+/// negative one has run out already).
+fn insert_op(op: &Operation, secs: i64) -> Change {
+    Change::InsertOperation {
+        op: op.clone(),
+        lease: chrono::TimeDelta::seconds(secs),
+    }
+}
+
+/// `op` as stored: the lease is the database's.
+fn as_stored(op: &Operation, stored: &Operation) -> Operation {
+    Operation {
+        lease_until: stored.lease_until,
+        ..op.clone()
     }
 }

@@ -17,8 +17,9 @@ pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
     let op = operation(s.id, attach, &a, at(30));
     let idle = Change::RequireIdle { server_id: s.id };
     commit(&*db.store, vec![idle.clone()]).await;
-    commit(&*db.store, vec![Change::InsertOperation(op.clone())]).await;
-    assert_eq!(db.store.operation(s.id).await.unwrap(), Some(op.clone()));
+    commit(&*db.store, vec![insert_op(&op, 30)]).await;
+    let stored = db.store.operation(s.id).await.unwrap().unwrap();
+    assert_eq!(stored, as_stored(&op, &stored));
     // A writer outside operations (heal) is fenced off a busy server.
     assert_conflict(
         db.store
@@ -30,7 +31,7 @@ pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
     );
     // A second operation on the server is refused by the key.
     let second = operation(s.id, OperationParams::Delete, &b, at(30));
-    assert_conflict(db.store.commit(vec![Change::InsertOperation(second)]).await);
+    assert_conflict(db.store.commit(vec![insert_op(&second, 30)]).await);
     // Only the owner's batches apply; a fenced batch applies nothing.
     let hold = |who: &Owner| Change::HoldOperation {
         server_id: s.id,
@@ -76,6 +77,7 @@ pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
             previous: op.id,
             owner: a.clone(),
             next: next.clone(),
+            lease: chrono::TimeDelta::seconds(30),
         }],
     )
     .await;
@@ -89,6 +91,8 @@ pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
     commit(&*db.store, vec![idle]).await;
 }
 
+/// Leases are judged on the database's clock: the operation rows carry no
+/// time a process chose.
 pub async fn expired_leases_are_claimed_once_and_live_ones_never(db: &Db) {
     let (s1, s2) = (server("p1", at(0)), server("p1", at(1)));
     insert_server(&*db.store, &s1).await;
@@ -99,47 +103,120 @@ pub async fn expired_leases_are_claimed_once_and_live_ones_never(db: &Db) {
         created_at: at(2),
         ..operation(s2.id, OperationParams::Delete, &b, at(10))
     };
-    commit(
-        &*db.store,
-        vec![
-            Change::InsertOperation(live.clone()),
-            Change::InsertOperation(expired.clone()),
-        ],
-    )
-    .await;
+    let before = db.store.database_now().await.unwrap();
+    commit(&*db.store, vec![insert_op(&live, 3600), insert_op(&expired, -10)]).await;
+    let stored = db.store.operation(s1.id).await.unwrap().unwrap();
+    assert!(
+        stored.lease_until >= before + chrono::TimeDelta::seconds(3600),
+        "the lease runs from the database's now"
+    );
     let ids = |ops: Vec<Operation>| ops.into_iter().map(|o| o.server_id).collect::<Vec<_>>();
-    // node-b's second incarnation at t=20: only the expired one (its own node's).
+    // node-b's second incarnation: only the expired one (its own node's).
     assert_eq!(
-        ids(db
-            .store
-            .claimable_operations(&owner("node-b", "2"), at(20), 10)
-            .await
-            .unwrap()),
+        ids(db.store.claimable_operations(&owner("node-b", "2"), 10).await.unwrap()),
         [s2.id]
     );
     // node-a's restart takes its earlier incarnation's at once, and the expired one.
     assert_eq!(
-        ids(db.store.claimable_operations(&a2, at(20), 10).await.unwrap()),
+        ids(db.store.claimable_operations(&a2, 10).await.unwrap()),
         [s1.id, s2.id]
     );
     // A live owner never sees its own.
-    assert_eq!(
-        ids(db.store.claimable_operations(&a1, at(5), 10).await.unwrap()),
-        Vec::<ServerId>::new()
-    );
+    assert_eq!(ids(db.store.claimable_operations(&a1, 10).await.unwrap()), [s2.id]);
     let claim = |by: &Owner| Change::ClaimOperation {
         server_id: s2.id,
         id: expired.id,
         previous_owner: b.clone(),
         owner: by.clone(),
-        lease_until: at(50),
+        lease: chrono::TimeDelta::seconds(60),
     };
     commit(&*db.store, vec![claim(&a2)]).await;
     // The second claimant lost the compare-and-swap.
     assert_conflict(db.store.commit(vec![claim(&owner("node-c", "1"))]).await);
-    assert_eq!(db.store.renew_leases(&a2, at(80)).await.unwrap(), 1);
-    assert_eq!(db.store.operation(s2.id).await.unwrap().unwrap().lease_until, at(80));
+    // Only the servers a live task works on are renewed.
+    let s1_lease = db.store.operation(s1.id).await.unwrap().unwrap().lease_until;
+    commit(
+        &*db.store,
+        vec![Change::ClaimOperation {
+            server_id: s1.id,
+            id: live.id,
+            previous_owner: a1.clone(),
+            owner: a2.clone(),
+            lease: chrono::TimeDelta::seconds(3600),
+        }],
+    )
+    .await;
+    let s1_lease = db
+        .store
+        .operation(s1.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .lease_until
+        .max(s1_lease);
+    assert_eq!(
+        db.store
+            .renew_leases(&a2, &[s2.id], chrono::TimeDelta::seconds(7200))
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(db.store.operation(s2.id).await.unwrap().unwrap().lease_until > s1_lease);
+    assert!(db.store.operation(s1.id).await.unwrap().unwrap().lease_until <= s1_lease);
     assert_eq!(db.store.operations().await.unwrap().len(), 2);
+}
+
+/// A claim re-checks the lease in its own statement: an owner that renewed
+/// between the claimant's read and its claim keeps its operation.
+pub async fn a_renewed_lease_is_never_claimed(db: &Db) {
+    let s = server("p1", at(0));
+    insert_server(&*db.store, &s).await;
+    let (a, b) = (owner("node-a", "1"), owner("node-b", "1"));
+    let op = operation(s.id, OperationParams::Build, &a, at(0));
+    commit(&*db.store, vec![insert_op(&op, -1)]).await;
+    assert_eq!(
+        db.store.claimable_operations(&b, 10).await.unwrap().len(),
+        1,
+        "expired when read"
+    );
+    let renewed = db
+        .store
+        .renew_leases(&a, &[s.id], chrono::TimeDelta::seconds(30))
+        .await
+        .unwrap();
+    assert_eq!(renewed, 1);
+    let claim = Change::ClaimOperation {
+        server_id: s.id,
+        id: op.id,
+        previous_owner: a.clone(),
+        owner: b.clone(),
+        lease: chrono::TimeDelta::seconds(30),
+    };
+    assert_conflict(db.store.commit(vec![claim]).await);
+    assert_eq!(db.store.operation(s.id).await.unwrap().unwrap().owner, a);
+}
+
+/// A failed attempt is recorded on the row by its owner only.
+pub async fn failed_attempts_are_recorded_by_the_owner(db: &Db) {
+    let s = server("p1", at(0));
+    insert_server(&*db.store, &s).await;
+    let (a, b) = (owner("node-a", "1"), owner("node-b", "1"));
+    let op = operation(s.id, OperationParams::Build, &a, at(0));
+    commit(&*db.store, vec![insert_op(&op, 30)]).await;
+    let failure = |who: &Owner, error: &str| Change::RecordOperationFailure {
+        server_id: s.id,
+        id: op.id,
+        owner: who.clone(),
+        error: error.into(),
+    };
+    commit(&*db.store, vec![failure(&a, "Neutron is unreachable")]).await;
+    commit(&*db.store, vec![failure(&a, "the database is down")]).await;
+    assert_conflict(db.store.commit(vec![failure(&b, "not mine")]).await);
+    let stored = db.store.operation(s.id).await.unwrap().unwrap();
+    assert_eq!(
+        (stored.attempts, stored.last_error.as_deref()),
+        (2, Some("the database is down"))
+    );
 }
 
 pub async fn singleton_leases_have_one_holder(db: &Db) {

@@ -242,7 +242,7 @@ pub async fn ghost_sightings_skip_recorded_ports_and_busy_servers(db: &Db) {
             .is_none()
     );
     let op = operation(s.id, OperationParams::Build, &owner("n", "1"), at(10));
-    commit(&*db.store, vec![Change::InsertOperation(op.clone())]).await;
+    commit(&*db.store, vec![insert_op(&op, 30)]).await;
     commit(&*db.store, vec![sighting("mid-create")]).await;
     assert!(
         db.store

@@ -49,7 +49,7 @@ pub async fn purge_removes_old_deleted_servers_with_their_rows_and_nothing_else(
     )));
     commit(&*db.store, changes).await;
     let op = operation(busy.id, OperationParams::Delete, &owner("node-a", "1"), at(30));
-    commit(&*db.store, vec![Change::InsertOperation(op)]).await;
+    commit(&*db.store, vec![insert_op(&op, 30)]).await;
 
     let each = Purged {
         servers: 1,
