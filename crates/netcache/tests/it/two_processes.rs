@@ -199,6 +199,7 @@ async fn a_lost_node_lock_stops_new_work_until_it_is_held_again() {
     let admin = sqlx::PgPool::connect(&pair.database.url).await.unwrap();
     let terminated: Vec<bool> = sqlx::query_scalar(
         "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' \
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
          AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('netcache-node:host-a', 0)",
     )
     .fetch_all(&admin)
