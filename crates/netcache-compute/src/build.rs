@@ -510,7 +510,12 @@ impl Compute {
                 return Err(Error::DeleteRequested(server.id));
             }
             let position = position as i64;
-            if vifs.iter().any(|v| v.position == position && v.is_attached()) {
+            // A user's port recorded but not bound and described (a run that
+            // stopped mid-attach) is attached again: the bind and its details.
+            if vifs
+                .iter()
+                .any(|v| v.position == position && v.is_attached() && !v.is_mid_attach())
+            {
                 continue;
             }
             match request {
