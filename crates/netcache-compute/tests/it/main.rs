@@ -1,5 +1,6 @@
 //! The crate's integration tests, one test binary: a module per area.
 
+mod attaches;
 mod boots;
 mod edits;
 mod gc;
