@@ -504,6 +504,8 @@ impl Compute {
         unsent: &mut Vec<PortIntent>,
         created: &mut Vec<CreatedPort>,
     ) -> Result<Server> {
+        // From before the first port exists, until the spawn (or the attempt's end).
+        let _plug_events = (!self.config.vif_plugging_timeout.is_zero()).then(|| self.plug_events.expect(server.id));
         let vifs = self.store.vifs(server.id).await?;
         for (position, request) in server.requested_networks.slots().into_iter().enumerate() {
             if self.delete_requested(server.id).await? {

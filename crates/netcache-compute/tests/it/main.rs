@@ -5,5 +5,6 @@ mod boots;
 mod edits;
 mod gc;
 mod heal;
+mod plug_events;
 mod resumed_builds;
 mod support;
