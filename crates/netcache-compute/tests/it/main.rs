@@ -3,6 +3,7 @@
 mod attaches;
 mod boots;
 mod edits;
+mod event_races;
 mod gc;
 mod heal;
 mod plug_events;
