@@ -410,6 +410,7 @@ impl Compute {
                 _ => return Err(e.into()),
             },
         };
+        self.crash_point(CrashPoint::AfterUserPortBound)?;
         let vif = VifRecord {
             details: Some(PortDetails::of(&bound)),
             ..vif

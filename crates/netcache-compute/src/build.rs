@@ -504,13 +504,20 @@ impl Compute {
         unsent: &mut Vec<PortIntent>,
         created: &mut Vec<CreatedPort>,
     ) -> Result<Server> {
+        // From before the first port exists, until the spawn (or the attempt's end).
+        let _plug_events = (!self.config.vif_plugging_timeout.is_zero()).then(|| self.plug_events.expect(server.id));
         let vifs = self.store.vifs(server.id).await?;
         for (position, request) in server.requested_networks.slots().into_iter().enumerate() {
             if self.delete_requested(server.id).await? {
                 return Err(Error::DeleteRequested(server.id));
             }
             let position = position as i64;
-            if vifs.iter().any(|v| v.position == position && v.is_attached()) {
+            // A user's port recorded but not bound and described (a run that
+            // stopped mid-attach) is attached again: the bind and its details.
+            if vifs
+                .iter()
+                .any(|v| v.position == position && v.is_attached() && !v.is_mid_attach())
+            {
                 continue;
             }
             match request {

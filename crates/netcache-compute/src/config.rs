@@ -204,6 +204,8 @@ pub enum CrashPoint {
     AfterRebuildSpawned,
     /// Neutron put one port in (or out of) a security group; nothing is recorded.
     AfterSecurityGroupApplied,
+    /// Neutron bound a user's port to its server; the record has no details of it yet.
+    AfterUserPortBound,
 }
 
 #[cfg(feature = "testing")]
@@ -220,10 +222,11 @@ impl std::str::FromStr for CrashPoint {
             "after-power-changed" => Ok(Self::AfterPowerChanged),
             "after-rebuild-spawned" => Ok(Self::AfterRebuildSpawned),
             "after-security-group-applied" => Ok(Self::AfterSecurityGroupApplied),
+            "after-user-port-bound" => Ok(Self::AfterUserPortBound),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
                  after-release-recorded, after-release-sent, before-spawn, after-power-changed, \
-                 after-rebuild-spawned or after-security-group-applied"
+                 after-rebuild-spawned, after-security-group-applied or after-user-port-bound"
             )),
         }
     }

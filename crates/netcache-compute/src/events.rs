@@ -17,7 +17,7 @@ use netcache_domain::{PortId, ServerId};
 use tracing::{info, warn};
 
 use crate::heal::{HealReport, Stored};
-use crate::{Compute, Result};
+use crate::{Compute, HoldPoint, Result};
 
 /// One event as Nova receives it.
 #[derive(Clone, Debug)]
@@ -130,18 +130,24 @@ impl Compute {
             None => Observed::Gone,
         };
         let observed = HashMap::from([(vif.port_id.clone(), observed)]);
-        let lost_changes =
-            |lost: &[LostVif]| self.lost_changes(&WatchedServer::from(server), &vifs, lost, self.clock.now());
-        match self
-            .commit_with_cache_at("event", server.id, &stored, &vifs, &observed, vec![])
-            .await
-        {
-            Ok(outcome) if !outcome.lost.is_empty() => {
-                self.commit(lost_changes(&outcome.lost)).await?;
+        let (outcome, write) = self.cache_write(server.id, &stored, &vifs, &observed).await?;
+        // A port found lost is marked in the cache's own compare-and-swap, so a
+        // release recorded since the read (or any other change of the records)
+        // makes the whole write a conflict: the mark never overwrites
+        // `releasing`. And only while no operation holds the server, which may
+        // be binding the port (invariant 18).
+        let mut batch = vec![write];
+        if !outcome.lost.is_empty() {
+            batch.push(Change::RequireIdle { server_id: server.id });
+            batch.extend(self.lost_changes(&WatchedServer::from(server), &vifs, &outcome.lost, self.clock.now()));
+            self.hold_point(HoldPoint::EventLostMark).await;
+        }
+        match self.commit(batch).await {
+            Ok(()) => {
+                metrics::counter!("netcache_cache_writes_total", "source" => "event").increment(1);
                 metrics::counter!("netcache_lost_vifs_total").increment(outcome.lost.len() as u64);
                 Ok(())
             }
-            Ok(_) => Ok(()),
             // Changed since read: the writer that won has the newer state.
             Err(crate::Error::Store(e)) if e.is_conflict() => Ok(()),
             Err(e) => Err(e),

@@ -1,7 +1,14 @@
 //! Test hooks: a simulated process death at a point of the protocol
-//! (`crash_at`) and deliberate defects (`sabotage`). They exist only in builds
-//! with the `testing` feature, which the test suites turn on; elsewhere each
-//! hook is a function that does nothing.
+//! (`crash_at`), deliberate defects (`sabotage`), and holds: a task that
+//! reaches a point a test armed waits there until the test lets it go, so the
+//! test runs something else exactly inside that window. They exist only in
+//! builds with the `testing` feature, which the test suites turn on; elsewhere
+//! each hook is a function that does nothing.
+
+#[cfg(feature = "testing")]
+use std::collections::HashMap;
+#[cfg(feature = "testing")]
+use std::sync::{Arc, Mutex};
 
 #[cfg(feature = "testing")]
 use std::sync::atomic::Ordering;
@@ -15,6 +22,39 @@ use tracing::warn;
 use crate::Error;
 use crate::config::CrashPoint as Crash;
 use crate::{Compute, Result};
+
+/// Points where a test can hold a task of this process ([`Compute::hold_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HoldPoint {
+    /// An event found a port of its server lost and has not committed that yet.
+    EventLostMark,
+}
+
+/// The holds a test armed, by point; each holds the first task that reaches it.
+#[cfg(feature = "testing")]
+#[derive(Default)]
+pub(crate) struct Holds(Mutex<HashMap<HoldPoint, Arc<Held>>>);
+
+/// A hold armed at a point: the first task that reaches it waits there until
+/// the test releases it.
+#[cfg(feature = "testing")]
+pub struct Held {
+    reached: tokio::sync::Semaphore,
+    released: tokio::sync::Semaphore,
+}
+
+#[cfg(feature = "testing")]
+impl Held {
+    /// Waits until a task is held at the point.
+    pub async fn reached(&self) {
+        self.reached.acquire().await.expect("never closed").forget();
+    }
+
+    /// Lets the held task (or the one still to come) go on.
+    pub fn release(&self) {
+        self.released.add_permits(1);
+    }
+}
 
 impl Compute {
     /// Stops dead at the configured crash point: this process is dead from here
@@ -89,4 +129,32 @@ impl Compute {
     pub(crate) fn sabotaged_step(&self, _op: &Operation) -> Result<()> {
         Ok(())
     }
+
+    /// Arms a hold at `point`: the next task of this process that reaches it
+    /// waits there until the test releases it.
+    #[cfg(feature = "testing")]
+    pub fn hold_at(&self, point: HoldPoint) -> Arc<Held> {
+        let held = Arc::new(Held {
+            reached: tokio::sync::Semaphore::new(0),
+            released: tokio::sync::Semaphore::new(0),
+        });
+        self.holds.0.lock().expect("holds").insert(point, Arc::clone(&held));
+        held
+    }
+
+    /// Waits here if a test armed a hold at `point` (once per arming).
+    #[cfg(feature = "testing")]
+    pub(crate) async fn hold_point(&self, point: HoldPoint) {
+        let held = self.holds.0.lock().expect("holds").remove(&point);
+        if let Some(held) = held {
+            warn!(?point, "Held at a test's hold point");
+            held.reached.add_permits(1);
+            held.released.acquire().await.expect("never closed").forget();
+        }
+    }
+
+    /// Without the `testing` feature no test holds anything.
+    #[cfg(not(feature = "testing"))]
+    #[allow(clippy::unused_self, clippy::unused_async, reason = "the testing build's signature")]
+    pub(crate) async fn hold_point(&self, _point: HoldPoint) {}
 }

@@ -4,19 +4,33 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationParams};
-use netcache_domain::server::VmState;
+use netcache_domain::server::{Server, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord};
 use netcache_domain::visibility::User;
-use netcache_domain::{NetworkId, PortId, ServerId};
-use tracing::info;
+use netcache_domain::{HostName, NetworkId, PortId, ServerId};
+use tracing::{info, warn};
 
 use crate::allocate::NewPortSlot;
 use crate::build::action;
 use crate::runner::Outcome;
 use crate::{Compute, Error, RequestContext, Result};
+
+/// How long after it was asked an attach may still create its port again, when
+/// a create's outcome was unknown and no port came of it: about as long as Nova's
+/// API waits for the compute host's answer (its default `rpc_response_timeout`).
+const ATTACH_CREATE_DEADLINE: TimeDelta = TimeDelta::seconds(60);
+
+/// The waits before such creates: the first again at once, then longer.
+const ATTACH_CREATE_BACKOFF: [TimeDelta; 4] = [
+    TimeDelta::zero(),
+    TimeDelta::seconds(1),
+    TimeDelta::seconds(2),
+    TimeDelta::seconds(5),
+];
 
 /// What to attach.
 #[derive(Clone, Debug)]
@@ -183,7 +197,41 @@ impl Compute {
                     tag,
                     security_groups: Vec::new(),
                 };
-                self.allocate_new_port(&server, &host, &slot).await
+                let deadline = op.created_at + ATTACH_CREATE_DEADLINE;
+                self.allocate_for_attach(&server, &host, &slot, deadline).await
+            }
+        }
+    }
+
+    /// Creates an attach's port. A create whose outcome was unknown and whose
+    /// marker lookup then found no port has its intent abandoned (not created;
+    /// a port that still comes of it is a ghost of ours, for GC): the port is
+    /// created again under a new intent, recorded first (invariants 2 and 3),
+    /// while the attach's deadline allows; after it, the attach gives up.
+    async fn allocate_for_attach(
+        &self,
+        server: &Server,
+        host: &HostName,
+        slot: &NewPortSlot,
+        deadline: DateTime<Utc>,
+    ) -> Result<Interface> {
+        let mut tries = 0;
+        loop {
+            match self.allocate_new_port(server, host, slot).await {
+                Err(Error::CreateAbandoned { intent, .. }) => {
+                    let wait = ATTACH_CREATE_BACKOFF[tries.min(ATTACH_CREATE_BACKOFF.len() - 1)];
+                    if self.clock.now() + wait >= deadline {
+                        warn!(server.id = %server.id, intent.id = %intent, "No port came of intent {intent} and the attach to server {} is out of time", server.id);
+                        return Err(Error::CreateAbandoned {
+                            network: slot.network_id.clone(),
+                            intent,
+                        });
+                    }
+                    info!(server.id = %server.id, intent.id = %intent, "No port came of intent {intent}; creating the port for server {} again under a new intent", server.id);
+                    tokio::time::sleep(wait.to_std().unwrap_or_default()).await;
+                    tries += 1;
+                }
+                other => return other,
             }
         }
     }

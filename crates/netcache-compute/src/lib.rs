@@ -60,6 +60,9 @@ pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;
 pub use heal::HealReport;
+#[cfg(feature = "testing")]
+pub use hooks::Held;
+pub use hooks::HoldPoint;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
 pub use quotas::QuotaUsage;
@@ -129,6 +132,8 @@ pub struct Compute {
     builds: Mutex<Vec<JoinHandle<()>>>,
     next_host: AtomicUsize,
     crashed: AtomicBool,
+    #[cfg(feature = "testing")]
+    holds: hooks::Holds,
     plug_events: plugging::PlugEvents,
     unsent_intents: first_attempt::UnsentIntents,
     heal_passes: AtomicU64,
@@ -216,6 +221,8 @@ impl Compute {
             builds: Mutex::new(Vec::new()),
             next_host: AtomicUsize::new(0),
             crashed: AtomicBool::new(false),
+            #[cfg(feature = "testing")]
+            holds: hooks::Holds::default(),
             plug_events: plugging::PlugEvents::default(),
             unsent_intents: first_attempt::UnsentIntents::default(),
             heal_passes: AtomicU64::new(0),
@@ -345,6 +352,23 @@ impl Compute {
         observed: &HashMap<PortId, Observed>,
         changes: Vec<Change>,
     ) -> Result<CacheOutcome> {
+        let (outcome, write) = self.cache_write(server_id, stored, vifs_after, observed).await?;
+        let mut batch = vec![write];
+        batch.extend(changes);
+        self.commit(batch).await?;
+        metrics::counter!("netcache_cache_writes_total", "source" => source).increment(1);
+        Ok(outcome)
+    }
+
+    /// The server's cache rebuilt from `vifs_after` and `observed`, and its
+    /// write, a compare-and-swap on the generation of `stored`.
+    async fn cache_write(
+        &self,
+        server_id: ServerId,
+        stored: &netcache_store::StoredCache,
+        vifs_after: &[VifRecord],
+        observed: &HashMap<PortId, Observed>,
+    ) -> Result<(CacheOutcome, Change)> {
         let network_ids: Vec<_> = observed
             .values()
             .filter_map(|o| match o {
@@ -362,14 +386,11 @@ impl Compute {
             subnets: &topology.subnets,
             options: &self.config.cache,
         });
-        let mut batch = vec![Change::WriteCache {
+        let write = Change::WriteCache {
             server_id,
             info: outcome.info.clone(),
             expected_generation: stored.generation,
-        }];
-        batch.extend(changes);
-        self.commit(batch).await?;
-        metrics::counter!("netcache_cache_writes_total", "source" => source).increment(1);
-        Ok(outcome)
+        };
+        Ok((outcome, write))
     }
 }

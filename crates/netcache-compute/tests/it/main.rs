@@ -1,8 +1,12 @@
 //! The crate's integration tests, one test binary: a module per area.
 
+mod attaches;
 mod boots;
 mod edits;
+mod event_races;
 mod gc;
 mod heal;
+mod plug_events;
+mod resumed_builds;
 mod runner;
 mod support;
