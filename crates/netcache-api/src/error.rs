@@ -94,7 +94,7 @@ impl ApiError {
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }
-                C::Overloaded | C::Interrupted(_) => StatusCode::SERVICE_UNAVAILABLE,
+                C::Overloaded | C::Interrupted(_) | C::NeutronNotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
                 C::Neutron(n) => neutron_status(n),
                 C::Store(s) if s.is_conflict() => StatusCode::CONFLICT,
                 // The create's outcome stayed unknown: Neutron did not answer in time.
@@ -104,7 +104,8 @@ impl ApiError {
                 | C::NoValidHost(_)
                 | C::KeyGeneration(_)
                 | C::Store(_)
-                | C::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                | C::Crashed(_)
+                | C::LeaseLost(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
         };
         (status, message)

@@ -201,6 +201,8 @@ pub enum CrashPoint {
     AfterRebuildSpawned,
     /// Neutron put one port in (or out of) a security group; nothing is recorded.
     AfterSecurityGroupApplied,
+    /// A GC pass holds the deployment's GC lease; it did nothing yet.
+    GcPassStarted,
 }
 
 #[cfg(feature = "testing")]
@@ -217,10 +219,11 @@ impl std::str::FromStr for CrashPoint {
             "after-power-changed" => Ok(Self::AfterPowerChanged),
             "after-rebuild-spawned" => Ok(Self::AfterRebuildSpawned),
             "after-security-group-applied" => Ok(Self::AfterSecurityGroupApplied),
+            "gc-pass-started" => Ok(Self::GcPassStarted),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
                  after-release-recorded, after-release-sent, before-spawn, after-power-changed, \
-                 after-rebuild-spawned or after-security-group-applied"
+                 after-rebuild-spawned, after-security-group-applied or gc-pass-started"
             )),
         }
     }

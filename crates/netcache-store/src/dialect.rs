@@ -14,6 +14,8 @@ pub(crate) trait Dialect: Database {
 
     /// Opens the transaction of a [`commit`](crate::Store::commit) batch.
     const BEGIN_WRITE: &'static str;
+    /// The singleton-lease statements, on the database's clock.
+    const LEASES: crate::sql::LeaseSql;
 
     fn ts(t: DateTime<Utc>) -> Self::Ts;
     fn from_ts(v: Self::Ts) -> Result<DateTime<Utc>, String>;

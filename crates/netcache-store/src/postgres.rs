@@ -98,6 +98,12 @@ impl Dialect for Postgres {
     type Uuid = Uuid;
 
     const BEGIN_WRITE: &'static str = "BEGIN";
+    // `now()` is the statement's transaction's start: one instant for the
+    // comparison and the new expiry, and a single statement starts its own.
+    const LEASES: crate::sql::LeaseSql = crate::sql::lease_sql!(
+        now: "now()",
+        expiry: "(now() + $3 * interval '1 millisecond')"
+    );
 
     fn ts(t: DateTime<Utc>) -> DateTime<Utc> {
         to_micros(t)

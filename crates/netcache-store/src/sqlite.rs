@@ -176,6 +176,12 @@ impl Dialect for Sqlite {
     type Uuid = String;
 
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    // SQLite's clock has milliseconds: padded to the six digits of
+    // `TIMESTAMP_FORMAT`, so now compares with a stored time as text does.
+    const LEASES: crate::sql::LeaseSql = crate::sql::lease_sql!(
+        now: "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')",
+        expiry: "(strftime('%Y-%m-%dT%H:%M:%f', 'now', printf('%.3f seconds', $3 / 1000.0)) || '000Z')"
+    );
 
     fn ts(t: DateTime<Utc>) -> String {
         to_micros(t).format(TIMESTAMP_FORMAT).to_string()

@@ -4,4 +4,5 @@ mod boots;
 mod edits;
 mod gc;
 mod heal;
+mod passes;
 mod support;

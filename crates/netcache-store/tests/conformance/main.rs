@@ -37,6 +37,8 @@ conformance!(
     one_operation_per_server_with_a_fenced_owner,
     expired_leases_are_claimed_once_and_live_ones_never,
     singleton_leases_have_one_holder,
+    singleton_leases_expire_on_the_databases_clock,
+    a_nodes_next_incarnation_releases_the_leases_of_its_earlier_ones,
     vif_changes_advance_the_cache_generation,
     ghost_sightings_skip_recorded_ports_and_busy_servers,
     keypairs_round_trip_per_user_by_name,
