@@ -914,18 +914,11 @@ where
     }
 
     async fn try_lease(&self, name: &str, owner: &str, length: std::time::Duration) -> Result<bool> {
-        Sql::<B::Db>::lease(self.writer(), <B::Db as Dialect>::LEASES.try_lease, name, owner, length).await
+        Sql::<B::Db>::try_lease(self.writer(), name, owner, length).await
     }
 
     async fn renew_lease(&self, name: &str, owner: &str, length: std::time::Duration) -> Result<bool> {
-        Sql::<B::Db>::lease(
-            self.writer(),
-            <B::Db as Dialect>::LEASES.renew_lease,
-            name,
-            owner,
-            length,
-        )
-        .await
+        Sql::<B::Db>::renew_lease(self.writer(), name, owner, length).await
     }
 
     async fn release_lease(&self, name: &str, owner: &str) -> Result<()> {

@@ -27,9 +27,17 @@ where
     Option<DB::Ts>: for<'q> Encode<'q, DB>,
     Option<DB::Uuid>: for<'q> Encode<'q, DB>,
 {
+    pub(super) async fn try_lease(writer: &Pool<DB>, name: &str, owner: &str, length: Duration) -> Result<bool> {
+        Self::lease(writer, DB::LEASES.try_lease, name, owner, length).await
+    }
+
+    pub(super) async fn renew_lease(writer: &Pool<DB>, name: &str, owner: &str, length: Duration) -> Result<bool> {
+        Self::lease(writer, DB::LEASES.renew_lease, name, owner, length).await
+    }
+
     /// Runs one of the [`Dialect::LEASES`] statements: whether `owner` holds
     /// the lease `name` for `length` from now.
-    pub(super) async fn lease(
+    async fn lease(
         writer: &Pool<DB>,
         statement: &'static str,
         name: &str,
