@@ -94,7 +94,9 @@ impl ApiError {
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }
-                C::Overloaded | C::Interrupted(_) | C::NotTakingWork => StatusCode::SERVICE_UNAVAILABLE,
+                C::Overloaded | C::Interrupted(_) | C::NotTakingWork | C::NeutronNotReady(_) => {
+                    StatusCode::SERVICE_UNAVAILABLE
+                }
                 C::Neutron(n) => neutron_status(n),
                 C::Store(s) if s.is_conflict() => StatusCode::CONFLICT,
                 // The create's outcome stayed unknown: Neutron did not answer in time.
@@ -106,7 +108,8 @@ impl ApiError {
                 | C::Store(_)
                 | C::OperationFailed { .. }
                 | C::StepPanicked(_)
-                | C::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                | C::Crashed(_)
+                | C::LeaseLost(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
         };
         (status, message)

@@ -128,6 +128,21 @@ pub fn describe() {
         "Garbage-collector decisions on ghost ports by action (delete, unbind, skip, would_delete, would_unbind) and reason."
     );
     describe_counter!(
+        "netcache_heal_batch_failures_total",
+        Unit::Count,
+        "Heal batches a pass could not heal (a Neutron or store error); the next pass heals them again."
+    );
+    describe_counter!(
+        "netcache_gc_failures_total",
+        Unit::Count,
+        "Ghost ports (object=ghost) and servers' releases (object=release) a GC pass could not deal with; the next pass tries again."
+    );
+    describe_counter!(
+        "netcache_pass_failures_total",
+        Unit::Count,
+        "Whole passes of a periodic loop (heal, gc, purge) that failed."
+    );
+    describe_counter!(
         "netcache_cache_writes_total",
         Unit::Count,
         "Network info cache writes by source (allocate, detach, heal, event, release)."

@@ -121,7 +121,7 @@ impl Compute {
     ) -> Result<CreatedPort> {
         self.crash_point(CrashPoint::AfterIntentRecorded)?;
         let marker = self.marker(intent.id);
-        let request = self.port_create(server, host, slot, &marker);
+        let request = self.port_create(server, host, slot, &marker, self.marker_mode().await?);
         let result = self.neutron.create_port(&request).await;
         self.crash_point(CrashPoint::AfterCreateSent)?;
 
@@ -173,8 +173,9 @@ impl Compute {
         host: &HostName,
         slot: &NewPortSlot,
         marker: &OwnershipMarker,
+        mode: MarkerMode,
     ) -> PortCreate {
-        let (name, tags) = match self.marker_mode {
+        let (name, tags) = match mode {
             MarkerMode::Tags => (None, marker.tags()),
             MarkerMode::Name => (Some(marker.port_name()), vec![]),
         };
@@ -200,7 +201,7 @@ impl Compute {
 
     /// Looks an intent's marker up in Neutron and decides.
     pub(crate) async fn resolve_by_marker(&self, marker: &OwnershipMarker) -> Result<Resolution> {
-        let filter = match self.marker_mode {
+        let filter = match self.marker_mode().await? {
             MarkerMode::Tags => PortFilter {
                 tags: vec![marker.intent_tag()],
                 ..PortFilter::default()
@@ -285,7 +286,8 @@ impl Compute {
         let mut observed = HashMap::with_capacity(created.len());
         let mut changes = Vec::with_capacity(2 * created.len());
         for CreatedPort { intent, port, adopted } in created {
-            if self.marker_mode == MarkerMode::Name
+            // Known: the port was created, or found, by its marker.
+            if self.marker_mode().await.is_ok_and(|mode| mode == MarkerMode::Name)
                 && let Err(e) = self
                     .neutron
                     .replace_port_tags(&port.id, &self.marker(intent.id).tags())
@@ -388,7 +390,7 @@ impl Compute {
             None => self.commit(vec![Change::InsertVif(vif.clone())]).await?,
         }
         let bind = PortUpdate::bind(&server.id.to_string(), &server.device_owner(), host.as_str());
-        let if_match = self.revision_guard(port.revision_number);
+        let if_match = self.revision_guard(port.revision_number).await?;
         let bound = match self.neutron.update_port(port_id, &bind, if_match).await {
             Ok(bound) => bound,
             Err(e) if !e.is_ambiguous() => {
@@ -479,12 +481,6 @@ impl Compute {
         Ok(port)
     }
 
-    pub(crate) fn revision_guard(&self, revision: u64) -> Option<u64> {
-        self.extensions
-            .contains(netcache_domain::neutron::extension::REVISION_IF_MATCH)
-            .then_some(revision)
-    }
-
     pub(crate) async fn floating_ips_of(&self, port_id: &PortId) -> Result<Vec<netcache_domain::neutron::FloatingIp>> {
         Ok(self
             .neutron
@@ -563,7 +559,7 @@ impl Compute {
             .update_port(
                 &vif.port_id,
                 &PortUpdate::unbind(),
-                self.revision_guard(port.revision_number),
+                self.revision_guard(port.revision_number).await?,
             )
             .await
             .map(|_| ())

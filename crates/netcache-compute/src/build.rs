@@ -68,6 +68,9 @@ impl Compute {
         min: u32,
         max: u32,
     ) -> Result<Vec<Server>> {
+        // Its ports' marker rides in their create requests: none is accepted
+        // before Neutron says how (503 until then).
+        self.marker_mode().await?;
         let project = ProjectId::from(ctx.project_id.as_str());
         let user = User {
             project: &project,
@@ -378,7 +381,8 @@ impl Compute {
                     info!(server.id = %server_id, host = %host, attempt, "Server {server_id} is ACTIVE on {host}");
                     return Ok(finished);
                 }
-                Err(e @ (Error::Crashed(_) | Error::Store(_))) => return Err(e),
+                // Retried from the records, as a passing failure.
+                Err(e @ (Error::Crashed(_) | Error::Store(_) | Error::NeutronNotReady(_))) => return Err(e),
                 // The delete queued on this build releases everything next.
                 Err(Error::DeleteRequested(_)) => return Ok(Executed::Done),
                 Err(e) => {

@@ -206,6 +206,8 @@ pub enum CrashPoint {
     AfterSecurityGroupApplied,
     /// Neutron bound a user's port to its server; the record has no details of it yet.
     AfterUserPortBound,
+    /// A GC pass holds the deployment's GC lease; it did nothing yet.
+    GcPassStarted,
 }
 
 #[cfg(feature = "testing")]
@@ -223,10 +225,11 @@ impl std::str::FromStr for CrashPoint {
             "after-rebuild-spawned" => Ok(Self::AfterRebuildSpawned),
             "after-security-group-applied" => Ok(Self::AfterSecurityGroupApplied),
             "after-user-port-bound" => Ok(Self::AfterUserPortBound),
+            "gc-pass-started" => Ok(Self::GcPassStarted),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
                  after-release-recorded, after-release-sent, before-spawn, after-power-changed, \
-                 after-rebuild-spawned, after-security-group-applied or after-user-port-bound"
+                 after-rebuild-spawned, after-security-group-applied, after-user-port-bound or gc-pass-started"
             )),
         }
     }

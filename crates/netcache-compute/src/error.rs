@@ -144,12 +144,19 @@ pub enum Error {
     NotTakingWork,
     #[error(transparent)]
     Neutron(#[from] netcache_neutron::Error),
+    /// Neutron has not named its extensions yet (it did not answer): nothing
+    /// that needs them — a create-port request's marker — can be done.
+    #[error("Neutron is not reachable yet; retry later ({0})")]
+    NeutronNotReady(netcache_neutron::Error),
     #[error(transparent)]
     Store(netcache_store::Error),
     /// The configured crash point was reached: the operation stops dead, without
     /// cleanup, as a killed process would.
     #[error("simulated crash at {0:?}")]
     Crashed(crate::config::CrashPoint),
+    /// A renewal found the deployment-wide lease of a pass taken: the pass stopped.
+    #[error("the {0} lease was taken by another process; the pass stopped")]
+    LeaseLost(&'static str),
 }
 
 /// A batch a quota claim refused is that quota's refusal; any other store

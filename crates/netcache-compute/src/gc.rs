@@ -19,6 +19,7 @@ use netcache_domain::ServerId;
 use netcache_domain::operation::OperationParams;
 use netcache_domain::vif::VifState;
 
+use crate::singleton::Lease;
 use crate::{Compute, RequestContext, Result, new_request_id};
 
 /// What one GC pass did (or, dry, would do).
@@ -34,38 +35,53 @@ pub struct GcReport {
     pub released: usize,
     /// Pending intents left by a crashed process, resolved by their marker.
     pub intents_resolved: usize,
+    /// Ghosts and servers this pass could not deal with (a Neutron or store
+    /// error), each logged with its id; the next pass tries them again.
+    pub failures: usize,
+    /// No pass ran: another process holds the GC lease.
+    pub held_elsewhere: bool,
 }
 
 /// GC passes of all processes take turns: one deployment-wide lease.
 const GC_LEASE: &str = "gc";
 
 impl Compute {
-    /// One GC pass, unless another process is running one (then an empty report).
+    /// One GC pass, unless another process is running one (then an empty
+    /// report that says so).
     pub async fn gc(self: &Arc<Self>) -> Result<GcReport> {
-        let holder = self.runner.owner.label();
-        let now = self.clock.now();
-        let until = now + chrono::TimeDelta::minutes(10);
-        if !self.store.try_lease(GC_LEASE, &holder, until, now).await? {
-            info!("Another process is running a GC pass; skipped");
-            return Ok(GcReport::default());
+        match self.under_lease(GC_LEASE, |lease| self.gc_pass(lease)).await? {
+            Some(report) => Ok(report),
+            None => {
+                info!("Another process is running a GC pass; skipped");
+                Ok(GcReport {
+                    held_elsewhere: true,
+                    ..GcReport::default()
+                })
+            }
         }
-        let result = self.gc_pass().await;
-        if let Err(e) = self.store.release_lease(GC_LEASE, &holder).await {
-            warn!(error = %e, "Could not release the GC lease: {e}");
-        }
-        result
     }
 
-    async fn gc_pass(self: &Arc<Self>) -> Result<GcReport> {
+    async fn gc_pass(self: &Arc<Self>, lease: Arc<Lease>) -> Result<GcReport> {
         let dry_run = self.config.gc.dry_run;
+        self.pass_crash_point(crate::CrashPoint::GcPassStarted)?;
         let mut report = GcReport::default();
         if !dry_run {
-            let (released, resolved) = self.release_leftovers().await?;
-            report.released = released;
-            report.intents_resolved = resolved;
+            self.release_leftovers(&lease, &mut report).await?;
         }
         for sighting in self.store.ghost_sightings().await? {
-            match self.collect(&sighting, dry_run).await? {
+            lease.renew().await?;
+            let outcome = match self.collect(&sighting, dry_run).await {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    failed(&mut report, "ghost");
+                    warn!(
+                        port.id = %sighting.port_id, device_id = %sighting.device_id, error = %e,
+                        "GC could not collect ghost port {}: {e}; the next pass tries again", sighting.port_id
+                    );
+                    continue;
+                }
+            };
+            match outcome {
                 Ok(action) => {
                     let (list, label) = match (action, dry_run) {
                         (GcAction::Delete, false) => (&mut report.deleted, "delete"),
@@ -86,17 +102,19 @@ impl Compute {
         info!(
             deleted = report.deleted.len(), unbound = report.unbound.len(),
             would_delete = report.would_delete.len(), would_unbind = report.would_unbind.len(),
-            released = report.released, skipped = ?report.skipped,
-            "GC pass: {} deleted, {} unbound, {} releases retried{}",
-            report.deleted.len(), report.unbound.len(), report.released, if dry_run { " (dry run)" } else { "" }
+            released = report.released, skipped = ?report.skipped, failures = report.failures,
+            "GC pass: {} deleted, {} unbound, {} releases retried, {} failures{}",
+            report.deleted.len(), report.unbound.len(), report.released, report.failures,
+            if dry_run { " (dry run)" } else { "" }
         );
         Ok(report)
     }
 
     /// Releases that failed earlier, and intents a dead process left pending, are
     /// finished by a `release` operation on their server, unless another operation
-    /// is working on it (that one does it). Returns (releases done, intents resolved).
-    async fn release_leftovers(self: &Arc<Self>) -> Result<(usize, usize)> {
+    /// is working on it (that one does it). Counts the releases done and the
+    /// intents resolved in `report`.
+    async fn release_leftovers(self: &Arc<Self>, lease: &Lease, report: &mut GcReport) -> Result<()> {
         let releasing = self.store.releasing_vifs().await?;
         let pending = self.store.pending_intents().await?;
         let mut servers: Vec<ServerId> = releasing
@@ -109,27 +127,34 @@ impl Compute {
         let busy = self.busy_servers().await?;
         let ctx = RequestContext::system("netcache");
         for server_id in servers.into_iter().filter(|s| !busy.contains(s)) {
+            lease.renew().await?;
             let op = self.new_operation(server_id, OperationParams::Release, &ctx);
             match self.store.commit(vec![self.insert_operation(&op)]).await {
                 Ok(()) => self.run_inline(op).await,
                 // Another operation started meanwhile; it does the work.
                 Err(e) if e.is_conflict() => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    failed(report, "release");
+                    warn!(
+                        server.id = %server_id, error = %e,
+                        "GC could not start the release of server {server_id}: {e}; the next pass tries again"
+                    );
+                }
             }
         }
         let still_releasing = self.store.releasing_vifs().await?;
-        let released = releasing
+        report.released = releasing
             .iter()
             .filter(|v| !still_releasing.iter().any(|s| s.port_id == v.port_id))
             .count();
         let still_pending = self.store.pending_intents().await?;
-        let resolved = pending
+        report.intents_resolved = pending
             .iter()
             .filter(|i| !still_pending.iter().any(|s| s.id == i.id))
             .count();
         metrics::counter!("netcache_gc_actions_total", "action" => "release", "reason" => "retry")
-            .increment(released as u64);
-        Ok((released, resolved))
+            .increment(report.released as u64);
+        Ok(())
     }
 
     /// The `release` operation: every `releasing` VIF of the server released
@@ -175,7 +200,7 @@ impl Compute {
             info!(port.id = %live.id, action = ?action, "GC would {action:?} ghost port {}", live.id);
             return Ok(Ok(action));
         }
-        let guard = self.revision_guard(live.revision_number);
+        let guard = self.revision_guard(live.revision_number).await?;
         let result = match action {
             GcAction::Delete => self.neutron.delete_port(&live.id, guard).await,
             GcAction::Unbind => self
@@ -242,4 +267,10 @@ impl Compute {
             .await?;
         Ok(())
     }
+}
+
+/// Counts a ghost or a server a pass could not deal with.
+fn failed(report: &mut GcReport, object: &'static str) {
+    report.failures += 1;
+    metrics::counter!("netcache_gc_failures_total", "object" => object).increment(1);
 }

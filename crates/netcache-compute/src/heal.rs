@@ -44,6 +44,9 @@ pub struct HealReport {
     pub conflicts: usize,
     pub lost: Vec<(ServerId, LostVif)>,
     pub ghosts: Vec<Ghost>,
+    /// Batches this pass could not heal (a Neutron or store error), each
+    /// logged with its servers' ids; the next pass heals them again.
+    pub batch_failures: usize,
 }
 
 /// Neutron's view of a batch of servers, fetched with a fixed number of calls.
@@ -174,6 +177,8 @@ struct Pass {
     /// Ghost sightings recorded before this pass; those left are stale.
     sightings: HashMap<PortId, GhostSighting>,
     seen_ghosts: HashSet<PortId>,
+    /// Servers of the batches that failed: their sightings were not looked at.
+    failed: HashSet<ServerId>,
     report: HealReport,
 }
 
@@ -207,6 +212,7 @@ impl Compute {
             floating_ips: ProjectFloatingIps::default(),
             sightings: sightings.into_iter().map(|s| (s.port_id.clone(), s)).collect(),
             seen_ghosts: HashSet::new(),
+            failed: HashSet::new(),
             report: HealReport::default(),
         };
         while let Some(watched) = page {
@@ -227,15 +233,21 @@ impl Compute {
         let Pass {
             sightings,
             seen_ghosts,
+            failed,
             report,
             ..
         } = pass;
         // Sightings of ports that are no longer ghosts (deleted, attached, moved);
-        // those of a server this pass left to its operation were not looked at.
+        // those of a server this pass left to its operation, or failed to heal,
+        // were not looked at.
         let stale: Vec<Change> = sightings
             .into_values()
             .filter(|s| !seen_ghosts.contains(&s.port_id))
-            .filter(|s| !s.device_id.parse().is_ok_and(|id: ServerId| busy.contains(&id)))
+            .filter(|s| {
+                !s.device_id
+                    .parse()
+                    .is_ok_and(|id: ServerId| busy.contains(&id) || failed.contains(&id))
+            })
             .map(|s| Change::DeleteGhostSighting { port_id: s.port_id })
             .collect();
         if !stale.is_empty() {
@@ -253,14 +265,16 @@ impl Compute {
             cache_writes = report.cache_writes,
             lost = report.lost.len(),
             ghosts = report.ghosts.len(),
+            batch_failures = report.batch_failures,
             elapsed_ms = elapsed.as_millis() as u64,
-            "Healed {} servers in {} batches ({} caches known right, not rebuilt): {} cache writes, {} lost ports, {} ghosts",
+            "Healed {} servers in {} batches ({} caches known right, not rebuilt): {} cache writes, {} lost ports, {} ghosts, {} batches failed",
             report.servers,
             report.batches,
             report.known_right,
             report.cache_writes,
             report.lost.len(),
-            report.ghosts.len()
+            report.ghosts.len(),
+            report.batch_failures
         );
         Ok(report)
     }
@@ -268,27 +282,55 @@ impl Compute {
     /// Heals a page of servers batch by batch, the reads of the next
     /// [`READS_AHEAD`] batches (the store's and Neutron's list) in flight while
     /// one is rebuilt: Neutron builds the lists to come while netcache decodes
-    /// and rebuilds, where one waited for the other.
+    /// and rebuilds, where one waited for the other. A batch that fails is
+    /// counted and left to the next pass; the others go on.
     async fn heal_page(&self, servers: &[WatchedServer], generations: &Generations, pass: &mut Pass) -> Result<()> {
-        let mut batches = servers.chunks(self.config.heal.batch_size.max(1));
+        let batch_size = self.config.heal.batch_size.max(1);
+        let mut batches = servers.chunks(batch_size);
         let mut reads = FuturesOrdered::new();
         for batch in batches.by_ref().take(READS_AHEAD) {
-            reads.push_back(self.read_batch(batch, generations));
+            reads.push_back(self.read_tagged(batch, generations));
         }
         let (listed, first) = tokio::join!(self.list_floating_ips_of(servers, &mut pass.floating_ips), reads.next());
-        listed?;
-        let mut read = first.transpose()?;
-        while let Some(batch) = read {
-            if let Some(next) = batches.next() {
-                reads.push_back(self.read_batch(next, generations));
+        if let Err(e) = listed {
+            // Rebuilt without them, the caches would lose their floating IPs.
+            for batch in servers.chunks(batch_size) {
+                batch_failed(batch, &e, pass);
             }
-            // The reads are polled first, so the next list is sent before this
-            // batch's rebuild, which seldom yields, runs.
-            let (following, healed) = tokio::join!(biased; reads.next(), self.heal_batch(batch, generations, pass));
-            healed?;
-            read = following.transpose()?;
+            return Ok(());
+        }
+        let mut read = first;
+        while let Some((batch, result)) = read {
+            if let Some(next) = batches.next() {
+                reads.push_back(self.read_tagged(next, generations));
+            }
+            read = match result {
+                Ok(batch_read) => {
+                    // The reads are polled first, so the next list is sent before
+                    // this batch's rebuild, which seldom yields, runs.
+                    let (following, healed) =
+                        tokio::join!(biased; reads.next(), self.heal_batch(batch_read, generations, pass));
+                    if let Err(e) = healed {
+                        batch_failed(batch, &e, pass);
+                    }
+                    following
+                }
+                Err(e) => {
+                    batch_failed(batch, &e, pass);
+                    reads.next().await
+                }
+            };
         }
         Ok(())
+    }
+
+    /// [`Compute::read_batch`], with the batch it is of.
+    async fn read_tagged<'a>(
+        &self,
+        servers: &'a [WatchedServer],
+        generations: &Generations,
+    ) -> (&'a [WatchedServer], Result<BatchRead<'a>>) {
+        (servers, self.read_batch(servers, generations).await)
     }
 
     /// A batch's VIF records and their networks' details (asked of Neutron
@@ -488,7 +530,6 @@ impl Compute {
         if projects.is_empty() {
             return Ok(());
         }
-        listed.projects.extend(projects.iter().cloned());
         let filter = FloatingIpFilter {
             project_ids: projects,
             ..FloatingIpFilter::default()
@@ -498,6 +539,9 @@ impl Compute {
                 listed.by_port.entry(port).or_default().push(fip);
             }
         }
+        // Listed only once the list came: a page whose list failed is healed
+        // by a later pass, not without its floating IPs.
+        listed.projects.extend(filter.project_ids);
         Ok(())
     }
 
@@ -864,4 +908,17 @@ fn next_sighting(previous: Option<GhostSighting>, ghost: &Ghost, now: DateTime<U
             revision_number: ghost.revision_number,
         },
     }
+}
+
+/// Counts a batch the pass could not heal and logs its servers; their
+/// sightings are kept, and the next pass heals them again.
+fn batch_failed(batch: &[WatchedServer], error: &crate::Error, pass: &mut Pass) {
+    pass.report.batch_failures += 1;
+    pass.failed.extend(batch.iter().map(|s| s.id));
+    metrics::counter!("netcache_heal_batch_failures_total").increment(1);
+    let ids: Vec<String> = batch.iter().map(|s| s.id.to_string()).collect();
+    warn!(
+        servers = %ids.join(","), error = %error,
+        "Could not heal a batch of {} servers: {error}; the next pass heals them again", batch.len()
+    );
 }

@@ -83,6 +83,27 @@ impl Compute {
         Ok(())
     }
 
+    /// A pass's crash point: only the configured one stops it (a pass still
+    /// runs in a process that an operation's simulated death left, as tests
+    /// drive it).
+    #[cfg(feature = "testing")]
+    pub(crate) fn pass_crash_point(&self, point: Crash) -> Result<()> {
+        if self.config.crash_at == Some(point) {
+            return self.crash_point(point);
+        }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "testing"))]
+    #[allow(
+        clippy::unused_self,
+        clippy::unnecessary_wraps,
+        reason = "the testing build's signature"
+    )]
+    pub(crate) fn pass_crash_point(&self, _point: Crash) -> Result<()> {
+        Ok(())
+    }
+
     /// Test hook `sabotage = "skip-release"`: a deliberately broken build whose
     /// releases leak the port.
     #[cfg(feature = "testing")]

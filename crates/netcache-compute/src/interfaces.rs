@@ -62,6 +62,7 @@ impl Compute {
     ) -> Result<Interface> {
         let server = self.server(server_id).await?;
         Self::check_unlocked(ctx, &server)?;
+        self.marker_mode().await?;
         // Nova attaches to a running, paused or stopped guest, with no task running.
         let attachable = matches!(server.vm_state, VmState::Active | VmState::Paused | VmState::Stopped);
         if !attachable || server.task_state.is_some() || server.host.is_none() {

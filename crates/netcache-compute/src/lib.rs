@@ -4,13 +4,12 @@
 //!
 //! Decisions come from `netcache-domain`; this crate does the I/O around them.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use netcache_domain::cache::{self, CacheInputs, CacheOutcome, Observed};
 use netcache_domain::change::Change;
-use netcache_domain::marker::MarkerMode;
 use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
@@ -38,6 +37,7 @@ mod hooks;
 mod interfaces;
 mod keypairs;
 mod loops;
+mod neutron_features;
 mod operations;
 mod plugging;
 mod power;
@@ -48,6 +48,7 @@ mod retention;
 mod runner;
 mod security_groups;
 mod server_state;
+mod singleton;
 pub mod virt;
 
 pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
@@ -119,8 +120,8 @@ pub struct Compute {
     virt: Arc<dyn VirtDriver>,
     config: ComputeConfig,
     deployment: DeploymentId,
-    extensions: BTreeSet<String>,
-    marker_mode: MarkerMode,
+    /// Neutron's extensions, once it named them.
+    features: neutron_features::NeutronFeatures,
     catalog: NetworkCatalog,
     clock: Clock,
     /// The operation runner: this process's owner identity, node lock, slots,
@@ -140,18 +141,22 @@ pub struct Compute {
 }
 
 impl Compute {
-    /// Starts the service: learns the deployment id and Neutron's extensions,
-    /// proves no other live process runs its node, and takes over the operations
-    /// an earlier incarnation of it (or a dead process) left unfinished.
+    /// Starts the service: learns the deployment id and Neutron's extensions
+    /// (later, in the background, if Neutron does not answer now), proves no
+    /// other live process runs its node, releases the leases an earlier
+    /// incarnation of it held, and takes over the operations it (or a dead
+    /// process) left unfinished.
     pub async fn start(
         config: ComputeConfig,
         store: Arc<dyn Store>,
         neutron: Arc<dyn NeutronApi>,
         virt: Arc<dyn VirtDriver>,
     ) -> Result<Arc<Self>> {
-        let compute = Self::open(config, store, neutron, virt).await?;
+        let node = config.node_name();
+        let compute = Self::new(node, config, store, neutron, virt).await?;
         let lock = compute.lock_node().await?;
         compute.runner.hold_node_lock(lock).await;
+        compute.release_earlier_leases().await?;
         compute.claim_orphaned_operations().await?;
         Ok(compute)
     }
@@ -173,24 +178,37 @@ impl Compute {
     }
 
     /// The service without start-up recovery: for one-off commands (audit, heal,
-    /// gc) that run beside a live service and must not resume its builds.
+    /// gc) that run beside a live service and must not resume its builds. It is
+    /// a node of its own (`oneoff-<pid>-<id>`), never a service's: a service
+    /// takes the operations it starts (GC's releases) over only once their
+    /// leases run out, and it renews them while it runs.
     pub async fn open(
         config: ComputeConfig,
         store: Arc<dyn Store>,
         neutron: Arc<dyn NeutronApi>,
         virt: Arc<dyn VirtDriver>,
     ) -> Result<Arc<Self>> {
-        let deployment = store.deployment_id().await?;
-        let extensions = neutron.list_extensions().await?;
-        let marker_mode = MarkerMode::for_extensions(&extensions);
-        info!(
-            deployment = %deployment,
-            marker_mode = ?marker_mode,
-            "Neutron {} tags in create-port requests",
-            if marker_mode == MarkerMode::Tags { "accepts" } else { "does not accept" }
+        let node = format!(
+            "oneoff-{}-{}",
+            std::process::id(),
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
         );
+        let compute = Self::new(node, config, store, neutron, virt).await?;
+        compute.spawn_lease_renewal();
+        Ok(compute)
+    }
+
+    async fn new(
+        node: String,
+        config: ComputeConfig,
+        store: Arc<dyn Store>,
+        neutron: Arc<dyn NeutronApi>,
+        virt: Arc<dyn VirtDriver>,
+    ) -> Result<Arc<Self>> {
+        let deployment = store.deployment_id().await?;
+        info!(deployment = %deployment, node = %node, "Compute service of deployment {deployment} as node {node}");
         let owner = netcache_domain::operation::Owner {
-            node: config.node_name(),
+            node,
             incarnation: uuid::Uuid::new_v4().simple().to_string()[..12].to_owned(),
         };
         let build_permits = config
@@ -205,7 +223,7 @@ impl Compute {
                 )
             })
             .collect();
-        Ok(Arc::new(Self {
+        let compute = Arc::new(Self {
             runner: runner::OperationRunner::new(owner, config.operations.clone()),
             build_permits,
             group_names: security_groups::GroupNames::new(config.network_details_ttl),
@@ -215,8 +233,7 @@ impl Compute {
             virt,
             config,
             deployment,
-            extensions,
-            marker_mode,
+            features: neutron_features::NeutronFeatures::default(),
             clock: Clock::new(),
             builds: Mutex::new(Vec::new()),
             next_host: AtomicUsize::new(0),
@@ -226,7 +243,9 @@ impl Compute {
             plug_events: plugging::PlugEvents::default(),
             unsent_intents: first_attempt::UnsentIntents::default(),
             heal_passes: AtomicU64::new(0),
-        }))
+        });
+        compute.learn_neutron_features().await;
+        Ok(compute)
     }
 
     pub fn deployment_id(&self) -> &DeploymentId {

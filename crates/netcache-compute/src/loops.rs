@@ -29,6 +29,7 @@ impl Compute {
                 loop {
                     tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
                     if let Err(e) = compute.heal().await {
+                        pass_failed("heal");
                         error!(error = %e, "Heal pass failed: {e}");
                     }
                 }
@@ -44,6 +45,7 @@ impl Compute {
                 loop {
                     tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
                     if let Err(e) = compute.gc().await {
+                        pass_failed("gc");
                         error!(error = %e, "GC pass failed: {e}");
                     }
                 }
@@ -59,6 +61,7 @@ impl Compute {
                 loop {
                     tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
                     if let Err(e) = compute.purge_expired().await {
+                        pass_failed("purge");
                         error!(error = %e, "Purge failed: {e}");
                     }
                 }
@@ -66,6 +69,37 @@ impl Compute {
         }
         loops
     }
+}
+
+impl Compute {
+    /// Renews the leases of the operations this process owns, every third of a
+    /// lease, for as long as it lives: a one-off command's, which runs no
+    /// operation loop (nor takes any operation over).
+    pub(crate) fn spawn_lease_renewal(self: &Arc<Self>) {
+        let compute = Arc::downgrade(self);
+        let every = self.config.operations.lease / 3;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(compute) = compute.upgrade() else {
+                    return;
+                };
+                let running = compute.runner.running_servers();
+                if running.is_empty() {
+                    continue;
+                }
+                let lease = compute.runner.lease();
+                if let Err(e) = compute.store.renew_leases(compute.owner(), &running, lease).await {
+                    error!(error = %e, "Could not renew operation leases: {e}");
+                }
+            }
+        });
+    }
+}
+
+/// A whole pass of a loop failed (the next one runs at its time).
+fn pass_failed(pass: &'static str) {
+    metrics::counter!("netcache_pass_failures_total", "loop" => pass).increment(1);
 }
 
 fn jitter_seed(deployment: &str, node: &str) -> u64 {

@@ -196,7 +196,11 @@ impl Compute {
     }
 
     async fn apply_security_group(&self, op: &Operation, group_id: &str, add: bool) -> Result<()> {
-        let if_match = self.extensions.contains(extension::REVISION_IF_MATCH);
+        let if_match = self
+            .neutron_features()
+            .await?
+            .extensions
+            .contains(extension::REVISION_IF_MATCH);
         let mut changed = Vec::new();
         for vif in interfaces(self.store.vifs(op.server_id).await?) {
             let port = match self.neutron.show_port(&vif.port_id).await {

@@ -21,6 +21,8 @@ pub(crate) trait Dialect: Database {
     fn now_plus_millis(param: &str) -> String;
     /// The operation statements on this backend's clock, built once.
     fn lease_sql() -> &'static crate::operation_sql::LeaseSql;
+    /// The singleton-lease statements, on the database's clock.
+    const LEASES: crate::sql::LeaseSql;
 
     fn ts(t: DateTime<Utc>) -> Self::Ts;
     fn from_ts(v: Self::Ts) -> Result<DateTime<Utc>, String>;

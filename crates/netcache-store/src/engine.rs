@@ -33,6 +33,7 @@ use crate::{
 
 mod cols;
 mod counts;
+mod leases;
 mod operations;
 mod quotas;
 mod retention;
@@ -797,24 +798,20 @@ where
         Sql::<B::Db>::database_now(self.pool()).await
     }
 
-    async fn try_lease(&self, name: &str, owner: &str, until: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool> {
-        let result = sqlx::query(sql::TRY_LEASE)
-            .bind(name)
-            .bind(owner)
-            .bind(<B::Db as Dialect>::ts(until))
-            .bind(<B::Db as Dialect>::ts(now))
-            .execute(self.writer())
-            .await?;
-        Ok(<B::Db as Dialect>::rows_affected(&result) > 0)
+    async fn try_lease(&self, name: &str, owner: &str, length: std::time::Duration) -> Result<bool> {
+        Sql::<B::Db>::try_lease(self.writer(), name, owner, length).await
+    }
+
+    async fn renew_lease(&self, name: &str, owner: &str, length: std::time::Duration) -> Result<bool> {
+        Sql::<B::Db>::renew_lease(self.writer(), name, owner, length).await
     }
 
     async fn release_lease(&self, name: &str, owner: &str) -> Result<()> {
-        sqlx::query(sql::RELEASE_LEASE)
-            .bind(name)
-            .bind(owner)
-            .execute(self.writer())
-            .await?;
-        Ok(())
+        Sql::<B::Db>::release_lease(self.writer(), name, owner).await
+    }
+
+    async fn release_node_leases(&self, me: &Owner) -> Result<u64> {
+        Sql::<B::Db>::release_node_leases(self.writer(), me).await
     }
 
     async fn lock_node(&self, node: &str) -> Result<NodeLock> {

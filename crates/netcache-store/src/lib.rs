@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -258,10 +259,17 @@ pub trait Store: Send + Sync + 'static {
     /// The database's clock, which every lease is judged by.
     async fn database_now(&self) -> Result<DateTime<Utc>>;
 
-    /// Takes the deployment-wide lease `name` until `until` if it is free, expired
-    /// or `owner`'s already; returns whether `owner` holds it now.
-    async fn try_lease(&self, name: &str, owner: &str, until: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool>;
+    /// Takes the deployment-wide lease `name` for `length` if it is free, expired
+    /// or `owner`'s already (then extended); returns whether `owner` holds it now.
+    /// Expiry is judged and computed on the database's clock.
+    async fn try_lease(&self, name: &str, owner: &str, length: Duration) -> Result<bool>;
+    /// Extends `owner`'s lease `name` to `length` from the database's now;
+    /// false if `owner` no longer holds it (released, or taken once expired).
+    async fn renew_lease(&self, name: &str, owner: &str, length: Duration) -> Result<bool>;
     async fn release_lease(&self, name: &str, owner: &str) -> Result<()>;
+    /// Releases the leases held by earlier incarnations of `me`'s node (dead:
+    /// `me` holds the node's lock); returns how many.
+    async fn release_node_leases(&self, me: &Owner) -> Result<u64>;
 
     /// Proves that no other live process runs `node` (PostgreSQL: a session advisory
     /// lock; SQLite: an exclusive lock on the database file, so one process owns

@@ -128,6 +128,12 @@ impl Dialect for Postgres {
         static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Postgres>);
         &SQL
     }
+    // `now()` is the statement's transaction's start: one instant for the
+    // comparison and the new expiry, and a single statement starts its own.
+    const LEASES: crate::sql::LeaseSql = crate::sql::lease_sql!(
+        now: "now()",
+        expiry: "(now() + $3 * interval '1 millisecond')"
+    );
 
     fn ts(t: DateTime<Utc>) -> DateTime<Utc> {
         to_micros(t)

@@ -166,12 +166,41 @@ pub(crate) const COUNT_KEYPAIRS: &str = "SELECT COUNT(*) AS n FROM keypairs WHER
 
 // ---- singleton leases ----
 
-/// `$1` name, `$2` owner, `$3` until, `$4` now: taken when free, expired, or already ours.
-pub(crate) const TRY_LEASE: &str = "INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3) \
-     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until \
-     WHERE leases.until <= $4 OR leases.owner = excluded.owner";
+/// A backend's singleton-lease statements, judged on the database's clock
+/// (`$1` name, `$2` owner, `$3` the lease's length in milliseconds): no
+/// process's clock decides whether a lease ran out.
+pub(crate) struct LeaseSql {
+    /// Taken for `$3` when free, expired, or already `$2`'s (then extended).
+    pub try_lease: &'static str,
+    /// Extended by `$3` from now, only while `$2` holds it.
+    pub renew_lease: &'static str,
+}
+
+/// Both statements from a backend's expressions of now and of now plus `$3`
+/// milliseconds, in the type and form the `until` column keeps.
+macro_rules! lease_sql {
+    (now: $now:literal, expiry: $expiry:literal) => {
+        $crate::sql::LeaseSql {
+            try_lease: concat!(
+                "INSERT INTO leases (name, owner, until) VALUES ($1, $2, ",
+                $expiry,
+                ") ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until \
+                 WHERE leases.until <= ",
+                $now,
+                " OR leases.owner = excluded.owner"
+            ),
+            renew_lease: concat!("UPDATE leases SET until = ", $expiry, " WHERE name = $1 AND owner = $2"),
+        }
+    };
+}
+pub(crate) use lease_sql;
 
 pub(crate) const RELEASE_LEASE: &str = "DELETE FROM leases WHERE name = $1 AND owner = $2";
+
+/// `$1` a node, `$2` its live incarnation's owner label (`node/incarnation`):
+/// the leases of its earlier incarnations.
+pub(crate) const RELEASE_NODE_LEASES: &str =
+    "DELETE FROM leases WHERE substr(owner, 1, length($1) + 1) = $1 || '/' AND owner <> $2";
 
 // ---- reads ----
 

@@ -190,6 +190,12 @@ impl Dialect for Sqlite {
         static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Sqlite>);
         &SQL
     }
+    // SQLite's clock has milliseconds: padded to the six digits of
+    // `TIMESTAMP_FORMAT`, so now compares with a stored time as text does.
+    const LEASES: crate::sql::LeaseSql = crate::sql::lease_sql!(
+        now: "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')",
+        expiry: "(strftime('%Y-%m-%dT%H:%M:%f', 'now', printf('%.3f seconds', $3 / 1000.0)) || '000Z')"
+    );
 
     fn ts(t: DateTime<Utc>) -> String {
         to_micros(t).format(TIMESTAMP_FORMAT).to_string()

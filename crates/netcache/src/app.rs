@@ -217,7 +217,7 @@ pub async fn offline_compute(settings: &Settings) -> anyhow::Result<Arc<Compute>
     let virt = Arc::new(FakeVirt::new(&config.virt));
     Compute::open(config, store, neutron, virt)
         .await
-        .with_context(|| format!("cannot reach Neutron at {url} or the database {}", settings.database))
+        .with_context(|| format!("cannot open the compute service on the database {}", settings.database))
 }
 
 /// Opens the store, creating a SQLite file's folder if needed.

@@ -23,13 +23,14 @@ pub async fn heal(settings: &Settings) -> anyhow::Result<()> {
     let compute = offline_compute(settings).await?;
     let r = compute.heal().await?;
     println!(
-        "Healed {} servers in {} batches: {} cache writes, {} lost ports, {} ghosts, {} writes skipped for concurrent changes",
+        "Healed {} servers in {} batches: {} cache writes, {} lost ports, {} ghosts, {} writes skipped for concurrent changes, {} batches failed",
         r.servers,
         r.batches,
         r.cache_writes,
         r.lost.len(),
         r.ghosts.len(),
-        r.conflicts
+        r.conflicts,
+        r.batch_failures
     );
     Ok(())
 }
@@ -37,6 +38,10 @@ pub async fn heal(settings: &Settings) -> anyhow::Result<()> {
 pub async fn gc(settings: &Settings) -> anyhow::Result<()> {
     let compute = offline_compute(settings).await?;
     let r = compute.gc().await?;
+    if r.held_elsewhere {
+        println!("Another process is running a GC pass; nothing done");
+        return Ok(());
+    }
     let list = |ids: &[netcache_domain::PortId]| ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
     if settings.gc.dry_run {
         println!(
@@ -55,6 +60,12 @@ pub async fn gc(settings: &Settings) -> anyhow::Result<()> {
     }
     for (reason, count) in &r.skipped {
         println!("skipped {count} ghost(s): {reason}");
+    }
+    if r.failures > 0 {
+        println!(
+            "{} ghost(s) or release(s) failed (logged); the next pass tries again",
+            r.failures
+        );
     }
     Ok(())
 }

@@ -39,6 +39,8 @@ conformance!(
     a_renewed_lease_is_never_claimed,
     failed_attempts_are_recorded_by_the_owner,
     singleton_leases_have_one_holder,
+    singleton_leases_expire_on_the_databases_clock,
+    a_nodes_next_incarnation_releases_the_leases_of_its_earlier_ones,
     vif_changes_advance_the_cache_generation,
     ghost_sightings_skip_recorded_ports_and_busy_servers,
     keypairs_round_trip_per_user_by_name,

@@ -12,6 +12,7 @@ mod events_audit;
 mod keystone_auth;
 mod keystone_real;
 mod network_visibility;
+mod neutron_down;
 mod operations;
 mod policy;
 mod quotas;

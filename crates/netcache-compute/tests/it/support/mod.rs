@@ -122,6 +122,27 @@ impl Harness {
             .unwrap()
     }
 
+    /// This service's next incarnation on the same store and Neutron (its
+    /// node's lock free: the first one crashed).
+    pub async fn restart(&self, config: ComputeConfig) -> Arc<Compute> {
+        let virt = Arc::new(FakeVirt::new(&config.virt));
+        Compute::start(config, self.compute.store().clone(), self.neutron.clone(), virt)
+            .await
+            .unwrap()
+    }
+
+    /// Waits until every fault rule has fired at least once (bounded only so
+    /// that a failure ends); the calls they hold stay held.
+    pub async fn until_every_fault_fired(&self) {
+        for _ in 0..3000 {
+            if self.sim().faults().iter().all(|rule| rule.fired >= 1) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("a fault never fired: {:?}", self.sim().faults());
+    }
+
     pub fn sim(&self) -> SimHandle {
         self.sim.handle()
     }

@@ -219,14 +219,65 @@ pub async fn failed_attempts_are_recorded_by_the_owner(db: &Db) {
     );
 }
 
+const LONG: std::time::Duration = std::time::Duration::from_secs(600);
+
 pub async fn singleton_leases_have_one_holder(db: &Db) {
-    assert!(db.store.try_lease("gc", "a", at(10), at(0)).await.unwrap());
-    assert!(!db.store.try_lease("gc", "b", at(20), at(5)).await.unwrap());
-    assert!(db.store.try_lease("gc", "a", at(20), at(5)).await.unwrap());
-    // Expired: another may take it.
-    assert!(db.store.try_lease("gc", "b", at(40), at(25)).await.unwrap());
-    db.store.release_lease("gc", "a").await.unwrap();
-    assert!(!db.store.try_lease("gc", "a", at(50), at(30)).await.unwrap());
+    assert!(db.store.try_lease("gc", "a", LONG).await.unwrap());
+    assert!(!db.store.try_lease("gc", "b", LONG).await.unwrap());
+    // Ours already: extended.
+    assert!(db.store.try_lease("gc", "a", LONG).await.unwrap());
+    // Only the holder releases it.
     db.store.release_lease("gc", "b").await.unwrap();
-    assert!(db.store.try_lease("gc", "a", at(50), at(30)).await.unwrap());
+    assert!(!db.store.try_lease("gc", "b", LONG).await.unwrap());
+    db.store.release_lease("gc", "a").await.unwrap();
+    assert!(db.store.try_lease("gc", "b", LONG).await.unwrap());
+    assert!(!db.store.try_lease("gc", "a", LONG).await.unwrap());
+}
+
+/// No process's clock is asked: a lease of no length has run out on the
+/// database's clock by the next statement, a long one has not.
+pub async fn singleton_leases_expire_on_the_databases_clock(db: &Db) {
+    assert!(db.store.try_lease("gc", "a", std::time::Duration::ZERO).await.unwrap());
+    // Expired but taken by nobody: still a's to renew.
+    assert!(
+        db.store
+            .renew_lease("gc", "a", std::time::Duration::ZERO)
+            .await
+            .unwrap()
+    );
+    assert!(db.store.try_lease("gc", "b", LONG).await.unwrap());
+    assert!(
+        !db.store.renew_lease("gc", "a", LONG).await.unwrap(),
+        "taken: a's renewal fails"
+    );
+    assert!(db.store.renew_lease("gc", "b", LONG).await.unwrap());
+    assert!(
+        !db.store.try_lease("gc", "a", LONG).await.unwrap(),
+        "renewed: not expired"
+    );
+    // A released lease is no one's to renew.
+    db.store.release_lease("gc", "b").await.unwrap();
+    assert!(!db.store.renew_lease("gc", "b", LONG).await.unwrap());
+}
+
+pub async fn a_nodes_next_incarnation_releases_the_leases_of_its_earlier_ones(db: &Db) {
+    let (earlier, next) = (owner("node-a", "1"), owner("node-a", "2"));
+    assert!(db.store.try_lease("gc", &earlier.label(), LONG).await.unwrap());
+    // Another node whose name starts with this one's, and the live incarnation.
+    assert!(
+        db.store
+            .try_lease("other", &owner("node-ab", "1").label(), LONG)
+            .await
+            .unwrap()
+    );
+    assert!(db.store.try_lease("mine", &next.label(), LONG).await.unwrap());
+    assert_eq!(db.store.release_node_leases(&next).await.unwrap(), 1);
+    assert!(
+        db.store
+            .try_lease("gc", &owner("node-c", "1").label(), LONG)
+            .await
+            .unwrap()
+    );
+    assert!(!db.store.try_lease("other", "someone", LONG).await.unwrap());
+    assert!(!db.store.try_lease("mine", "someone", LONG).await.unwrap());
 }
