@@ -28,8 +28,8 @@ mod engine;
 mod error;
 mod group_commit;
 mod json;
-#[cfg(test)]
-mod plans;
+#[cfg(feature = "testing")]
+pub mod plans;
 mod postgres;
 mod sql;
 mod sqlite;
