@@ -7,9 +7,9 @@
 # servers' history; exits 1 if any run violated an invariant or failed.
 #
 #   scripts/chaos-soak.sh          # the soak: 5 seeds × 2,000 ops, 5 kills each, on
-#                                  # sqlite, pg2 and pg3 (15 runs; about 2–3 hours
-#                                  # on 2 cores)
-#   scripts/chaos-soak.sh --seeds "$((16#$(git rev-parse --short=8 HEAD)))" \
+#                                  # sqlite, pg2 and pg3 (15 runs; roughly 30–60
+#                                  # minutes on 2 cores, by 800-op runs' times)
+#   scripts/chaos-soak.sh --seeds "$((16#$(git rev-parse HEAD | cut -c1-8)))" \
 #       --ops 800 --kills 3 --rate 20 --variants sqlite,pg3      # CI's chaos tier
 #
 # Options (defaults: the soak):
