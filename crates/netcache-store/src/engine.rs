@@ -43,7 +43,7 @@ mod sets;
 use cols::Cols;
 pub(crate) use cols::corrupt;
 pub(crate) use counts::QueryCount;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) use sets::placeholders;
 
 /// A store over one sqlx pool; implemented by `SqliteStore` and `PgStore`.

@@ -30,8 +30,8 @@ mod error;
 mod group_commit;
 mod json;
 mod operation_sql;
-#[cfg(test)]
-mod plans;
+#[cfg(feature = "testing")]
+pub mod plans;
 mod postgres;
 mod sql;
 mod sqlite;

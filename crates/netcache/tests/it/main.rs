@@ -1,4 +1,5 @@
-//! The crate's integration tests, one test binary: a module per area.
+//! The crate's integration tests, one test binary: a module per area. Tests that
+//! need PostgreSQL or a real Keystone are in the `external` target.
 
 mod chaos;
 mod cli;
@@ -10,7 +11,6 @@ mod demo;
 mod e2e;
 mod events_audit;
 mod keystone_auth;
-mod keystone_real;
 mod network_visibility;
 mod neutron_down;
 mod operations;
@@ -23,4 +23,3 @@ mod seed_scenario;
 mod server_actions;
 mod server_lists;
 mod state_actions;
-mod two_processes;

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod chaos;
 pub mod keystone;
 pub mod neutron;
 pub mod proxy;

@@ -1,7 +1,8 @@
 //! Two netcache instances, each owning its hosts, sharing one PostgreSQL database
 //! (as several processes do): neither takes over the other's live work, and an
-//! attach through one racing a delete through the other leaks nothing. Runs only
-//! when `NETCACHE_TEST_PG_URL` names a PostgreSQL server (CI tier 2).
+//! attach through one racing a delete through the other leaks nothing. Each test
+//! takes the admin URL of a PostgreSQL server (`NETCACHE_TEST_PG_URL`, CI tier 2)
+//! and is listed in `main.rs`; without it, it is reported ignored.
 
 use crate::common;
 
@@ -25,17 +26,14 @@ struct Pair {
 }
 
 impl Pair {
-    async fn start() -> Option<Self> {
-        Self::with(SimConfig::default(), |_| {}).await
+    /// Two instances on a scratch database of the server of `admin`.
+    async fn start(admin: &str) -> Self {
+        Self::with(admin, SimConfig::default(), |_| {}).await
     }
 
     /// `tweak` applies to both instances' settings.
-    async fn with(sim: SimConfig, tweak: fn(&mut Settings)) -> Option<Self> {
-        let Ok(admin) = std::env::var("NETCACHE_TEST_PG_URL") else {
-            eprintln!("NETCACHE_TEST_PG_URL is not set: skipped");
-            return None;
-        };
-        let database = ScratchDatabase::create(&admin, &format!("test_{}", uuid::Uuid::new_v4().as_u64_pair().0))
+    async fn with(admin: &str, sim: SimConfig, tweak: fn(&mut Settings)) -> Self {
+        let database = ScratchDatabase::create(admin, &format!("test_{}", uuid::Uuid::new_v4().as_u64_pair().0))
             .await
             .unwrap();
         let mut a = TestApp::with(Options {
@@ -52,7 +50,7 @@ impl Pair {
         a.restart(|_| {}).await;
         let mut pair = Self { a, b: None, database };
         pair.start_b().await;
-        Some(pair)
+        pair
     }
 
     async fn start_b(&mut self) {
@@ -86,9 +84,8 @@ impl Pair {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_restarting_process_leaves_a_live_processs_build_alone() {
-    let Some(mut pair) = Pair::start().await else { return };
+pub async fn a_restarting_process_leaves_a_live_processs_build_alone(admin: String) {
+    let mut pair = Pair::start(&admin).await;
     let t = &pair.a;
     // a's build has recorded its intent; Neutron holds the create.
     t.proxy().inject(Method::POST, "/v2.0/ports", 1, ProxyFault::Gate);
@@ -122,9 +119,8 @@ async fn a_restarting_process_leaves_a_live_processs_build_alone() {
     pair.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_attach_through_one_process_and_a_delete_through_the_other_leak_nothing() {
-    let Some(pair) = Pair::start().await else { return };
+pub async fn an_attach_through_one_process_and_a_delete_through_the_other_leak_nothing(admin: String) {
+    let pair = Pair::start(&admin).await;
     let t = &pair.a;
     let id = t.boot_on_private().await;
     let attach = t.attach_held_at_create(&id).await;
@@ -147,15 +143,12 @@ async fn an_attach_through_one_process_and_a_delete_through_the_other_leak_nothi
 }
 
 /// A build on a waits for `network-vif-plugged`; Neutron sends the events to b.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_build_sees_plug_events_the_other_process_took() {
+pub async fn a_build_sees_plug_events_the_other_process_took(admin: String) {
     let sim = SimConfig {
         bind_activates: false,
         ..SimConfig::default()
     };
-    let Some(pair) = Pair::with(sim, |s| s.compute.vif_plugging_timeout = 300.0).await else {
-        return;
-    };
+    let pair = Pair::with(&admin, sim, |s| s.compute.vif_plugging_timeout = 300.0).await;
     let t = &pair.a;
     let (status, created) = t
         .post(
@@ -191,9 +184,8 @@ async fn a_build_sees_plug_events_the_other_process_took() {
 /// tick: while another session holds the node, the process takes no new work
 /// (a boot answers 503, nothing is claimed); once the node is free again, it
 /// holds the lock again and works. Before, the loss went unnoticed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lost_node_lock_stops_new_work_until_it_is_held_again() {
-    let Some(pair) = Pair::start().await else { return };
+pub async fn a_lost_node_lock_stops_new_work_until_it_is_held_again(admin: String) {
+    let pair = Pair::start(&admin).await;
     let t = &pair.a;
     let a = t.app().compute.clone();
     let admin = sqlx::PgPool::connect(&pair.database.url).await.unwrap();

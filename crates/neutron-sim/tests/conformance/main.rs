@@ -4,32 +4,34 @@
 //! that server has the tag extension; default 1). Plain reqwest + serde_json only; every
 //! case creates its own uniquely named resources and deletes them. Admin noauth: no
 //! X-Project-Id header.
+//!
+//! A `harness = false` target (`netcache-testenv`): each case is a trial per server,
+//! `AREA::CASE::sim`, `::sim_without_tag_ext` and `::real`; without
+//! `NEUTRON_CONFORMANCE_URL` the last is reported ignored (failed with
+//! `NETCACHE_TEST_REQUIRE_ENV=1`). A case is a `case!` in its area's file and a line
+//! of `CASES` below; a `#[test]` here would never run.
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::process::ExitCode;
 
-use neutron_sim::{NeutronSim, RunningSim, SimConfig};
+use netcache_testenv::{Trial, block_on, needs, plain};
+use neutron_sim::{NeutronSim, SimConfig};
 use reqwest::Method;
 use serde_json::{Value, json};
 
 struct Api {
-    name: String,
     base: String,
     tag_ext: bool,
     http: reqwest::Client,
 }
 
-struct Target {
-    api: Api,
-    sim: Option<RunningSim>,
-}
+/// The variable naming a real Neutron to run the cases against too.
+const REAL_URL: &str = "NEUTRON_CONFORMANCE_URL";
 
-impl Target {
-    async fn stop(self) {
-        if let Some(s) = self.sim {
-            s.shutdown().await;
-        }
-    }
-}
+/// A case: its body against one server.
+type Case = for<'a> fn(&'a Api) -> Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -38,60 +40,86 @@ fn client() -> reqwest::Client {
         .expect("client")
 }
 
-async fn targets() -> Vec<Target> {
-    let mut out = Vec::new();
-    for (name, cfg) in [
-        ("sim", SimConfig::default()),
-        (
-            "sim-without-tag-ext",
-            SimConfig::default().without_extension("tag-ports-during-bulk-creation"),
-        ),
-    ] {
-        let tag_ext = cfg.extensions.is_none();
-        let sim = NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
-            .await
-            .expect("start sim");
-        out.push(Target {
-            api: Api {
-                name: name.into(),
-                base: sim.url(),
-                tag_ext,
-                http: client(),
-            },
-            sim: Some(sim),
-        });
-    }
-    if let Ok(url) = std::env::var("NEUTRON_CONFORMANCE_URL") {
-        let base = url.trim_end_matches('/').trim_end_matches("/v2.0").to_string();
-        let tag_ext = std::env::var("NEUTRON_CONFORMANCE_TAG_EXTENSION").map_or(true, |v| v != "0");
-        let name = if tag_ext { "real" } else { "real-without-tag-ext" };
-        out.push(Target {
-            api: Api {
-                name: name.into(),
-                base,
-                tag_ext,
-                http: client(),
-            },
-            sim: None,
-        });
-    }
-    out
+/// The case against the embedded Neutron, started for it with `cfg`.
+async fn on_sim(case: Case, cfg: SimConfig) {
+    let tag_ext = cfg.extensions.is_none();
+    let sim = NeutronSim::start(cfg, "127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("start sim");
+    let api = Api {
+        base: sim.url(),
+        tag_ext,
+        http: client(),
+    };
+    case(&api).await;
+    sim.shutdown().await;
 }
 
-/// Runs the body once per target, printing `[target] case` so failures name their server.
+/// The case against the real Neutron at `url`.
+async fn on_real(case: Case, url: &str) {
+    let base = url.trim_end_matches('/').trim_end_matches("/v2.0").to_string();
+    let tag_ext = std::env::var("NEUTRON_CONFORMANCE_TAG_EXTENSION").map_or(true, |v| v != "0");
+    let api = Api {
+        base,
+        tag_ext,
+        http: client(),
+    };
+    case(&api).await;
+}
+
+/// The trials of one case: the embedded Neutron with and without the tag
+/// extension, and the real one when `NEUTRON_CONFORMANCE_URL` names it.
+fn trials(name: &str, case: Case) -> [Trial; 3] {
+    [
+        plain(format!("{name}::sim"), move || {
+            block_on(on_sim(case, SimConfig::default()));
+        }),
+        plain(format!("{name}::sim_without_tag_ext"), move || {
+            let cfg = SimConfig::default().without_extension("tag-ports-during-bulk-creation");
+            block_on(on_sim(case, cfg));
+        }),
+        needs(format!("{name}::real"), REAL_URL, move |url| {
+            block_on(on_real(case, &url));
+        }),
+    ]
+}
+
+/// Defines a case: `case!(name, |api| { … })` is `name(api: &Api)`, run on every server.
 macro_rules! case {
     ($name:ident, |$api:ident| $body:block) => {
-        #[tokio::test]
-        async fn $name() {
-            for target in targets().await {
-                let $api = &target.api;
-                println!("[{}] {} ...", $api.name, stringify!($name));
-                $body
-                println!("[{}] {} ok", $api.name, stringify!($name));
-                target.stop().await;
-            }
+        pub fn $name($api: &Api) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+            Box::pin(async move $body)
         }
     };
+}
+
+/// `area::case` → (`"area::case"`, the case).
+macro_rules! cases {
+    ($($area:ident :: $case:ident),+ $(,)?) => {
+        [$((concat!(stringify!($area), "::", stringify!($case)), $area::$case as Case)),+]
+    };
+}
+
+const CASES: &[(&str, Case)] = &cases![
+    discovery::versions_and_extensions,
+    floating_ips::floating_ip_association,
+    lists::list_filters_or_and_fields,
+    lists::pagination_links,
+    networks::network_and_subnet_crud,
+    ports::port_crud_binding_and_dual_stack,
+    ports::ip_exhaustion_and_already_allocated_409,
+    security_groups::default_group_is_made_by_the_first_list,
+    security_groups::security_group_crud_and_filters,
+    security_groups::ports_carry_security_groups,
+    security_groups::security_group_rules_crud_and_validation,
+    tags::tags_in_port_post_body,
+    tags::tag_subresource,
+    validation::if_match_revision_412,
+    validation::id_in_post_and_bad_input_400,
+];
+
+fn main() -> ExitCode {
+    netcache_testenv::run(CASES.iter().flat_map(|&(name, case)| trials(name, case)).collect())
 }
 
 fn uniq(prefix: &str) -> String {

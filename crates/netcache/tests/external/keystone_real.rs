@@ -1,4 +1,4 @@
-//! `auth.strategy = keystone` against a real Keystone (CI's Keystone tier, when
+//! `auth.strategy = keystone` against a real Keystone (CI's Keystone tier:
 //! `NETCACHE_TEST_KEYSTONE_URL` names one started by `scripts/keystone.sh`, with
 //! admin/`secret` and the service user nova/nova-secret): real tokens of two
 //! projects' members, a reader, an admin and a service user decide everything.
@@ -18,12 +18,7 @@ async fn call(t: &TestApp, token: &str, method: Method, path: &str, body: Option
     common::send(request).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn real_keystone_tokens_decide_who_does_what() {
-    let Ok(url) = std::env::var("NETCACHE_TEST_KEYSTONE_URL") else {
-        eprintln!("NETCACHE_TEST_KEYSTONE_URL is not set: skipped");
-        return;
-    };
+pub async fn real_keystone_tokens_decide_who_does_what(url: String) {
     let keystone = Keystone::connect(&url).await;
     let (project_a, alice) = keystone.member("a", "member").await;
     let (_, bob) = keystone.member("b", "member").await;
