@@ -180,7 +180,7 @@ pub fn describe() {
     describe_counter!(
         "netcache_store_commits_total",
         Unit::Count,
-        "Batches committed or refused, by outcome (ok, conflict, not_found, over_quota, error)."
+        "Batches committed or refused, by outcome (ok, conflict, not_found, over_quota, unavailable: the database down, unreachable or full, error)."
     );
     describe_histogram!(
         "netcache_store_group_batches",
@@ -191,6 +191,11 @@ pub fn describe() {
         "netcache_store_writer_panics_total",
         Unit::Count,
         "Groups of batches SQLite's writer failed because committing them panicked (a bug; the writer goes on)."
+    );
+    describe_counter!(
+        "netcache_store_writer_reconnects_total",
+        Unit::Count,
+        "Times SQLite's writer closed its connection after a failed transaction (a full disk) for a fresh one."
     );
     describe_gauge!(
         "netcache_store_write_queue",
@@ -282,6 +287,7 @@ mod tests {
         metrics::histogram!("netcache_store_group_batches").record(3.0);
         metrics::gauge!("netcache_store_write_queue").set(0.0);
         metrics::counter!("netcache_store_writer_panics_total").increment(1);
+        metrics::counter!("netcache_store_writer_reconnects_total").increment(1);
 
         let response = exposition();
         assert_eq!(response.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
@@ -305,6 +311,7 @@ mod tests {
             ("netcache_store_group_batches", "histogram"),
             ("netcache_store_write_queue", "gauge"),
             ("netcache_store_writer_panics_total", "counter"),
+            ("netcache_store_writer_reconnects_total", "counter"),
         ] {
             let (help, type_line) = help_and_type(&text, name);
             assert!(help.is_some(), "no HELP for {name}:\n{text}");
