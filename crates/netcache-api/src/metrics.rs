@@ -106,6 +106,21 @@ pub fn describe() {
         Unit::Count,
         "Keystone token requests by outcome (ok, auth)."
     );
+    describe_counter!(
+        "netcache_api_requests_total",
+        Unit::Count,
+        "Compute API requests by method, route template (unmatched: no route) and status."
+    );
+    describe_histogram!(
+        "netcache_api_request_duration_seconds",
+        Unit::Seconds,
+        "Duration of one compute API request by method, route template and status."
+    );
+    describe_counter!(
+        "netcache_api_token_validations_total",
+        Unit::Count,
+        "Users' token validations by outcome (valid, invalid, error: Keystone could not be asked, cached)."
+    );
     describe_counter!("netcache_heal_passes_total", Unit::Count, "Completed heal passes.");
     describe_histogram!(
         "netcache_heal_pass_duration_seconds",
@@ -288,6 +303,11 @@ mod tests {
         metrics::gauge!("netcache_store_write_queue").set(0.0);
         metrics::counter!("netcache_store_writer_panics_total").increment(1);
         metrics::counter!("netcache_store_writer_reconnects_total").increment(1);
+        metrics::counter!("netcache_api_requests_total", "method" => "GET", "route" => "/", "status" => "200")
+            .increment(1);
+        metrics::histogram!("netcache_api_request_duration_seconds", "method" => "GET", "route" => "/", "status" => "200")
+            .record(0.001);
+        metrics::counter!("netcache_api_token_validations_total", "outcome" => "valid").increment(1);
 
         let response = exposition();
         assert_eq!(response.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
@@ -312,6 +332,9 @@ mod tests {
             ("netcache_store_write_queue", "gauge"),
             ("netcache_store_writer_panics_total", "counter"),
             ("netcache_store_writer_reconnects_total", "counter"),
+            ("netcache_api_requests_total", "counter"),
+            ("netcache_api_request_duration_seconds", "histogram"),
+            ("netcache_api_token_validations_total", "counter"),
         ] {
             let (help, type_line) = help_and_type(&text, name);
             assert!(help.is_some(), "no HELP for {name}:\n{text}");
