@@ -17,6 +17,7 @@ mod policy;
 mod quotas;
 mod races;
 mod rebuild;
+mod secrets_in_logs;
 mod security_groups;
 mod seed_scenario;
 mod server_actions;
