@@ -6,6 +6,7 @@ mod common;
 mod compute_api;
 mod connections;
 mod crash_safety;
+mod database_outage;
 mod demo;
 mod e2e;
 mod events_audit;
