@@ -82,9 +82,16 @@ impl KeystoneAuth {
         if let Some((identity, until)) = self.cache.lock().expect("token cache").get(&key)
             && now < *until
         {
+            counted("cached");
             return Ok(Some(identity.clone()));
         }
-        let Some(identity) = self.validator.validate(token, allow_expired).await? else {
+        let validated = self.validator.validate(token, allow_expired).await;
+        counted(match &validated {
+            Ok(Some(_)) => "valid",
+            Ok(None) => "invalid",
+            Err(_) => "error",
+        });
+        let Some(identity) = validated? else {
             return Ok(None);
         };
         let mut cache = self.cache.lock().expect("token cache");
@@ -104,6 +111,12 @@ impl KeystoneAuth {
         }
         response
     }
+}
+
+/// One token validation, by outcome: `valid`, `invalid` (Keystone does not
+/// know it, or it expired), `error` (Keystone could not be asked), `cached`.
+fn counted(outcome: &'static str) {
+    metrics::counter!("netcache_api_token_validations_total", "outcome" => outcome).increment(1);
 }
 
 /// Paths Nova serves without a token: the version documents.

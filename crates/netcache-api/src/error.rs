@@ -10,6 +10,9 @@ use tracing::error;
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
+/// The answer while the database is down, unreachable or full.
+const DATABASE_UNAVAILABLE: &str = "The service's database is unavailable; retry later.";
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
@@ -44,6 +47,12 @@ pub enum ApiError {
 impl ApiError {
     fn status_and_message(&self) -> (StatusCode, String) {
         use ComputeError as C;
+        if let Self::Compute(e) = self
+            && e.is_database_unavailable()
+        {
+            // The database's own words (its host, its errors) are for the log alone.
+            return (StatusCode::SERVICE_UNAVAILABLE, DATABASE_UNAVAILABLE.to_owned());
+        }
         let message = self.to_string();
         let status = match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -163,7 +172,8 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, message) = self.status_and_message();
         if status.is_server_error() {
-            error!(error = %message, "Request failed: {message}");
+            // The whole error, which the answer may not give (the database's).
+            error!(error = %self, "Request failed: {self}");
         }
         let mut response = if status == StatusCode::UNAUTHORIZED {
             // Refused before Nova's code runs, by keystonemiddleware, in its form.
@@ -179,5 +189,33 @@ impl IntoResponse for ApiError {
             );
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::to_bytes;
+    use netcache_store::{SqliteStore, Store};
+
+    use super::*;
+
+    /// A database that is down answers 503 with `Retry-After` in Nova's form,
+    /// and its own error text (sqlx's, the database's) stays in the log.
+    #[tokio::test]
+    async fn an_unavailable_database_is_a_503_to_retry_without_its_internals() {
+        let store = SqliteStore::open("sqlite::memory:").await.unwrap();
+        store.pool().close().await;
+        let error = store.server(netcache_domain::ServerId::new_v4()).await.unwrap_err();
+        assert!(error.to_string().contains("closed"), "{error}");
+
+        let response = ApiError::from(ComputeError::from(error)).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[axum::http::header::RETRY_AFTER], "5");
+        let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            body,
+            json!({"serviceUnavailable": {"code": 503, "message": DATABASE_UNAVAILABLE}})
+        );
     }
 }

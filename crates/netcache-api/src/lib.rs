@@ -19,6 +19,7 @@ use netcache_domain::ServerId;
 use tower::Layer;
 use tower::util::MapRequestLayer;
 
+mod access;
 mod actions;
 mod admin_actions;
 pub mod auth;
@@ -111,6 +112,7 @@ pub fn router(state: AppState) -> Router {
         })
         .layer(middleware::from_fn(microversion::negotiate))
         .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
+        .layer(middleware::from_fn(access::observe))
         .layer(middleware::from_fn(stamp_response))
         .with_state(state);
     // `/v2` is rewritten before routing, so it reaches the v2.1 routes.

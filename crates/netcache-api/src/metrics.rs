@@ -106,6 +106,21 @@ pub fn describe() {
         Unit::Count,
         "Keystone token requests by outcome (ok, auth)."
     );
+    describe_counter!(
+        "netcache_api_requests_total",
+        Unit::Count,
+        "Compute API requests by method, route template (unmatched: no route) and status."
+    );
+    describe_histogram!(
+        "netcache_api_request_duration_seconds",
+        Unit::Seconds,
+        "Duration of one compute API request by method, route template and status."
+    );
+    describe_counter!(
+        "netcache_api_token_validations_total",
+        Unit::Count,
+        "Users' token validations by outcome (valid, invalid, error: Keystone could not be asked, cached)."
+    );
     describe_counter!("netcache_heal_passes_total", Unit::Count, "Completed heal passes.");
     describe_histogram!(
         "netcache_heal_pass_duration_seconds",
@@ -195,7 +210,7 @@ pub fn describe() {
     describe_counter!(
         "netcache_store_commits_total",
         Unit::Count,
-        "Batches committed or refused, by outcome (ok, conflict, not_found, over_quota, error)."
+        "Batches committed or refused, by outcome (ok, conflict, not_found, over_quota, unavailable: the database down, unreachable or full, error)."
     );
     describe_histogram!(
         "netcache_store_group_batches",
@@ -206,6 +221,11 @@ pub fn describe() {
         "netcache_store_writer_panics_total",
         Unit::Count,
         "Groups of batches SQLite's writer failed because committing them panicked (a bug; the writer goes on)."
+    );
+    describe_counter!(
+        "netcache_store_writer_reconnects_total",
+        Unit::Count,
+        "Times SQLite's writer closed its connection after a failed transaction (a full disk) for a fresh one."
     );
     describe_gauge!(
         "netcache_store_write_queue",
@@ -297,6 +317,12 @@ mod tests {
         metrics::histogram!("netcache_store_group_batches").record(3.0);
         metrics::gauge!("netcache_store_write_queue").set(0.0);
         metrics::counter!("netcache_store_writer_panics_total").increment(1);
+        metrics::counter!("netcache_store_writer_reconnects_total").increment(1);
+        metrics::counter!("netcache_api_requests_total", "method" => "GET", "route" => "/", "status" => "200")
+            .increment(1);
+        metrics::histogram!("netcache_api_request_duration_seconds", "method" => "GET", "route" => "/", "status" => "200")
+            .record(0.001);
+        metrics::counter!("netcache_api_token_validations_total", "outcome" => "valid").increment(1);
 
         let response = exposition();
         assert_eq!(response.headers()[header::CONTENT_TYPE], CONTENT_TYPE);
@@ -320,6 +346,10 @@ mod tests {
             ("netcache_store_group_batches", "histogram"),
             ("netcache_store_write_queue", "gauge"),
             ("netcache_store_writer_panics_total", "counter"),
+            ("netcache_store_writer_reconnects_total", "counter"),
+            ("netcache_api_requests_total", "counter"),
+            ("netcache_api_request_duration_seconds", "histogram"),
+            ("netcache_api_token_validations_total", "counter"),
         ] {
             let (help, type_line) = help_and_type(&text, name);
             assert!(help.is_some(), "no HELP for {name}:\n{text}");

@@ -171,6 +171,17 @@ impl From<netcache_store::Error> for Error {
 }
 
 impl Error {
+    /// Whether the database could not serve (down, unreachable, out of
+    /// connections or disk): the same request may succeed later.
+    #[must_use]
+    pub fn is_database_unavailable(&self) -> bool {
+        match self {
+            Self::Store(e) => e.is_unavailable(),
+            Self::OnAttach(e) => e.is_database_unavailable(),
+            _ => false,
+        }
+    }
+
     /// Whether a build attempt that failed this way should be retried on another host.
     pub(crate) fn is_reschedulable(&self) -> bool {
         match self {

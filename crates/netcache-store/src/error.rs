@@ -24,6 +24,10 @@ pub enum Error {
     /// committed).
     #[error("SQLite writer: {0}")]
     Writer(String),
+    /// The database cannot serve now (down, unreachable, out of connections or
+    /// disk): nothing was written, and the same request may succeed later.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("migration failed: {0}")]
@@ -34,6 +38,45 @@ impl Error {
     #[must_use]
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Conflict(_))
+    }
+
+    /// Whether the database could not serve (see [`unavailable`]) rather than
+    /// refused this request: the caller may retry later, unchanged.
+    #[must_use]
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Unavailable(_) => true,
+            Self::Database(e) | Self::Migrate(sqlx::migrate::MigrateError::Execute(e)) => unavailable(e),
+            _ => false,
+        }
+    }
+}
+
+/// Whether `error` says the database is down, unreachable, out of connections or
+/// out of disk (or memory), not that a statement was wrong: its socket or file
+/// failed, the pool gave no connection, SQLite's `FULL`, `IOERR`, `BUSY`,
+/// `LOCKED`, `NOMEM` or `CANTOPEN`, PostgreSQL's connection exceptions (`08`),
+/// insufficient resources (`53`: disk full, out of memory, too many
+/// connections), an operator's intervention (`57P`: shutting down, starting
+/// up) or a system error (`58`).
+pub(crate) fn unavailable(error: &sqlx::Error) -> bool {
+    use sqlx::error::DatabaseError;
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => true,
+        sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            if let Some(sqlite) = db.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+                let primary = sqlite.code().and_then(|c| c.parse::<i32>().ok()).map(|c| c & 0xff);
+                // SQLITE_BUSY, _LOCKED, _NOMEM, _IOERR, _FULL, _CANTOPEN.
+                matches!(primary, Some(5 | 6 | 7 | 10 | 13 | 14))
+            } else if let Some(pg) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                let state = pg.code();
+                ["08", "53", "57P", "58"].iter().any(|class| state.starts_with(class))
+            } else {
+                false
+            }
+        }
+        _ => false,
     }
 }
 
@@ -51,5 +94,57 @@ impl Error {
             },
             _ => Self::Database(error),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::sqlite::SqlitePoolOptions;
+
+    use super::*;
+
+    /// A database that is down, unreachable or full is unavailable; a statement it
+    /// refuses is not.
+    #[tokio::test]
+    async fn an_outage_or_a_full_disk_is_unavailable_and_a_refused_statement_is_not() {
+        let refused = <sqlx::PgConnection as sqlx::Connection>::connect("postgres://netcache@127.0.0.1:1/netcache")
+            .await
+            .unwrap_err();
+        assert!(matches!(refused, sqlx::Error::Io(_)), "{refused:?}");
+        assert!(Error::Database(refused).is_unavailable(), "connection refused");
+
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect("sqlite::memory:")
+            .await
+            .unwrap();
+        sqlx::query("CREATE TABLE t (x TEXT PRIMARY KEY)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO t VALUES ('a')").execute(&pool).await.unwrap();
+        let duplicate = sqlx::query("INSERT INTO t VALUES ('a')")
+            .execute(&pool)
+            .await
+            .unwrap_err();
+        assert!(!Error::Database(duplicate).is_unavailable(), "a key violation");
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&pool).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA max_page_count = {pages}")))
+            .execute(&pool)
+            .await
+            .unwrap();
+        let full = sqlx::query("INSERT INTO t SELECT hex(randomblob(2000)) FROM (SELECT 1 UNION SELECT 2)")
+            .execute(&pool)
+            .await
+            .unwrap_err();
+        assert!(full.to_string().contains("full"), "{full}");
+        assert!(Error::Database(full).is_unavailable(), "SQLITE_FULL");
+
+        pool.close().await;
+        let closed = sqlx::query("SELECT 1").execute(&pool).await.unwrap_err();
+        assert!(Error::Database(closed).is_unavailable(), "a closed pool");
+        assert!(Error::Unavailable("the disk is full".into()).is_unavailable());
+        assert!(!Error::Writer("the writer panicked".into()).is_unavailable());
+        assert!(!Error::Conflict("generation".into()).is_unavailable());
     }
 }

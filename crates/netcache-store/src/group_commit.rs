@@ -3,19 +3,24 @@
 //! fsync for the group. Each batch runs in a savepoint of its own, so a batch
 //! whose precondition fails is rolled back alone, and every caller hears only
 //! after the group's commit is durable. A group that panics fails alone: the
-//! task lives on, so one bad batch does not leave the process unable to write.
+//! task lives on, so one bad batch does not leave the process unable to write;
+//! and a group whose transaction failed (a full disk) leaves no half-open
+//! transaction behind: its connection is closed, and the next group has a fresh
+//! one.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 use netcache_domain::change::Change;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::SqlitePool;
 use sqlx::{Acquire, Sqlite, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::dialect::Dialect;
 use crate::engine::{QueryCount, Sql};
+use crate::error::unavailable;
 use crate::{Error, Result, telemetry};
 
 /// Batches one group holds at most.
@@ -38,10 +43,13 @@ pub(crate) struct GroupWriter {
 
 impl GroupWriter {
     /// Starts the writer task on `pool`, the store's pool of writes; it counts
-    /// its transactions in `counts`.
-    pub(crate) fn start(pool: SqlitePool, counts: QueryCount) -> Self {
+    /// its transactions in `counts`. A `replaceable` connection (a file's, not
+    /// an in-memory database's) is closed after a failure that may have left it
+    /// unusable.
+    pub(crate) fn start(pool: SqlitePool, counts: QueryCount, replaceable: bool) -> Self {
         let (writer, queue) = Self::queue();
-        tokio::spawn(run(pool, queue, counts, commit_group));
+        let commit = async move |pool: &SqlitePool, group: &[Job]| commit_group(pool, group, replaceable).await;
+        tokio::spawn(run(pool, queue, counts, commit));
         writer
     }
 
@@ -84,7 +92,13 @@ async fn run(
                     "SQLite's writer panicked on a group, which fails: {why}"
                 );
                 telemetry::writer_panicked();
-                all_failed(&group, &format!("the writer panicked: {why}"))
+                all_failed(
+                    &group,
+                    &Failure {
+                        why: format!("the writer panicked: {why}"),
+                        unavailable: false,
+                    },
+                )
             }
         };
         if outcomes.iter().any(Result::is_ok) {
@@ -98,11 +112,50 @@ async fn run(
     }
 }
 
-/// One transaction for the group; each batch's outcome, in order.
-async fn commit_group(pool: &SqlitePool, group: &[Job]) -> Vec<Result<()>> {
-    let mut tx = match pool.begin_with(<Sqlite as Dialect>::BEGIN_WRITE).await {
+/// One transaction for the group on the writer's connection; each batch's
+/// outcome, in order. A connection whose transaction ended otherwise than by
+/// its own COMMIT or ROLLBACK is closed, and the pool opens a fresh one for the
+/// next group: SQLite itself rolls a transaction back on some failures (a full
+/// disk at COMMIT, `RAISE(ROLLBACK)` in a trigger), and sqlx, which counts the
+/// transactions it opened, would refuse every later `BEGIN` on that connection
+/// ("non-zero transaction depth") until the process restarted. So is one whose
+/// BEGIN, COMMIT, savepoint or rollback failed: its state is not known.
+async fn commit_group(pool: &SqlitePool, group: &[Job], replaceable: bool) -> Vec<Result<()>> {
+    let mut conn = match pool.acquire().await {
+        Ok(conn) => conn,
+        Err(e) => return all_failed(group, &Failure::of("cannot take the write connection", &e)),
+    };
+    let (outcomes, unsound) = write_group(&mut conn, group).await;
+    if let Some(why) = unsound {
+        discard(conn, &why, replaceable).await;
+    }
+    outcomes
+}
+
+/// Closes the writer's connection after `why`, so the pool opens a fresh one;
+/// an in-memory database lives in its one connection and cannot be replaced.
+async fn discard(conn: PoolConnection<Sqlite>, why: &str, replaceable: bool) {
+    if !replaceable {
+        tracing::error!(
+            "SQLite's write connection may be unusable after {why}, and is the in-memory database itself: kept"
+        );
+        return;
+    }
+    tracing::warn!("Closing SQLite's write connection after {why}; the next group opens a fresh one");
+    telemetry::writer_reconnected();
+    if let Err(e) = conn.close().await {
+        tracing::warn!(error = %e, "Closing SQLite's write connection failed: {e}");
+    }
+}
+
+/// The group's outcomes, and why the connection is not to be used again, if it is not.
+async fn write_group(conn: &mut SqliteConnection, group: &[Job]) -> (Vec<Result<()>>, Option<String>) {
+    let mut tx = match sqlx::Connection::begin_with(conn, <Sqlite as Dialect>::BEGIN_WRITE).await {
         Ok(tx) => tx,
-        Err(e) => return all_failed(group, &format!("cannot begin: {e}")),
+        Err(e) => {
+            let failure = Failure::of("cannot begin", &e);
+            return (all_failed(group, &failure), Some(failure.why));
+        }
     };
     let outcomes = match group {
         [job] => vec![Sql::<Sqlite>::apply_batch(&mut tx, &job.changes).await],
@@ -111,9 +164,9 @@ async fn commit_group(pool: &SqlitePool, group: &[Job]) -> Vec<Result<()>> {
             for job in group {
                 match apply_in_savepoint(&mut tx, &job.changes).await {
                     Applied::Batch(outcome) => outcomes.push(outcome),
-                    Applied::Broken(e) => {
+                    Applied::Broken(failure) => {
                         rollback(tx).await;
-                        return all_failed(group, &e);
+                        return (all_failed(group, &failure), Some(failure.why));
                     }
                 }
             }
@@ -121,12 +174,15 @@ async fn commit_group(pool: &SqlitePool, group: &[Job]) -> Vec<Result<()>> {
         }
     };
     if outcomes.iter().all(Result::is_err) {
-        rollback(tx).await;
-        return outcomes;
+        let unsound = (!rollback(tx).await).then(|| "a failed rollback".to_owned());
+        return (outcomes, unsound);
     }
     match tx.commit().await {
-        Ok(()) => outcomes,
-        Err(e) => all_failed(group, &format!("the commit failed: {e}")),
+        Ok(()) => (outcomes, None),
+        Err(e) => {
+            let failure = Failure::of("the commit failed", &e);
+            (all_failed(group, &failure), Some(failure.why))
+        }
     }
 }
 
@@ -138,38 +194,71 @@ fn panic_message(panic: &(dyn Any + Send)) -> &str {
         .unwrap_or("a panic without a message")
 }
 
+/// Why a group's transaction did not commit, and whether the database was
+/// unavailable (so the callers may retry the same batches later).
+struct Failure {
+    why: String,
+    unavailable: bool,
+}
+
+impl Failure {
+    fn of(what: &str, error: &sqlx::Error) -> Self {
+        Self {
+            why: format!("{what}: {error}"),
+            unavailable: unavailable(error),
+        }
+    }
+}
+
 /// The same failure for every batch of a group whose transaction did not commit.
-fn all_failed(group: &[Job], why: &str) -> Vec<Result<()>> {
-    group.iter().map(|_| Err(Error::Writer(why.to_owned()))).collect()
+fn all_failed(group: &[Job], failure: &Failure) -> Vec<Result<()>> {
+    let error = || {
+        if failure.unavailable {
+            Error::Unavailable(failure.why.clone())
+        } else {
+            Error::Writer(failure.why.clone())
+        }
+    };
+    group.iter().map(|_| Err(error())).collect()
 }
 
 /// A batch's outcome inside the group, or the group's transaction broken.
 enum Applied {
     Batch(Result<()>),
-    Broken(String),
+    Broken(Failure),
 }
 
 async fn apply_in_savepoint(conn: &mut SqliteConnection, changes: &[Change]) -> Applied {
     let mut savepoint = match conn.begin().await {
         Ok(savepoint) => savepoint,
-        Err(e) => return Applied::Broken(format!("cannot open a savepoint: {e}")),
+        Err(e) => return Applied::Broken(Failure::of("cannot open a savepoint", &e)),
     };
     match Sql::<Sqlite>::apply_batch(&mut savepoint, changes).await {
         Ok(()) => match savepoint.commit().await {
             Ok(()) => Applied::Batch(Ok(())),
-            Err(e) => Applied::Broken(format!("cannot release a savepoint: {e}")),
+            Err(e) => Applied::Broken(Failure::of("cannot release a savepoint", &e)),
         },
         Err(error) => match savepoint.rollback().await {
             Ok(()) => Applied::Batch(Err(error)),
-            Err(e) => Applied::Broken(format!("cannot roll back to a savepoint: {e}")),
+            // SQLite ended the whole transaction on the batch's failure (a full
+            // disk): the batch's error says why.
+            Err(e) => Applied::Broken(Failure {
+                why: format!("{error}, and then cannot roll back to a savepoint: {e}"),
+                unavailable: error.is_unavailable() || unavailable(&e),
+            }),
         },
     }
 }
 
-/// Rolls back now rather than on drop, so the write lock is free for the next group.
-async fn rollback(tx: sqlx::Transaction<'_, Sqlite>) {
-    if let Err(e) = tx.rollback().await {
-        tracing::warn!(error = %e, "Rollback of a failed group failed: {e}");
+/// Rolls back now rather than on drop, so the write lock is free for the next
+/// group; whether it could.
+async fn rollback(tx: sqlx::Transaction<'_, Sqlite>) -> bool {
+    match tx.rollback().await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(error = %e, "Rollback of a failed group failed: {e}");
+            false
+        }
     }
 }
 
@@ -241,7 +330,8 @@ mod tests {
         while queue.len() < 12 {
             tokio::task::yield_now().await;
         }
-        tokio::spawn(run(store.writer.clone(), queue, counts.clone(), commit_group));
+        let commit = async |pool: &SqlitePool, group: &[Job]| commit_group(pool, group, true).await;
+        tokio::spawn(run(store.writer.clone(), queue, counts.clone(), commit));
 
         for (i, commit) in commits.into_iter().enumerate() {
             let outcome = commit.await.unwrap();
@@ -281,7 +371,7 @@ mod tests {
         // The first group is written, then panics before its commit.
         let panics_first = async |pool: &SqlitePool, group: &[Job]| {
             if groups.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
-                return commit_group(pool, group).await;
+                return commit_group(pool, group, false).await;
             }
             let mut tx = pool.begin_with(<Sqlite as Dialect>::BEGIN_WRITE).await.unwrap();
             Sql::<Sqlite>::apply_batch(&mut tx, &group[0].changes).await.unwrap();
@@ -304,5 +394,159 @@ mod tests {
             ["device-1"],
             "the panicked group wrote nothing"
         );
+    }
+
+    /// SQLite ends the transaction itself on some failures (a full disk at
+    /// COMMIT, `SQLITE_FULL` or `IOERR`): here a trigger of the write
+    /// connection's own (TEMP) does it with `RAISE(ROLLBACK)` when a sighting of
+    /// `device-poison` is written. sqlx still counts the transaction it opened,
+    /// its ROLLBACK fails ("no transaction is active"), and that connection
+    /// refused every later BEGIN ("non-zero transaction depth") until a restart.
+    async fn end_transactions_on_poison(store: &SqliteStore) {
+        sqlx::query(
+            "CREATE TEMP TRIGGER poison AFTER INSERT ON main.ghost_sightings \
+             WHEN NEW.device_id = 'device-poison' BEGIN SELECT RAISE(ROLLBACK, 'poisoned'); END",
+        )
+        .execute(&store.writer)
+        .await
+        .unwrap();
+    }
+
+    fn poison() -> Change {
+        match sighting(0) {
+            Change::UpsertGhostSighting(mut s) => {
+                s.device_id = "device-poison".to_owned();
+                Change::UpsertGhostSighting(s)
+            }
+            _ => unreachable!("a sighting"),
+        }
+    }
+
+    async fn file_store(dir: &std::path::Path) -> SqliteStore {
+        SqliteStore::open(&format!("sqlite:{}", dir.join("netcache.db").display()))
+            .await
+            .unwrap()
+    }
+
+    /// A batch whose transaction SQLite ended fails; the writer closes that
+    /// connection, and the next batch commits on a fresh one (which has no
+    /// such trigger).
+    #[tokio::test]
+    async fn a_batch_whose_transaction_sqlite_ended_does_not_wedge_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = file_store(dir.path()).await;
+        end_transactions_on_poison(&store).await;
+
+        let refused = store.commit(vec![sighting(1), poison()]).await;
+        assert!(
+            matches!(&refused, Err(e) if e.to_string().contains("poisoned")),
+            "{refused:?}"
+        );
+        store.commit(vec![sighting(2)]).await.unwrap();
+        store.commit(vec![sighting(3), poison()]).await.unwrap();
+        assert_eq!(
+            stored_sightings(&store).await,
+            ["device-2", "device-3", "device-poison"]
+        );
+    }
+
+    /// The same in a group of batches, each in its savepoint: no savepoint is
+    /// left to roll back to, so the whole group fails, and the next group commits.
+    #[tokio::test]
+    async fn a_group_whose_transaction_sqlite_ended_does_not_wedge_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = file_store(dir.path()).await;
+        end_transactions_on_poison(&store).await;
+        let (writer, queue) = GroupWriter::queue();
+        let batches = [vec![sighting(1)], vec![poison()], vec![sighting(2)]];
+        let commits: Vec<_> = batches
+            .into_iter()
+            .map(|batch| {
+                let writer = writer.clone();
+                tokio::spawn(async move { writer.commit(batch).await })
+            })
+            .collect();
+        while queue.len() < 3 {
+            tokio::task::yield_now().await;
+        }
+        let commit = async |pool: &SqlitePool, group: &[Job]| commit_group(pool, group, true).await;
+        tokio::spawn(run(store.writer.clone(), queue, QueryCount::default(), commit));
+        for commit in commits {
+            let outcome = commit.await.unwrap();
+            assert!(
+                matches!(&outcome, Err(Error::Writer(_))),
+                "the group fails whole: {outcome:?}"
+            );
+        }
+
+        writer.commit(vec![sighting(3)]).await.unwrap();
+        assert_eq!(stored_sightings(&store).await, ["device-3"]);
+    }
+
+    /// A filesystem of `size` of its own (tmpfs), unmounted on drop; `None`
+    /// where this process may not mount one (not root).
+    struct TinyDisk(tempfile::TempDir);
+
+    impl TinyDisk {
+        fn mount(size: &str) -> Option<Self> {
+            let dir = tempfile::tempdir().ok()?;
+            let mounted = std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+                .arg(dir.path())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            mounted.then_some(Self(dir))
+        }
+
+        /// Fills the disk with `ballast`, to the last block.
+        fn fill(&self, ballast: &std::path::Path) {
+            use std::io::Write;
+            let mut file = std::fs::File::create(ballast).unwrap();
+            let chunk = vec![0_u8; 4096];
+            while file.write_all(&chunk).and_then(|()| file.sync_all()).is_ok() {}
+        }
+    }
+
+    impl Drop for TinyDisk {
+        fn drop(&mut self) {
+            // Lazily: the store's connections may still hold its files.
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.0.path())
+                .status();
+        }
+    }
+
+    /// The disk fills: SQLite refuses the COMMIT ("database or disk is full")
+    /// and rolls the transaction back itself. On 9ddb37f every later write was
+    /// refused ("cannot begin: … non-zero transaction depth") even once there
+    /// was room, until a restart; now the write is refused as unavailable, and
+    /// writes succeed as soon as there is room again.
+    #[tokio::test]
+    async fn writes_succeed_again_once_a_full_disk_has_room() {
+        let Some(disk) = TinyDisk::mount("2m") else {
+            eprintln!("skipped: cannot mount a tmpfs here (not root?)");
+            return;
+        };
+        let store = file_store(disk.0.path()).await;
+        let ballast = disk.0.path().join("ballast");
+        disk.fill(&ballast);
+
+        let mut refused = None;
+        for i in 0..10_000 {
+            let batch: Vec<Change> = (0..16).map(|j| sighting(i * 100 + j)).collect();
+            if let Err(e) = store.commit(batch).await {
+                refused = Some(e);
+                break;
+            }
+        }
+        let refused = refused.expect("a full disk refuses a write");
+        assert!(refused.is_unavailable(), "{refused:?}");
+        assert!(refused.to_string().contains("database or disk is full"), "{refused}");
+
+        std::fs::remove_file(&ballast).unwrap();
+        store.commit(vec![sighting(1_000_000)]).await.unwrap();
+        assert!(stored_sightings(&store).await.contains(&"device-1000000".to_owned()));
     }
 }

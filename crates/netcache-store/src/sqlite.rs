@@ -76,14 +76,14 @@ impl SqliteStore {
                 .max_lifetime(None)
                 .connect_with(options)
                 .await?;
-            Self::from_pool(pool).await?
+            Self::with_writer(pool.clone(), pool, false).await?
         } else {
             let options = options
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Full);
             let pool = pool_options().connect_with(options.clone()).await?;
             let writer = pool_options().max_connections(1).connect_with(options).await?;
-            Self::with_writer(pool, writer).await?
+            Self::with_writer(pool, writer, true).await?
         };
         store.path = (!is_in_memory(url))
             .then(|| PathBuf::from(url.trim_start_matches("sqlite://").trim_start_matches("sqlite:")));
@@ -91,18 +91,22 @@ impl SqliteStore {
     }
 
     /// Migrates a pool the caller configured, and stamps the deployment id; the
-    /// pool serves writes too.
+    /// pool serves writes too, and its connections are never closed by the
+    /// writer (they may be an in-memory database's).
     pub async fn from_pool(pool: SqlitePool) -> Result<Self> {
-        Self::with_writer(pool.clone(), pool).await
+        Self::with_writer(pool.clone(), pool, false).await
     }
 
-    async fn with_writer(pool: SqlitePool, writer: SqlitePool) -> Result<Self> {
+    /// `replaceable`: whether the writer may close a write connection a failure
+    /// may have left unusable (a file's; an in-memory database lives in its one
+    /// connection).
+    async fn with_writer(pool: SqlitePool, writer: SqlitePool, replaceable: bool) -> Result<Self> {
         MIGRATOR.run(&writer).await?;
         Sql::<Sqlite>::ensure_deployment(&writer).await?;
         let queries = QueryCount::default();
         Ok(Self {
             pool,
-            group: GroupWriter::start(writer.clone(), queries.clone()),
+            group: GroupWriter::start(writer.clone(), queries.clone(), replaceable),
             writer,
             path: None,
             queries,

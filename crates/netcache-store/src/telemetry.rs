@@ -18,6 +18,7 @@ fn outcome_label(outcome: &Result<()>) -> &'static str {
         Err(Error::Conflict(_)) => "conflict",
         Err(Error::NotFound(_)) => "not_found",
         Err(Error::OverQuota(_)) => "over_quota",
+        Err(e) if e.is_unavailable() => "unavailable",
         Err(_) => "error",
     }
 }
@@ -26,6 +27,12 @@ fn outcome_label(outcome: &Result<()>) -> &'static str {
 pub(crate) fn group_taken(batches: usize, waiting: usize) {
     metrics::histogram!("netcache_store_group_batches").record(batches as f64);
     metrics::gauge!("netcache_store_write_queue").set(waiting as f64);
+}
+
+/// SQLite's writer closed its connection after a failure that may have left it
+/// unusable (the pool opens a fresh one).
+pub(crate) fn writer_reconnected() {
+    metrics::counter!("netcache_store_writer_reconnects_total").increment(1);
 }
 
 /// SQLite's writer caught a panic in a group (whose batches failed).
@@ -43,5 +50,9 @@ mod tests {
         assert_eq!(outcome_label(&Err(Error::Conflict("generation".into()))), "conflict");
         assert_eq!(outcome_label(&Err(Error::NotFound("server".into()))), "not_found");
         assert_eq!(outcome_label(&Err(Error::Writer("stopped".into()))), "error");
+        assert_eq!(
+            outcome_label(&Err(Error::Unavailable("disk full".into()))),
+            "unavailable"
+        );
     }
 }

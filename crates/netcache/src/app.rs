@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tracing::info;
 use url::Url;
 
-use crate::settings::Settings;
+use crate::settings::{Settings, redact};
 
 pub use serve_http::HttpLimits;
 
@@ -86,7 +86,7 @@ impl App {
                     servers = earlier,
                     "{earlier} servers in {} belong to an earlier embedded Neutron, which kept its ports in memory; \
                      heal will mark their ports lost (use neutron.url for a lasting Neutron)",
-                    settings.database
+                    redact::url(&settings.database)
                 );
             }
         }
@@ -156,7 +156,12 @@ impl App {
             }
         }
         let loops = compute.spawn_loops();
-        info!(addr = %api_addr, neutron = %neutron_url, database = %settings.database, "netcache compute API listening on http://{api_addr}");
+        info!(
+            addr = %api_addr,
+            neutron = %redact::url(&neutron_url),
+            database = %redact::url(&settings.database),
+            "netcache compute API listening on http://{api_addr}"
+        );
         Ok(Self {
             compute,
             api_addr,
@@ -215,9 +220,12 @@ pub async fn offline_compute(settings: &Settings) -> anyhow::Result<Arc<Compute>
     let neutron = Arc::new(neutron_client(settings, &url)?);
     let config = settings.compute_config();
     let virt = Arc::new(FakeVirt::new(&config.virt));
-    Compute::open(config, store, neutron, virt)
-        .await
-        .with_context(|| format!("cannot open the compute service on the database {}", settings.database))
+    Compute::open(config, store, neutron, virt).await.with_context(|| {
+        format!(
+            "cannot open the compute service on the database {}",
+            redact::url(&settings.database)
+        )
+    })
 }
 
 /// Opens the store, creating a SQLite file's folder if needed.
@@ -234,7 +242,7 @@ pub async fn open_store(url: &str) -> anyhow::Result<Arc<dyn netcache_store::Sto
     }
     netcache_store::open(url)
         .await
-        .with_context(|| format!("cannot open the database {url}"))
+        .with_context(|| format!("cannot open the database {}", redact::url(url)))
 }
 
 /// The Neutron client the settings describe.

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::HttpLimits;
 
 mod quota;
+pub mod redact;
 
 pub use quota::QuotaSettings;
 
@@ -36,7 +37,8 @@ const SECTIONS: [&str; 9] = [
     "quota",
 ];
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// `Debug` shows no password (`redact`).
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
     /// Where the compute API listens.
@@ -60,7 +62,8 @@ pub struct Settings {
 
 /// Who callers are: `noauth` (identity headers; the zero-config quick start) or
 /// `keystone` (tokens validated against Keystone, as keystonemiddleware does).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// `Debug` shows no password (`redact`).
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthSettings {
     pub strategy: String,
@@ -237,7 +240,8 @@ pub struct ApiSettings {
     pub detail_pages_at_once: usize,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// `Debug` shows no password (`redact`).
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NeutronSettings {
     /// Neutron endpoint; unset runs the embedded Neutron, or with `auth_url`

@@ -33,6 +33,9 @@ async fn issue(State(_): State<Arc<StubKeystone>>, body: axum::Json<Value>) -> i
     (StatusCode::CREATED, headers, axum::Json(json!({"token": {}}))).into_response()
 }
 
+/// A token whose validation Keystone fails (500).
+const KEYSTONE_FAILS_TOKEN: &str = "keystone-fails";
+
 /// A token that expired a minute ago: Keystone validates it only with `allow_expired=1`.
 const EXPIRED_TOKEN: &str = "expired-member-token";
 
@@ -51,6 +54,9 @@ async fn validate(
         EXPIRED_TOKEN if allow_expired => "member-token",
         subject => subject,
     };
+    if subject == KEYSTONE_FAILS_TOKEN {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    }
     match stub.tokens.get(subject) {
         Some((project, user, roles)) => {
             let roles: Vec<Value> = roles.iter().map(|r| json!({"id": r, "name": r})).collect();
@@ -244,4 +250,70 @@ async fn a_service_token_lets_an_expired_user_token_through() {
     // A service token alone is no user token.
     let (status, _) = common::send(t.http.get(t.url("/servers")).header("x-service-token", "service-token")).await;
     assert_eq!(status, 401);
+}
+
+/// The value of `series` (its name and labels, as rendered) in a scrape of
+/// `/metrics`; 0 if it is not there yet.
+async fn metric(t: &TestApp, series: &str) -> f64 {
+    let (_, text) = {
+        let response = t
+            .http
+            .get(format!("{}/metrics", t.app().api_url()))
+            .header("x-auth-token", "admin-token")
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.text().await.unwrap())
+    };
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Users' token validations are counted by outcome, and each request by its
+/// route's template and status. Other tests of this binary count in the same
+/// process at once, so each count is checked to have grown by at least this
+/// test's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_validations_and_requests_are_counted() {
+    let (t, _) = keystone_app().await;
+    let validations = |outcome: &str| format!("netcache_api_token_validations_total{{outcome=\"{outcome}\"}}");
+    let not_found = r#"netcache_api_requests_total{method="GET",route="/v2.1/servers/{id}",status="404"}"#;
+    let refused = r#"netcache_api_requests_total{method="GET",route="/v2.1/servers",status="401"}"#;
+    let unavailable = r#"netcache_api_requests_total{method="GET",route="/v2.1/servers",status="503"}"#;
+    let latencies =
+        r#"netcache_api_request_duration_seconds_count{method="GET",route="/v2.1/servers/{id}",status="404"}"#;
+    let series = [
+        validations("valid"),
+        validations("invalid"),
+        validations("error"),
+        validations("cached"),
+        not_found.to_owned(),
+        refused.to_owned(),
+        unavailable.to_owned(),
+        latencies.to_owned(),
+    ];
+    let mut before = Vec::new();
+    for name in &series {
+        before.push(metric(&t, name).await);
+    }
+
+    // The scrapes' admin token is validated once and then cached, so this
+    // test's own validations are of other tokens.
+    let missing = format!("/servers/{}", uuid::Uuid::new_v4());
+    assert_eq!(call(&t, Some("member-token"), Method::GET, &missing, None).await.0, 404);
+    assert_eq!(call(&t, Some("member-token"), Method::GET, &missing, None).await.0, 404);
+    assert_eq!(call(&t, Some("forged"), Method::GET, "/servers", None).await.0, 401);
+    assert_eq!(
+        call(&t, Some(KEYSTONE_FAILS_TOKEN), Method::GET, "/servers", None)
+            .await
+            .0,
+        503
+    );
+
+    let grown = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 2.0];
+    for ((name, before), grown) in series.iter().zip(before).zip(grown) {
+        let after = metric(&t, name).await;
+        assert!(after >= before + grown, "{name}: {before} then {after}, not +{grown}");
+    }
 }
