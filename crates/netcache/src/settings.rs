@@ -381,7 +381,14 @@ impl Settings {
             figment = figment.merge(Toml::file(path));
         }
         // NETCACHE_URL, _PROJECT and _LOG belong to the client commands and logging.
-        let not_settings = |key: &figment::value::UncasedStr| !["url", "project", "log"].iter().any(|k| key == *k);
+        // The client's and the log's variables, and the test suites' (`NETCACHE_TEST_*`,
+        // `NETCACHE_E2E_*`, `NETCACHE_CHAOS_*`), which a test's `serve` inherits.
+        let not_settings = |key: &figment::value::UncasedStr| {
+            !["url", "project", "log"].iter().any(|k| key == *k)
+                && !["test_", "e2e_", "chaos_"]
+                    .iter()
+                    .any(|p| key.as_str().to_ascii_lowercase().starts_with(p))
+        };
         figment = figment.merge(Env::prefixed("NETCACHE_").filter(not_settings).map(|key| {
             let key = key.as_str().to_ascii_lowercase();
             SECTIONS
@@ -673,12 +680,16 @@ mod tests {
     }
 
     #[test]
-    fn client_and_log_variables_are_not_settings() {
+    fn client_log_and_test_variables_are_not_settings() {
         figment::Jail::expect_with(|jail| {
             jail.set_env("NETCACHE_LOG", "debug");
             jail.set_env("NETCACHE_URL", "http://127.0.0.1:1");
             jail.set_env("NETCACHE_PROJECT", "p");
             jail.set_env("NETCACHE_GC_GRACE", "60");
+            jail.set_env("NETCACHE_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres");
+            jail.set_env("NETCACHE_TEST_REQUIRE_ENV", "1");
+            jail.set_env("NETCACHE_E2E_NEUTRON_URL", "http://127.0.0.1:1");
+            jail.set_env("NETCACHE_CHAOS_SEED", "7");
             let s = Settings::load(None, &[]).unwrap();
             assert_eq!(s.gc.grace, 60.0);
             Ok(())
