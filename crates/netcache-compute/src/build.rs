@@ -9,7 +9,7 @@ use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::operation::{Operation, OperationKind, OperationParams, QueuedDelete, resumes_in_place};
-use netcache_domain::server::{Fault, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
+use netcache_domain::server::{NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::visibility::{NetworkAccess, User, network_access};
 use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
@@ -588,17 +588,7 @@ impl Compute {
         } else {
             server.host.clone()
         };
-        let server = Server {
-            host,
-            vm_state: VmState::Error,
-            task_state: None,
-            fault: Some(Fault {
-                code: 500,
-                message: message.clone(),
-                created: now,
-            }),
-            ..server
-        };
+        let server = Server { host, ..server }.in_error(message.clone(), now);
         let id = server.id;
         self.save_server(server).await?;
         self.add_event(

@@ -15,7 +15,7 @@ use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::power::PowerAction;
 use netcache_domain::rebuild::{self, Refusal};
-use netcache_domain::server::{Fault, Server, TaskState, VmState};
+use netcache_domain::server::{Server, TaskState, VmState};
 use tracing::{info, warn};
 
 use crate::build::action;
@@ -117,16 +117,7 @@ impl Compute {
             },
             Err(fault) => {
                 warn!(server.id = %server.id, host = %host, "Rebuild of server {} failed: {fault}", server.id);
-                Server {
-                    vm_state: VmState::Error,
-                    task_state: None,
-                    fault: Some(Fault {
-                        code: 500,
-                        message: fault.clone(),
-                        created: now,
-                    }),
-                    ..server
-                }
+                server.in_error(fault.clone(), now)
             }
         };
         let event = ActionEvent::finished(

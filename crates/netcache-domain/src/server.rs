@@ -45,6 +45,21 @@ pub struct Server {
 }
 
 impl Server {
+    /// The server in ERROR with no task, its fault (Nova's code 500) naming `message`.
+    #[must_use]
+    pub fn in_error(self, message: String, at: DateTime<Utc>) -> Self {
+        Self {
+            vm_state: VmState::Error,
+            task_state: None,
+            fault: Some(Fault {
+                code: 500,
+                message,
+                created: at,
+            }),
+            ..self
+        }
+    }
+
     /// Nova's `device_owner` for ports of this server.
     #[must_use]
     pub fn device_owner(&self) -> String {

@@ -11,7 +11,6 @@ use std::time::Duration;
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationKind};
-use netcache_domain::server::{Fault, VmState};
 use tracing::{error, warn};
 
 use super::Outcome;
@@ -83,17 +82,8 @@ impl Compute {
             OperationKind::Release => return Ok(()),
             OperationKind::Build | OperationKind::Delete | OperationKind::Power | OperationKind::Rebuild => {
                 if let Some(server) = self.store.server(op.server_id).await? {
-                    let faulted = netcache_domain::server::Server {
-                        vm_state: VmState::Error,
-                        task_state: None,
-                        fault: Some(Fault {
-                            code: 500,
-                            message: message.clone(),
-                            created: now,
-                        }),
-                        ..server
-                    };
-                    self.save_server_with(faulted, vec![event]).await?;
+                    self.save_server_with(server.in_error(message.clone(), now), vec![event])
+                        .await?;
                 }
             }
             OperationKind::Attach

@@ -107,12 +107,21 @@ impl OperationRunner {
             .saturating_sub(self.running.lock().expect("running").len())
     }
 
-    /// A worker for one operation's run; records how saturated the pool is.
-    pub(crate) async fn worker(&self) -> Option<OwnedSemaphorePermit> {
-        let permit = Arc::clone(&self.permits).acquire_owned().await.ok();
+    /// A worker for one operation's run, held until the guard drops; the
+    /// busy-workers gauge follows both ends.
+    pub(crate) async fn worker(self: &Arc<Self>) -> Option<Worker> {
+        let permit = Arc::clone(&self.permits).acquire_owned().await.ok()?;
+        self.record_busy_workers(0);
+        Some(Worker {
+            runner: Arc::clone(self),
+            _permit: permit,
+        })
+    }
+
+    /// Sets the busy-workers gauge, less `leaving` workers about to give theirs back.
+    fn record_busy_workers(&self, leaving: usize) {
         let busy = self.config.workers.max(1) - self.permits.available_permits();
-        metrics::gauge!("netcache_operation_workers_busy").set(busy as f64);
-        permit
+        metrics::gauge!("netcache_operation_workers_busy").set(busy.saturating_sub(leaving) as f64);
     }
 
     pub(crate) fn wait_for(&self, id: uuid::Uuid) -> oneshot::Receiver<Answer> {
@@ -166,6 +175,19 @@ impl OperationRunner {
     /// Whether this process may take work: false while its node lock is lost.
     pub(crate) fn takes_work(&self) -> bool {
         !self.node_lock_lost.load(Ordering::SeqCst)
+    }
+}
+
+/// A worker of the pool; given back when dropped, whatever the exit.
+pub(crate) struct Worker {
+    runner: Arc<OperationRunner>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // The permit is a field, given back after this body: count it out.
+        self.runner.record_busy_workers(1);
     }
 }
 
