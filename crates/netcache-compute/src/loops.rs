@@ -84,14 +84,7 @@ impl Compute {
                 let Some(compute) = compute.upgrade() else {
                     return;
                 };
-                let running = compute.runner.running_servers();
-                if running.is_empty() {
-                    continue;
-                }
-                let lease = compute.runner.lease();
-                if let Err(e) = compute.store.renew_leases(compute.owner(), &running, lease).await {
-                    error!(error = %e, "Could not renew operation leases: {e}");
-                }
+                compute.renew_running_leases().await;
             }
         });
     }

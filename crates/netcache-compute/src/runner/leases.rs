@@ -72,17 +72,24 @@ impl Compute {
     /// One tick of the lease loop.
     pub async fn lease_tick(self: &Arc<Self>) {
         self.check_node_lock().await;
-        let running = self.runner.running_servers();
-        if !running.is_empty()
-            && let Err(e) = self
-                .store
-                .renew_leases(&self.runner.owner, &running, self.runner.lease())
-                .await
-        {
-            error!(error = %e, "Could not renew operation leases: {e}");
-        }
+        self.renew_running_leases().await;
         if let Err(e) = self.claim_orphaned_operations().await {
             error!(error = %e, "Could not take over orphaned operations: {e}");
+        }
+    }
+
+    /// Renews the leases of the operations a task of this process works on.
+    pub(crate) async fn renew_running_leases(&self) {
+        let running = self.runner.running_servers();
+        if running.is_empty() {
+            return;
+        }
+        if let Err(e) = self
+            .store
+            .renew_leases(&self.runner.owner, &running, self.runner.lease())
+            .await
+        {
+            error!(error = %e, "Could not renew operation leases: {e}");
         }
     }
 
