@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::intent::{IntentState, PortIntent};
-use netcache_domain::operation::{Operation, OperationKind, OperationParams, QueuedDelete, resumes_in_place};
+use netcache_domain::operation::{Operation, OperationKind, OperationParams, resumes_in_place};
 use netcache_domain::server::{NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::visibility::{NetworkAccess, User, network_access};
@@ -18,7 +18,7 @@ use netcache_store::ServerFilter;
 use tracing::{error, info, warn};
 
 use crate::allocate::{CreatedPort, NewPortSlot};
-use crate::operations::Executed;
+use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{Compute, Error, RequestContext, Result};
 
 /// A boot request, already parsed from the API body.
@@ -42,6 +42,34 @@ struct Boot<'a> {
     request: &'a CreateServer,
     networks: &'a NetworkRequests,
     security_groups: &'a [String],
+}
+
+/// The build; at the cap its server goes to ERROR, as a failed build does.
+pub(crate) struct BuildStep;
+
+#[async_trait::async_trait]
+impl OperationStep for BuildStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::ServerInError
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        cx.compute.run_build(op, cx.unsent.clone()).await
+    }
+}
+
+/// The delete; at the cap its server goes to ERROR with the cause.
+pub(crate) struct DeleteStep;
+
+#[async_trait::async_trait]
+impl OperationStep for DeleteStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::ServerInError
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        cx.compute.run_delete(op).await.map(|()| Next::Done)
+    }
 }
 
 const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
@@ -320,15 +348,15 @@ impl Compute {
     /// first attempt may come with its intents recorded and `unsent`. Success
     /// is one commit: the ports, the server ACTIVE, the action's event and the
     /// operation finished.
-    pub(crate) async fn run_build(self: &Arc<Self>, op: &Operation, unsent: Vec<PortIntent>) -> Result<Executed> {
+    async fn run_build(self: &Arc<Self>, op: &Operation, unsent: Vec<PortIntent>) -> Result<Next> {
         let (server_id, request_id) = (op.server_id, op.request_id.as_str());
         let mut unsent = unsent;
         loop {
             let Some(mut server) = self.store.server(server_id).await? else {
-                return Ok(Executed::Done);
+                return Ok(Next::Done);
             };
             if server.vm_state != VmState::Building {
-                return Ok(Executed::Done);
+                return Ok(Next::Done);
             }
             let host = match (&server.host, server.task_state) {
                 // The first attempt, placed when accepted, or one interrupted by
@@ -364,7 +392,7 @@ impl Compute {
                             "Exceeded maximum number of retries. Exhausted all hosts available for retrying build failures for instance {server_id}."
                         );
                         self.fail_build(server, request_id, Error::NoValidHost(reason)).await?;
-                        return Ok(Executed::Done);
+                        return Ok(Next::Done);
                     }
                 },
             };
@@ -384,7 +412,7 @@ impl Compute {
                 // Retried from the records, as a passing failure.
                 Err(e @ (Error::Crashed(_) | Error::Store(_) | Error::NeutronNotReady(_))) => return Err(e),
                 // The delete queued on this build releases everything next.
-                Err(Error::DeleteRequested(_)) => return Ok(Executed::Done),
+                Err(Error::DeleteRequested(_)) => return Ok(Next::Done),
                 Err(e) => {
                     let now = self.clock.now();
                     self.add_event(
@@ -413,7 +441,7 @@ impl Compute {
                         e
                     };
                     self.fail_build(server, request_id, cause).await?;
-                    return Ok(Executed::Done);
+                    return Ok(Next::Done);
                 }
             }
         }
@@ -428,7 +456,7 @@ impl Compute {
         server: Server,
         host: &HostName,
         created: &[CreatedPort],
-    ) -> Result<Executed> {
+    ) -> Result<Next> {
         let now = self.clock.now();
         let server = Server {
             vm_state: VmState::Active,
@@ -448,7 +476,7 @@ impl Compute {
                 .record_created(op.server_id, Some(server.clone()), created, changes)
                 .await
             {
-                Ok(_) => return Ok(Executed::Finished),
+                Ok(_) => return Ok(Next::Finished),
                 // The delete was queued after the look: the runner hands over to it.
                 Err(Error::Store(e)) if e.is_conflict() && self.delete_requested(op.server_id).await? => {}
                 Err(e) => return Err(e),
@@ -456,7 +484,7 @@ impl Compute {
         }
         self.record_created(op.server_id, Some(server), created, vec![event])
             .await?;
-        Ok(Executed::Done)
+        Ok(Next::Done)
     }
 
     /// Fills every empty slot, then spawns; returns the server as spawned and
@@ -664,25 +692,14 @@ impl Compute {
                     }
                 }
                 Some(op) if op.kind() == OperationKind::Delete || op.then_delete.is_some() => return Ok(()),
-                Some(op) => {
-                    let queue = Change::QueueDelete {
-                        server_id,
-                        id: op.id,
-                        delete: QueuedDelete {
-                            request_id: ctx.request_id.clone(),
-                            project_id: ctx.project_id.clone(),
-                            user_id: ctx.user_id.clone(),
-                        },
-                    };
-                    match self.store.commit(vec![start, queue]).await {
-                        Ok(()) => {
-                            info!(server.id = %server_id, "Delete of server {server_id} queued behind its {}", op.kind());
-                            return Ok(());
-                        }
-                        Err(e) if e.is_conflict() => {}
-                        Err(e) => return Err(e.into()),
+                Some(op) => match self.queue_delete(&op, ctx, vec![start]).await {
+                    Ok(()) => {
+                        info!(server.id = %server_id, "Delete of server {server_id} queued behind its {}", op.kind());
+                        return Ok(());
                     }
-                }
+                    Err(e) if e.is_conflict() => {}
+                    Err(e) => return Err(e.into()),
+                },
             }
         }
         Err(Error::OperationInFlight {
@@ -695,7 +712,7 @@ impl Compute {
     /// The delete itself: releases its ports (created ones deleted, user ones
     /// unbound), resolves its pending intents, empties its cache, destroys the
     /// guest. Every step is idempotent, so a resumed delete just runs again.
-    pub(crate) async fn run_delete(&self, op: &Operation) -> Result<()> {
+    async fn run_delete(&self, op: &Operation) -> Result<()> {
         let server_id = op.server_id;
         let Some(server) = self.store.server(server_id).await?.filter(|s| !s.is_deleted()) else {
             return Ok(());

@@ -18,7 +18,28 @@ use netcache_neutron::{FixedIpRequest, PortUpdate};
 use tracing::info;
 
 use crate::build::action;
+use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{AttachRequest, Compute, Error, RequestContext, Result};
+
+/// `removeFixedIp`; at the cap its instance action records the cause.
+pub(crate) struct RemoveFixedIpStep;
+
+#[async_trait::async_trait]
+impl OperationStep for RemoveFixedIpStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::AnswerWithCause
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        let OperationParams::RemoveFixedIp { port_id, address } = &op.params else {
+            unreachable!("the remove_fixed_ip step runs remove_fixed_ip operations");
+        };
+        cx.compute
+            .run_remove_fixed_ip(op, port_id, *address)
+            .await
+            .map(|()| Next::Done)
+    }
+}
 
 impl Compute {
     /// `addFixedIp`: a new interface on `network_id` (an attach, with its
@@ -65,7 +86,7 @@ impl Compute {
         self.submit(op, vec![start]).await
     }
 
-    pub(crate) async fn run_remove_fixed_ip(&self, op: &Operation, port_id: &PortId, address: IpAddr) -> Result<()> {
+    async fn run_remove_fixed_ip(&self, op: &Operation, port_id: &PortId, address: IpAddr) -> Result<()> {
         let server_id = op.server_id;
         let vifs = self.store.vifs(server_id).await?;
         // Detached meanwhile (or the server went): nothing holds the address here.

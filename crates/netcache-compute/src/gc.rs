@@ -16,9 +16,10 @@ use tracing::{info, warn};
 use std::sync::Arc;
 
 use netcache_domain::ServerId;
-use netcache_domain::operation::OperationParams;
+use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::vif::VifState;
 
+use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::singleton::Lease;
 use crate::{Compute, RequestContext, Result, new_request_id};
 
@@ -44,6 +45,21 @@ pub struct GcReport {
 
 /// GC passes of all processes take turns: one deployment-wide lease.
 const GC_LEASE: &str = "gc";
+
+/// A release GC started; at the cap it is left to GC's next pass (its VIF
+/// records stay `releasing`).
+pub(crate) struct ReleaseStep;
+
+#[async_trait::async_trait]
+impl OperationStep for ReleaseStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::LeaveToGc
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        cx.compute.run_release(op.server_id).await.map(|()| Next::Done)
+    }
+}
 
 impl Compute {
     /// One GC pass, unless another process is running one (then an empty
@@ -159,7 +175,7 @@ impl Compute {
 
     /// The `release` operation: every `releasing` VIF of the server released
     /// (its pending intents were resolved when the operation started).
-    pub(crate) async fn run_release(&self, server_id: ServerId) -> Result<()> {
+    async fn run_release(&self, server_id: ServerId) -> Result<()> {
         for vif in self.store.vifs(server_id).await? {
             if vif.state == VifState::Releasing {
                 self.release_vif(&vif).await?;

@@ -17,6 +17,7 @@ use tracing::{info, warn};
 use crate::allocate::NewPortSlot;
 use crate::build::action;
 use crate::runner::Outcome;
+use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{Compute, Error, RequestContext, Result};
 
 /// How long after it was asked an attach may still create its port again, when
@@ -49,6 +50,37 @@ pub enum AttachRequest {
 #[derive(Clone, Debug)]
 pub struct Interface {
     pub vif: VifRecord,
+}
+
+/// An attach; at the cap its request is answered with the cause.
+pub(crate) struct AttachStep;
+
+#[async_trait::async_trait]
+impl OperationStep for AttachStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::AnswerWithCause
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        cx.compute.run_attach(op).await.map(|()| Next::Done)
+    }
+}
+
+/// A detach; at the cap its instance action records the cause.
+pub(crate) struct DetachStep;
+
+#[async_trait::async_trait]
+impl OperationStep for DetachStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::AnswerWithCause
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        let OperationParams::Detach { port_id } = &op.params else {
+            unreachable!("the detach step runs detach operations");
+        };
+        cx.compute.run_detach(op, port_id).await.map(|()| Next::Done)
+    }
 }
 
 impl Compute {
@@ -135,7 +167,7 @@ impl Compute {
     }
 
     /// The attach itself; its outcome goes to the waiting request, if any.
-    pub(crate) async fn run_attach(&self, op: &Operation) -> Result<()> {
+    async fn run_attach(&self, op: &Operation) -> Result<()> {
         let result = self.attach_step(op).await;
         // Not an outcome: the operation stops here (crash) or is retried (the
         // database failed, or Neutron's answer was lost and the lookup could not tell).
@@ -259,7 +291,7 @@ impl Compute {
         self.submit(op, vec![start]).await
     }
 
-    pub(crate) async fn run_detach(&self, op: &Operation, port_id: &PortId) -> Result<()> {
+    async fn run_detach(&self, op: &Operation, port_id: &PortId) -> Result<()> {
         let server_id = op.server_id;
         let Some(vif) = self
             .store

@@ -15,7 +15,25 @@ use netcache_domain::server::Server;
 use tracing::{info, warn};
 
 use crate::build::action;
+use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{Compute, Error, RequestContext, Result};
+
+/// A power action; at the cap its server goes to ERROR with the cause.
+pub(crate) struct PowerStep;
+
+#[async_trait::async_trait]
+impl OperationStep for PowerStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::ServerInError
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        let OperationParams::Power { action } = &op.params else {
+            unreachable!("the power step runs power operations");
+        };
+        cx.compute.run_power(op, *action).await.map(|()| Next::Done)
+    }
+}
 
 impl Compute {
     /// Starts `power` on the server: 409 ([`Error::InvalidState`]) unless Nova
@@ -41,7 +59,7 @@ impl Compute {
         self.submit(op, vec![Change::UpdateServer(running), start]).await
     }
 
-    pub(crate) async fn run_power(&self, op: &Operation, power: PowerAction) -> Result<()> {
+    async fn run_power(&self, op: &Operation, power: PowerAction) -> Result<()> {
         let server = self.server(op.server_id).await?;
         // Resumed after the outcome was recorded: nothing is left to do.
         if server.task_state != Some(power.task_state()) {

@@ -19,6 +19,7 @@ use netcache_domain::server::{Server, TaskState, VmState};
 use tracing::{info, warn};
 
 use crate::build::action;
+use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{Compute, Error, RequestContext, Result};
 
 /// What a rebuild asks for: the image, and the user's fields it replaces.
@@ -36,6 +37,20 @@ pub struct RebuildServer {
 }
 
 const ACTION: &str = "rebuild";
+
+/// A rebuild; at the cap its server goes to ERROR with the cause.
+pub(crate) struct RebuildStep;
+
+#[async_trait::async_trait]
+impl OperationStep for RebuildStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::ServerInError
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        cx.compute.run_rebuild(op).await.map(|()| Next::Done)
+    }
+}
 
 impl Compute {
     /// Starts a rebuild, in Nova's order of checks: the lock (409), the state
@@ -95,7 +110,7 @@ impl Compute {
         })
     }
 
-    pub(crate) async fn run_rebuild(&self, op: &Operation) -> Result<()> {
+    async fn run_rebuild(&self, op: &Operation) -> Result<()> {
         let server = self.server(op.server_id).await?;
         // Resumed after the outcome was recorded: nothing is left to do.
         if server.task_state != Some(TaskState::Rebuilding) {

@@ -25,6 +25,7 @@ use tracing::info;
 use crate::build::action;
 use crate::config::CrashPoint;
 use crate::runner::Outcome;
+use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{Compute, Error, RequestContext, Result};
 
 /// Names of security groups by id, reused for a while (as the network catalog
@@ -72,6 +73,27 @@ fn interfaces(vifs: Vec<VifRecord>) -> Vec<VifRecord> {
     vifs.into_iter()
         .filter(|v| v.is_attached() && !v.is_mid_attach())
         .collect()
+}
+
+/// `addSecurityGroup`/`removeSecurityGroup`; at the cap its request is answered
+/// with the cause.
+pub(crate) struct SecurityGroupStep;
+
+#[async_trait::async_trait]
+impl OperationStep for SecurityGroupStep {
+    fn policy(&self) -> ErrorPolicy {
+        ErrorPolicy::AnswerWithCause
+    }
+
+    async fn step(&self, cx: &Context, op: &Operation) -> Result<Next> {
+        let OperationParams::SecurityGroup { group_id, add } = &op.params else {
+            unreachable!("the security group step runs security group operations");
+        };
+        cx.compute
+            .run_security_group(op, group_id, *add)
+            .await
+            .map(|()| Next::Done)
+    }
 }
 
 impl Compute {
@@ -161,7 +183,7 @@ impl Compute {
     }
 
     /// The change itself; its outcome goes to the waiting request, if any.
-    pub(crate) async fn run_security_group(&self, op: &Operation, group_id: &str, add: bool) -> Result<()> {
+    async fn run_security_group(&self, op: &Operation, group_id: &str, add: bool) -> Result<()> {
         let result = self.apply_security_group(op, group_id, add).await;
         // Not an outcome: the operation stops here (crash) or is retried from the
         // ports (the database failed, Neutron's answer was lost, or a port changed

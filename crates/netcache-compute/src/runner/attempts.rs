@@ -1,19 +1,21 @@
 //! Bounded, visible retries. A step that fails is recorded on its row (the
 //! attempt count and the error, fenced on the owner) and retried with backoff
 //! from the records; at `operations.max_attempts` the operation ends with a
-//! fault instead of holding a worker and its lease forever: a build, delete,
-//! power action or rebuild leaves the server in ERROR with the cause; an attach,
-//! detach or security group change answers its request with the cause; a
-//! release is left to GC's next pass (its VIF records stay `releasing`).
+//! fault instead of holding a worker and its lease forever, as its kind's
+//! [`ErrorPolicy`] says: a build, delete, power action or rebuild leaves the
+//! server in ERROR with the cause; an attach, detach, fixed IP removal or
+//! security group change answers its request with the cause; a release is left
+//! to GC's next pass (its VIF records stay `releasing`).
 
 use std::time::Duration;
 
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
-use netcache_domain::operation::{Operation, OperationKind};
+use netcache_domain::operation::Operation;
 use tracing::{error, warn};
 
 use super::Outcome;
+use super::step::{ErrorPolicy, step_for};
 use crate::{Compute, Error, Result};
 
 /// Seconds before the next attempt, by failures so far (the last repeats).
@@ -77,19 +79,15 @@ impl Compute {
             request_id: op.request_id.clone(),
             event: ActionEvent::finished("netcache_operation", now, false, Some(message.clone()), None),
         };
-        match op.kind() {
-            // Its VIF records stay `releasing`: GC's next pass starts another.
-            OperationKind::Release => return Ok(()),
-            OperationKind::Build | OperationKind::Delete | OperationKind::Power | OperationKind::Rebuild => {
+        match step_for(op.kind()).policy() {
+            ErrorPolicy::LeaveToGc => return Ok(()),
+            ErrorPolicy::ServerInError => {
                 if let Some(server) = self.store.server(op.server_id).await? {
                     self.save_server_with(server.in_error(message.clone(), now), vec![event])
                         .await?;
                 }
             }
-            OperationKind::Attach
-            | OperationKind::Detach
-            | OperationKind::RemoveFixedIp
-            | OperationKind::SecurityGroup => {
+            ErrorPolicy::AnswerWithCause => {
                 if let Err(e) = self.commit(vec![event]).await {
                     warn!(error = %e, "Could not record why operation {} ended: {e}", op.id);
                 }

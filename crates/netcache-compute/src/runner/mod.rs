@@ -1,9 +1,10 @@
-//! The operation runner's state: which servers' operations run in this process
-//! (each in a [`Slot`] freed on every exit, a panic's too), the worker permits,
-//! the requests waiting for an outcome, and the node lock that lets this
-//! process take its own node's work over at once. Leases and claims are in
-//! [`leases`], the bounded retries and the fault at the cap in [`attempts`];
-//! `operations.rs` runs an operation's steps.
+//! The operation runner. Here its state: which servers' operations run in this
+//! process (each in a [`Slot`] freed on every exit, a panic's too), the worker
+//! permits, the requests waiting for an outcome, and the node lock that lets
+//! this process take its own node's work over at once. Request-side code starts
+//! operations through [`submit`]; [`run`] runs them inside the [`fence`], each
+//! kind through its [`step::OperationStep`]; leases and claims are in
+//! [`leases`], the bounded retries and the fault at the cap in [`attempts`].
 //!
 //! Every waiter is answered on every exit: with the outcome its operation kept,
 //! with [`Answer::Follow`] when this process stopped running it (another took
@@ -22,7 +23,11 @@ use crate::config::OperationsConfig;
 use crate::{Interface, Result};
 
 pub(crate) mod attempts;
+pub(crate) mod fence;
 pub(crate) mod leases;
+pub(crate) mod run;
+pub(crate) mod step;
+pub(crate) mod submit;
 
 /// What an operation's waiting API request learns once it is finished.
 pub(crate) enum Outcome {
