@@ -237,6 +237,48 @@ pub fn describe() {
         Unit::Count,
         "Port intents by state (pending, created, failed, abandoned)."
     );
+    describe_nova();
+}
+
+/// The series of `netcache nova audit|gc|watch`.
+fn describe_nova() {
+    use metrics::{describe_counter, describe_gauge};
+
+    describe_gauge!(
+        "netcache_nova_findings",
+        Unit::Count,
+        "Findings of the last Nova audit by kind (ghost_shown, ghost_hidden, leaked, stale, missing, undecided)."
+    );
+    describe_gauge!(
+        "netcache_nova_instances_audited",
+        Unit::Count,
+        "Live Nova instances the last audit judged."
+    );
+    describe_gauge!(
+        "netcache_nova_audit_last_success_timestamp_seconds",
+        Unit::Seconds,
+        "When the last Nova audit finished (Unix time)."
+    );
+    describe_counter!(
+        "netcache_nova_gc_total",
+        Unit::Count,
+        "Findings Nova GC was ready to act on, by kind and outcome (would_act, deleted, deleted_nova_not_told, gone, skipped, failed)."
+    );
+    describe_counter!(
+        "netcache_nova_events_total",
+        Unit::Count,
+        "network-vif-deleted events sent to Nova, by HTTP status of the answer."
+    );
+    describe_counter!(
+        "netcache_nova_pass_failures_total",
+        Unit::Count,
+        "Passes of netcache nova watch that failed (Nova's database or Neutron)."
+    );
+    describe_counter!(
+        "netcache_nova_db_queries_total",
+        Unit::Count,
+        "Statements sent to Nova's cell databases, by cell."
+    );
 }
 
 /// `GET /metrics`: the Prometheus text exposition.

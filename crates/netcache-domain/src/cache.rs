@@ -291,6 +291,7 @@ pub(crate) mod tests {
             revision_number: 3,
             security_groups: Vec::new(),
             port_security_enabled: true,
+            created_at: None,
         }
     }
 

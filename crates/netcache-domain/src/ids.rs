@@ -82,6 +82,10 @@ string_id!(
     NetworkId
 );
 string_id!(
+    /// A Nova instance's uuid, as Nova's records spell it (netcache does not mint it).
+    InstanceUuid
+);
+string_id!(
     /// A Neutron subnet id.
     SubnetId
 );

@@ -9,6 +9,8 @@
 //!   call whose outcome is unknown;
 //! - [`visibility::network_access`] / [`visibility::port_access`] decide which
 //!   networks and ports a caller may use;
+//! - [`nova::audit_instance`] decides which ports of a Nova instance its own
+//!   records prove allocated, and which are ghosts, leaked or undecided;
 //! - [`quota::Quotas`] decides what the quotas allow (servers, key pairs,
 //!   metadata, new limits).
 
@@ -26,6 +28,7 @@ pub mod keypair;
 pub mod marker;
 pub mod network_info;
 pub mod neutron;
+pub mod nova;
 pub mod operation;
 pub mod power;
 pub mod quota;
@@ -36,4 +39,4 @@ pub mod server;
 pub mod vif;
 pub mod visibility;
 
-pub use ids::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId, SubnetId};
+pub use ids::{DeploymentId, HostName, InstanceUuid, IntentId, NetworkId, PortId, ProjectId, ServerId, SubnetId};

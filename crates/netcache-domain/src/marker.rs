@@ -126,6 +126,7 @@ mod tests {
             revision_number: 1,
             security_groups: Vec::new(),
             port_security_enabled: true,
+            created_at: None,
         }
     }
 

@@ -34,6 +34,8 @@ pub struct Port {
     pub security_groups: Vec<String>,
     /// Neutron applies security groups only to a port with port security.
     pub port_security_enabled: bool,
+    /// When Neutron made it, where it says so.
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Port {

@@ -256,6 +256,8 @@ pub(crate) struct Keystone {
     pub(crate) http: reqwest::Client,
     pub(crate) auth_url: Url,
     pub(crate) credentials: KeystoneCredentials,
+    /// The catalog's service type whose endpoint tokens come with (`network`).
+    pub(crate) service_type: &'static str,
     pub(crate) interface: Interface,
     pub(crate) region: Option<String>,
     pub(crate) endpoint_override: Option<Url>,
@@ -321,7 +323,7 @@ impl Keystone {
         let region = self.region.as_deref();
         let found = catalog
             .iter()
-            .filter(|e| e.kind == "network")
+            .filter(|e| e.kind == self.service_type)
             .flat_map(|e| &e.endpoints)
             .find(|ep| {
                 ep.interface == interface
@@ -329,19 +331,21 @@ impl Keystone {
             })
             .ok_or_else(|| {
                 Error::Auth(format!(
-                    "the service catalog has no network endpoint with interface {interface}{}",
+                    "the service catalog has no {} endpoint with interface {interface}{}",
+                    self.service_type,
                     region.map(|r| format!(" in region {r}")).unwrap_or_default()
                 ))
             })?;
         let url = Url::parse(&found.url).map_err(|e| {
             Error::Auth(format!(
-                "the catalog's network endpoint {:?} is not a URL: {e}",
-                found.url
+                "the catalog's {} endpoint {:?} is not a URL: {e}",
+                self.service_type, found.url
             ))
         })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(Error::Auth(format!(
-                "the catalog's network endpoint {url} is not an http(s) URL"
+                "the catalog's {} endpoint {url} is not an http(s) URL",
+                self.service_type
             )));
         }
         Ok(url)

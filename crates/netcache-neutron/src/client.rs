@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 use url::Url;
 
-use crate::auth::{Auth, Interface, Keystone, KeystoneCredentials, TokenCache};
+use crate::auth::{Auth, Interface, Keystone, KeystoneCredentials, TokenCache, TokenSource};
 use crate::wire::{self, InvalidField, ListPage};
 use crate::{
     Error, FloatingIpFilter, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate, Result,
@@ -275,66 +275,106 @@ pub(crate) fn record_keystone_auth<T>(outcome: &Result<T>) {
     metrics::counter!("netcache_keystone_auth_total", "outcome" => outcome_label(outcome)).increment(1);
 }
 
+/// The HTTP client of netcache's OpenStack calls: no transparent replays, no redirects.
+fn http_client(config: &ClientConfig) -> std::result::Result<reqwest::Client, BuildError> {
+    let mut builder = reqwest::Client::builder()
+        .timeout(config.timeout)
+        .connect_timeout(config.connect_timeout)
+        .user_agent(config.user_agent.clone())
+        // A POST must be sent once: no transparent replays of any kind.
+        .retry(reqwest::retry::never())
+        // Neutron does not redirect; following one would replay a POST as a GET and
+        // carry X-Auth-Token elsewhere. A 3xx is reported as a protocol error.
+        .redirect(reqwest::redirect::Policy::none());
+    if !config.system_proxy {
+        builder = builder.no_proxy();
+    }
+    Ok(builder.build()?)
+}
+
+/// Keystone tokens for the catalog's `service_type` endpoint, with `config`'s
+/// credentials, interface and region; `None` without Keystone credentials.
+fn keystone_source(
+    config: &ClientConfig,
+    http: &reqwest::Client,
+    service_type: &'static str,
+    endpoint_override: Option<Url>,
+) -> Option<Arc<dyn TokenSource>> {
+    let (auth_url, credentials) = match &config.auth {
+        Auth::Password {
+            auth_url,
+            username,
+            password,
+            user_domain_name,
+            project_name,
+            project_domain_name,
+        } => (
+            auth_url.clone(),
+            KeystoneCredentials::Password {
+                username: username.clone(),
+                password: password.clone(),
+                user_domain_name: user_domain_name.clone(),
+                project_name: project_name.clone(),
+                project_domain_name: project_domain_name.clone(),
+            },
+        ),
+        Auth::ApplicationCredential { auth_url, id, secret } => (
+            auth_url.clone(),
+            KeystoneCredentials::ApplicationCredential {
+                id: id.clone(),
+                secret: secret.clone(),
+            },
+        ),
+        Auth::None { .. } | Auth::Custom(_) => return None,
+    };
+    Some(Arc::new(Keystone {
+        http: http.clone(),
+        auth_url,
+        credentials,
+        service_type,
+        interface: config.interface,
+        region: config.region.clone(),
+        endpoint_override,
+    }))
+}
+
+/// Tokens for another service of the catalog (`compute` for Nova's external
+/// events) with the credentials of a Neutron client's `config`; `None` without
+/// Keystone auth. `endpoint_override` replaces the catalog's endpoint.
+pub fn keystone_tokens(
+    config: &ClientConfig,
+    service_type: &'static str,
+    endpoint_override: Option<Url>,
+) -> std::result::Result<Option<Arc<dyn TokenSource>>, BuildError> {
+    let http = http_client(config)?;
+    Ok(keystone_source(config, &http, service_type, endpoint_override))
+}
+
 impl HttpNeutron {
     pub fn new(config: ClientConfig) -> std::result::Result<Self, BuildError> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(config.connect_timeout)
-            .user_agent(config.user_agent.clone())
-            // A POST must be sent once: no transparent replays of any kind.
-            .retry(reqwest::retry::never())
-            // Neutron does not redirect; following one would replay a POST as a GET and
-            // carry X-Auth-Token elsewhere. A 3xx is reported as a protocol error.
-            .redirect(reqwest::redirect::Policy::none());
-        if !config.system_proxy {
-            builder = builder.no_proxy();
-        }
-        let http = builder.build()?;
-        let keystone = |auth_url: Url, credentials| {
-            Arc::new(Keystone {
-                http: http.clone(),
-                auth_url,
-                credentials,
-                interface: config.interface,
-                region: config.region.clone(),
-                endpoint_override: config.endpoint_override.clone(),
-            })
-        };
+        let http = http_client(&config)?;
         let margin = config.token_refresh_margin;
         let authn = match config.auth {
-            Auth::None { endpoint, headers } => {
+            Auth::None {
+                ref endpoint,
+                ref headers,
+            } => {
                 if !matches!(endpoint.scheme(), "http" | "https") {
                     return Err(BuildError::Config(format!(
                         "Neutron endpoint {endpoint} is not an http(s) URL"
                     )));
                 }
                 Authn::Static {
-                    base: neutron_base(&endpoint),
-                    headers,
+                    base: neutron_base(endpoint),
+                    headers: headers.clone(),
                 }
             }
-            Auth::Password {
-                auth_url,
-                username,
-                password,
-                user_domain_name,
-                project_name,
-                project_domain_name,
-            } => {
-                let credentials = KeystoneCredentials::Password {
-                    username,
-                    password,
-                    user_domain_name,
-                    project_name,
-                    project_domain_name,
-                };
-                Authn::Token(TokenCache::new(keystone(auth_url, credentials), margin))
+            Auth::Custom(ref source) => Authn::Token(TokenCache::new(Arc::clone(source), margin)),
+            Auth::Password { .. } | Auth::ApplicationCredential { .. } => {
+                let source = keystone_source(&config, &http, "network", config.endpoint_override.clone())
+                    .ok_or_else(|| BuildError::Config("Keystone auth without credentials".to_owned()))?;
+                Authn::Token(TokenCache::new(source, margin))
             }
-            Auth::ApplicationCredential { auth_url, id, secret } => {
-                let credentials = KeystoneCredentials::ApplicationCredential { id, secret };
-                Authn::Token(TokenCache::new(keystone(auth_url, credentials), margin))
-            }
-            Auth::Custom(source) => Authn::Token(TokenCache::new(source, margin)),
         };
         if config.filter_chunk_size == 0 {
             return Err(BuildError::Config("filter_chunk_size must be at least 1".to_owned()));

@@ -16,7 +16,7 @@ mod error;
 pub mod wire;
 
 pub use auth::{Auth, Interface, Token, TokenSource};
-pub use client::{BuildError, ClientConfig, HttpNeutron};
+pub use client::{BuildError, ClientConfig, HttpNeutron, keystone_tokens};
 pub use error::{Error, Result};
 
 /// The Neutron calls netcache makes.

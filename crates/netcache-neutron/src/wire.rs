@@ -231,6 +231,8 @@ pub struct PortBody {
     pub tags: Vec<String>,
     #[serde(default, deserialize_with = "nullable")]
     pub revision_number: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -283,6 +285,12 @@ impl TryFrom<PortBody> for Port {
             revision_number: p.revision_number,
             security_groups: p.security_groups,
             port_security_enabled: p.port_security_enabled,
+            // Neutron writes `2026-11-29T20:22:48Z`; a form not understood is left out.
+            created_at: p
+                .created_at
+                .as_deref()
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                .map(|t| t.with_timezone(&chrono::Utc)),
         })
     }
 }

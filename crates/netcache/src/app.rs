@@ -213,11 +213,7 @@ impl App {
 /// commands (`netcache heal`, `gc`, `audit`) beside a running service.
 pub async fn offline_compute(settings: &Settings) -> anyhow::Result<Arc<Compute>> {
     let store = open_store(&settings.database).await?;
-    let url = match &settings.neutron.url {
-        Some(url) => url.clone(),
-        None => format!("http://{}", settings.neutron.embedded_listen),
-    };
-    let neutron = Arc::new(neutron_client(settings, &url)?);
+    let neutron = Arc::new(neutron_client(settings, &offline_neutron_url(settings))?);
     let config = settings.compute_config();
     let virt = Arc::new(FakeVirt::new(&config.virt));
     Compute::open(config, store, neutron, virt).await.with_context(|| {
@@ -226,6 +222,16 @@ pub async fn offline_compute(settings: &Settings) -> anyhow::Result<Arc<Compute>
             redact::url(&settings.database)
         )
     })
+}
+
+/// Neutron's URL for a one-off command: the configured one, or where a running
+/// service's embedded Neutron listens.
+#[must_use]
+pub fn offline_neutron_url(settings: &Settings) -> String {
+    match &settings.neutron.url {
+        Some(url) => url.clone(),
+        None => format!("http://{}", settings.neutron.embedded_listen),
+    }
 }
 
 /// Opens the store, creating a SQLite file's folder if needed.
@@ -247,6 +253,12 @@ pub async fn open_store(url: &str) -> anyhow::Result<Arc<dyn netcache_store::Sto
 
 /// The Neutron client the settings describe.
 pub fn neutron_client(settings: &Settings, url: &str) -> anyhow::Result<HttpNeutron> {
+    Ok(HttpNeutron::new(neutron_client_config(settings, url)?)?)
+}
+
+/// The Neutron client's configuration the settings describe (its credentials
+/// also get `netcache nova` its tokens for Nova's API).
+pub fn neutron_client_config(settings: &Settings, url: &str) -> anyhow::Result<ClientConfig> {
     let n = &settings.neutron;
     let auth = match (&n.auth_url, &n.application_credential_id) {
         (None, _) => {
@@ -287,7 +299,7 @@ pub fn neutron_client(settings: &Settings, url: &str) -> anyhow::Result<HttpNeut
         .interface
         .parse()
         .map_err(|e| anyhow::anyhow!("invalid configuration: neutron.interface: {e}"))?;
-    Ok(HttpNeutron::new(config)?)
+    Ok(config)
 }
 
 fn parse_url(text: &str, key: &str) -> anyhow::Result<Url> {

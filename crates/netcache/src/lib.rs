@@ -6,6 +6,7 @@ pub mod bench;
 pub mod chaos;
 pub mod client;
 pub mod demo;
+pub mod nova;
 pub mod ops;
 pub mod scratch_pg;
 pub mod settings;

@@ -97,6 +97,13 @@ enum Command {
         #[arg(long)]
         neutron_url: Option<String>,
     },
+    /// An existing Nova cloud: find, prove and clean up the ghost ports Nova makes.
+    Nova {
+        #[command(flatten)]
+        ops: OpsArgs,
+        #[command(subcommand)]
+        command: NovaCommand,
+    },
     /// Drift report; exits 0 when clean, 2 on drift, 1 on error.
     Audit {
         #[command(flatten)]
@@ -127,6 +134,42 @@ impl Command {
     fn runs_until_stopped(&self) -> bool {
         matches!(self, Self::Serve(_) | Self::NeutronSim(_) | Self::Chaos(_))
     }
+}
+
+#[derive(Subcommand)]
+enum NovaCommand {
+    /// Ghost, leaked, stale and missing ports, each with why; exits 0 when
+    /// clean, 2 on drift, 1 on error. Changes nothing.
+    Audit {
+        #[arg(long)]
+        json: bool,
+        /// Also write the findings' gauges to this Prometheus text file.
+        #[arg(long)]
+        metrics_file: Option<PathBuf>,
+    },
+    /// Audits twice, `--grace` apart, and acts on what both saw (a dry run
+    /// unless --apply): deletes leaked ports and ghosts, tells Nova.
+    Gc {
+        /// Delete and tell Nova; without it nothing is changed.
+        #[arg(long, conflicts_with = "dry_run")]
+        apply: bool,
+        /// Change nothing (the default).
+        #[arg(long)]
+        dry_run: bool,
+        /// Seconds between the two looks (default: nova.grace).
+        #[arg(long)]
+        grace: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Audit and GC every nova.interval, as a sidecar (acts unless --dry-run).
+    Watch {
+        #[arg(long)]
+        dry_run: bool,
+        /// Serve Prometheus metrics at http://ADDR/metrics.
+        #[arg(long)]
+        metrics_listen: Option<SocketAddr>,
+    },
 }
 
 #[derive(Args)]
@@ -282,6 +325,7 @@ async fn main() {
 async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
     let done = |result: anyhow::Result<()>| result.map(|()| 0);
     match cli.command {
+        Command::Nova { ops, command } => nova_command(&ops, command, progress).await,
         Command::Audit { ops, json } => netcache::ops::audit(&ops.settings()?, json, progress).await,
         Command::Heal(ops) => done(netcache::ops::heal(&ops.settings()?).await),
         Command::Gc { ops, dry_run } => {
@@ -317,6 +361,35 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
         Command::Server { target, command } => done(server_command(target, command, progress).await),
         Command::Interface { target, command } => done(interface_command(target, command).await),
         Command::Chaos(args) => netcache::chaos::run(*args).await,
+    }
+}
+
+async fn nova_command(ops: &OpsArgs, command: NovaCommand, progress: Progress) -> anyhow::Result<i32> {
+    match command {
+        NovaCommand::Audit { json, metrics_file } => {
+            netcache::nova::audit(&ops.settings()?, json, metrics_file.as_deref(), progress).await
+        }
+        NovaCommand::Gc {
+            apply,
+            dry_run: _,
+            grace,
+            json,
+        } => {
+            let mut settings = ops.settings()?;
+            if let Some(grace) = grace {
+                if !(grace >= 0.0 && grace.is_finite()) {
+                    anyhow::bail!("--grace must be a non-negative number of seconds");
+                }
+                settings.nova.grace = grace;
+            }
+            netcache::nova::gc(&settings, apply, json, progress).await
+        }
+        NovaCommand::Watch {
+            dry_run,
+            metrics_listen,
+        } => netcache::nova::watch(&ops.settings()?, !dry_run, metrics_listen)
+            .await
+            .map(|()| 0),
     }
 }
 

@@ -19,13 +19,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::HttpLimits;
 
+mod nova;
 mod quota;
 pub mod redact;
 
+pub use nova::NovaSettings;
 pub use quota::QuotaSettings;
 
 /// Sections whose keys `NETCACHE_<SECTION>_<KEY>` address.
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "neutron",
     "compute",
     "api",
@@ -35,6 +37,7 @@ const SECTIONS: [&str; 9] = [
     "retention",
     "operations",
     "quota",
+    "nova",
 ];
 
 /// `Debug` shows no password (`redact`).
@@ -55,6 +58,8 @@ pub struct Settings {
     pub operations: OperationsSettings,
     /// Default quota limits (Nova's `[quota]`).
     pub quota: QuotaSettings,
+    /// An existing Nova cloud, for `netcache nova …`.
+    pub nova: NovaSettings,
     /// Policy rules overridden by name (oslo.policy check strings), e.g.
     /// `"os_compute_api:servers:create" = "role:admin"`.
     pub policy: BTreeMap<String, String>,
@@ -307,6 +312,7 @@ impl Default for Settings {
             retention: RetentionSettings::default(),
             operations: OperationsSettings::default(),
             quota: QuotaSettings::default(),
+            nova: NovaSettings::default(),
             policy: BTreeMap::new(),
         }
     }
@@ -409,6 +415,7 @@ impl Settings {
         self.validate_auth()?;
         self.policy()?;
         self.quota.validate()?;
+        self.nova.validate()?;
         if !(self.neutron.timeout > 0.0 && self.neutron.timeout.is_finite()) {
             bail!("invalid configuration: neutron.timeout must be a positive number of seconds");
         }

@@ -168,6 +168,7 @@ impl OperationRunner {
     }
 
     /// Drops the node lock (a simulated death frees the node for a restart).
+    #[cfg(feature = "testing")]
     pub(crate) fn release_node_lock(self: &Arc<Self>) {
         if let Ok(mut lock) = self.node_lock.try_lock() {
             lock.take();

@@ -127,6 +127,8 @@ fn hash_port(port: &Port, h: &mut impl Hasher) {
         revision_number,
         security_groups,
         port_security_enabled,
+        // Not in the network info cache: its age changes nothing there.
+        created_at: _,
     } = port;
     (id, name, network_id, project_id, mac_address, fixed_ips, status).hash(h);
     (

@@ -127,6 +127,7 @@ fn port(id: &str) -> Port {
         revision_number: 1,
         security_groups: Vec::new(),
         port_security_enabled: true,
+        created_at: None,
     }
 }
 

@@ -59,6 +59,7 @@ impl fmt::Debug for Settings {
             retention,
             operations,
             quota,
+            nova,
             policy,
         } = self;
         f.debug_struct("Settings")
@@ -73,6 +74,7 @@ impl fmt::Debug for Settings {
             .field("retention", retention)
             .field("operations", operations)
             .field("quota", quota)
+            .field("nova", nova)
             .field("policy", policy)
             .finish()
     }
