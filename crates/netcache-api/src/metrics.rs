@@ -267,7 +267,7 @@ fn describe_nova() {
     describe_counter!(
         "netcache_nova_events_total",
         Unit::Count,
-        "network-vif-deleted events sent to Nova, by HTTP status of the answer."
+        "External events sent to Nova (network-vif-deleted, network-changed), by HTTP status of the answer."
     );
     describe_counter!(
         "netcache_nova_pass_failures_total",

@@ -1,6 +1,12 @@
 //! Nova's external events API (`POST /v2.1/os-server-external-events`), the
-//! public way to tell Nova a port is gone: it then drops the port from the
-//! instance's info cache, as it does when Neutron reports a deleted port.
+//! public way to tell Nova a port is gone. For each deleted port Nova gets what
+//! Neutron would send: `network-vif-deleted` (a hypervisor detaches the
+//! interface), then `network-changed` without a tag for its instance, on which
+//! Nova rebuilds the instance's info cache from Neutron's ports, without the
+//! deleted one. (On the fake driver the detach fails and Nova 34 then leaves
+//! the cache alone; the refresh alone drops the port, in under a second where
+//! Nova's own heal task takes up to `heal_instance_info_cache_interval` × the
+//! host's servers: docs/evidence/nova-ghosts.md.)
 
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +27,7 @@ pub struct VifDeleted {
 
 #[async_trait]
 pub trait NovaEvents: Send + Sync + 'static {
-    /// Tells Nova the ports are gone, in one request.
+    /// Tells Nova the ports are gone, in one request (see the module's doc).
     async fn vifs_deleted(&self, events: &[VifDeleted]) -> Result<()>;
 }
 
@@ -34,7 +40,30 @@ struct EventsBody<'a> {
 struct EventBody<'a> {
     name: &'static str,
     server_uuid: &'a str,
-    tag: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tag: Option<&'a str>,
+}
+
+/// The events of `deleted`: each port's `network-vif-deleted`, then one
+/// `network-changed` per instance.
+fn events_of(deleted: &[VifDeleted]) -> Vec<EventBody<'_>> {
+    let mut events: Vec<EventBody<'_>> = deleted
+        .iter()
+        .map(|e| EventBody {
+            name: "network-vif-deleted",
+            server_uuid: e.instance.as_str(),
+            tag: Some(e.port.as_str()),
+        })
+        .collect();
+    let mut instances: Vec<&str> = deleted.iter().map(|e| e.instance.as_str()).collect();
+    instances.sort_unstable();
+    instances.dedup();
+    events.extend(instances.into_iter().map(|server_uuid| EventBody {
+        name: "network-changed",
+        server_uuid,
+        tag: None,
+    }));
+    events
 }
 
 /// Where the external events go and who sends them.
@@ -85,14 +114,7 @@ impl NovaEvents for HttpNovaEvents {
             }
         };
         let body = EventsBody {
-            events: events
-                .iter()
-                .map(|e| EventBody {
-                    name: "network-vif-deleted",
-                    server_uuid: e.instance.as_str(),
-                    tag: e.port.as_str(),
-                })
-                .collect(),
+            events: events_of(events),
         };
         let mut request = self.http.post(events_url(&base)).json(&body);
         if let Some(token) = token {
@@ -104,7 +126,7 @@ impl NovaEvents for HttpNovaEvents {
             .map_err(|e| Error::NovaApi(format!("sending external events failed: {e}")))?;
         let status = response.status();
         metrics::counter!("netcache_nova_events_total", "status" => status.as_u16().to_string())
-            .increment(events.len() as u64);
+            .increment(body.events.len() as u64);
         // 207: some events were not accepted (an instance gone meanwhile);
         // Nova's heal drops a deleted port from the cache anyway.
         if status.is_success() {
@@ -137,6 +159,28 @@ impl NovaEvents for RecordedEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_port_is_vif_deleted_and_each_instance_refreshed_once() {
+        let deleted = |i: &str, p: &str| VifDeleted {
+            instance: i.into(),
+            port: p.into(),
+        };
+        let deleted = [deleted("i1", "p1"), deleted("i1", "p2"), deleted("i2", "p3")];
+        let body = EventsBody {
+            events: events_of(&deleted),
+        };
+        assert_eq!(
+            serde_json::to_value(&body).unwrap(),
+            serde_json::json!({"events": [
+                {"name": "network-vif-deleted", "server_uuid": "i1", "tag": "p1"},
+                {"name": "network-vif-deleted", "server_uuid": "i1", "tag": "p2"},
+                {"name": "network-vif-deleted", "server_uuid": "i2", "tag": "p3"},
+                {"name": "network-changed", "server_uuid": "i1"},
+                {"name": "network-changed", "server_uuid": "i2"},
+            ]})
+        );
+    }
 
     #[test]
     fn events_url_from_catalog_forms() {

@@ -156,9 +156,9 @@ enum NovaCommand {
         /// Change nothing (the default).
         #[arg(long)]
         dry_run: bool,
-        /// Seconds between the two looks (default: nova.grace).
-        #[arg(long)]
-        grace: Option<f64>,
+        /// Time between the two looks, `90s`, `10m` or seconds (default: nova.grace).
+        #[arg(long, value_parser = parse_duration)]
+        grace: Option<std::time::Duration>,
         #[arg(long)]
         json: bool,
     },
@@ -364,6 +364,14 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
     }
 }
 
+/// A duration: `humantime`'s (`90s`, `10m`, `1h 30m`) or a number of seconds.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    if let Ok(seconds) = text.parse::<f64>() {
+        return std::time::Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"));
+    }
+    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration (90s, 10m, or seconds): {e}"))
+}
+
 async fn nova_command(ops: &OpsArgs, command: NovaCommand, progress: Progress) -> anyhow::Result<i32> {
     match command {
         NovaCommand::Audit { json, metrics_file } => {
@@ -377,10 +385,7 @@ async fn nova_command(ops: &OpsArgs, command: NovaCommand, progress: Progress) -
         } => {
             let mut settings = ops.settings()?;
             if let Some(grace) = grace {
-                if !(grace >= 0.0 && grace.is_finite()) {
-                    anyhow::bail!("--grace must be a non-negative number of seconds");
-                }
-                settings.nova.grace = grace;
+                settings.nova.grace = grace.as_secs_f64();
             }
             netcache::nova::gc(&settings, apply, json, progress).await
         }

@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
 use super::records::{ALLOCATING_ACTIONS, InstanceRecords, NovaVif};
 use crate::neutron::Port;
@@ -197,16 +197,16 @@ fn untrusted_because(records: &InstanceRecords, now: DateTime<Utc>) -> Option<St
     None
 }
 
-/// An allocating action whose events have not all finished is running, unless
-/// it started longer ago than this (its compute service died mid-way).
-const ALLOCATION_RUNS_AT_MOST: TimeDelta = TimeDelta::hours(1);
-
-/// Whether Nova is working on the instance: a task state, or an allocation
-/// running (an interface attach sets no task state, and its port exists
-/// before its VIF row).
+/// Whether Nova is working on the instance: a task state (a build has one
+/// until it is done), or an interface attach that may still run (it sets no
+/// task state, and its port carries the `device_id` before its VIF row is
+/// written).
 fn is_busy(records: &InstanceRecords, now: DateTime<Utc>) -> bool {
     records.instance.task_state.is_some()
-        || allocating_actions(records).any(|a| a.finish_time.is_none() && now - a.start_time < ALLOCATION_RUNS_AT_MOST)
+        || records
+            .actions
+            .iter()
+            .any(|a| a.action == "attach_interface" && a.may_run(now))
 }
 
 /// Judges one instance's ports: `ports` are the Neutron ports carrying its

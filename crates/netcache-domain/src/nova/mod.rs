@@ -10,5 +10,7 @@ mod sightings;
 mod tests;
 
 pub use audit::{Finding, FindingKind, GcPlan, InstanceAudit, PortFacts, audit_instance, owned_by_nova};
-pub use records::{ALLOCATING_ACTIONS, CachedVif, InstanceRecords, NovaAction, NovaInstance, NovaVif};
+pub use records::{
+    ACTION_RUNS_AT_MOST, ALLOCATING_ACTIONS, CachedVif, InstanceRecords, NovaAction, NovaInstance, NovaVif,
+};
 pub use sightings::Sightings;

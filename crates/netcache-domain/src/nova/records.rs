@@ -62,12 +62,30 @@ pub const ALLOCATING_ACTIONS: [&str; 2] = ["create", "attach_interface"];
 /// its action's bounds is inside it.
 const TIMESTAMP_SLACK: TimeDelta = TimeDelta::seconds(1);
 
+/// How long an action whose finish Nova did not record may have run. Nova 34
+/// leaves an event of a rescheduled build unfinished for good (it finishes the
+/// first of the build's events it finds, not the one that ran).
+pub const ACTION_RUNS_AT_MOST: TimeDelta = TimeDelta::hours(1);
+
 impl NovaAction {
+    /// When the action ended: its last event's finish, or, unrecorded, at
+    /// most [`ACTION_RUNS_AT_MOST`] after its start (and not after `now`).
+    #[must_use]
+    pub fn end(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        self.finish_time
+            .unwrap_or_else(|| now.min(self.start_time + ACTION_RUNS_AT_MOST))
+    }
+
     /// Whether a row written at `at` was written while this action ran.
     #[must_use]
     pub fn spans(&self, at: DateTime<Utc>, now: DateTime<Utc>) -> bool {
-        let end = self.finish_time.unwrap_or(now);
-        self.start_time - TIMESTAMP_SLACK <= at && at <= end + TIMESTAMP_SLACK
+        self.start_time - TIMESTAMP_SLACK <= at && at <= self.end(now) + TIMESTAMP_SLACK
+    }
+
+    /// Whether the action may still be running.
+    #[must_use]
+    pub fn may_run(&self, now: DateTime<Utc>) -> bool {
+        self.finish_time.is_none() && now < self.start_time + ACTION_RUNS_AT_MOST
     }
 }
 

@@ -152,6 +152,23 @@ fn vif_rows_rebuilt_from_the_cache_prove_nothing() {
 }
 
 #[test]
+fn a_rescheduled_build_whose_event_nova_left_unfinished_is_judged() {
+    // Nova 34 finishes the first host's event twice and never the second's.
+    let mut records = built(&["p1"]);
+    records.actions[0].finish_time = None;
+    records.cache.push(cached("ghost"));
+    let audit = audit_instance(&records, &[bound("p1"), bound("ghost")], t(100));
+    assert!(!audit.busy);
+    assert_eq!(kinds(&audit), vec![(FindingKind::GhostShown, "ghost".to_owned())]);
+    // Its window ends an hour after its start: rows rebuilt a day later prove nothing.
+    for vif in &mut records.vifs {
+        vif.created_at = t(86_400);
+    }
+    let audit = audit_instance(&records, &[bound("p1"), bound("ghost")], t(90_000));
+    assert_eq!(kinds(&audit), vec![(FindingKind::Undecided, "ghost".to_owned())]);
+}
+
+#[test]
 fn an_instance_older_than_vif_records_is_undecided() {
     let mut records = built(&["p1"]);
     records.vifs.clear();
