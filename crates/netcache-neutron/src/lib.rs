@@ -13,11 +13,15 @@ use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 mod auth;
 mod client;
 mod error;
+#[cfg(feature = "testing")]
+mod tap;
 pub mod wire;
 
 pub use auth::{Auth, Interface, Token, TokenSource};
 pub use client::{BuildError, ClientConfig, HttpNeutron, keystone_tokens};
 pub use error::{Error, Result};
+#[cfg(feature = "testing")]
+pub use tap::{Tap, TapCall};
 
 /// The Neutron calls netcache makes.
 ///

@@ -72,7 +72,7 @@ async fn the_late_commit_ghost_is_deleted_only_after_grace_and_a_second_sighting
         "GC is in the action log"
     );
     // Sent with If-Match: the revision read just before.
-    let deletes = h.neutron.deletes.lock().unwrap().clone();
+    let deletes = h.recorded.deletes.lock().unwrap().clone();
     let (_, revision) = deletes.iter().find(|(p, _)| p.as_str() == ghost).unwrap();
     assert!(revision.is_some(), "delete without If-Match: {deletes:?}");
 }
@@ -194,7 +194,7 @@ async fn dry_run_reports_and_touches_nothing() {
     assert_eq!(r.would_delete, [PortId::from(ghost.as_str())]);
     assert!(r.deleted.is_empty());
     assert_eq!(h.port(&ghost).0, 200);
-    assert!(h.neutron.deletes.lock().unwrap().is_empty());
+    assert!(h.recorded.deletes.lock().unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

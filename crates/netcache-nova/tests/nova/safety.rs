@@ -55,7 +55,7 @@ async fn a_revision_change_after_the_re_read_is_a_412_and_nothing_is_deleted() {
     gc.pass(true, &nothing).await.unwrap();
     let sim = cloud.sim.handle();
     let port = ghost.clone();
-    cloud.neutron.after_show(move || {
+    cloud.meddling.after_show(move || {
         let (status, _) = sim.request(
             "PUT",
             &format!("/v2.0/ports/{port}"),
@@ -85,7 +85,7 @@ async fn a_vif_row_written_late_makes_the_port_allocated() {
     let nova = cloud.nova.clone();
     let uuid = server.as_str().into();
     let port = ghost.clone();
-    cloud.neutron.after_list(2, move || {
+    cloud.meddling.after_list(2, move || {
         nova.update(&uuid, |records| {
             let now = Utc::now();
             records
@@ -124,7 +124,7 @@ async fn a_deleted_servers_port_a_user_reused_is_kept() {
     let port = leaked.clone();
     let reused_by = uuid();
     let device = reused_by.clone();
-    cloud.neutron.after_list(2, move || {
+    cloud.meddling.after_list(2, move || {
         let body = json!({"port": {"device_id": device, "device_owner": "compute:nova"}});
         assert_eq!(sim.request("PUT", &format!("/v2.0/ports/{port}"), Some(body)).0, 200);
     });

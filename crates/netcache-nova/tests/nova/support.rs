@@ -1,22 +1,16 @@
 //! A Nova cloud of fakes: Nova's records in memory ([`FakeNova`]), the
-//! embedded Neutron, and a Neutron client wrapper that can change the world
-//! at a chosen call (a test's "meanwhile").
+//! embedded Neutron, and a tap on the Neutron client that can change the
+//! world right after a chosen call (a test's "meanwhile").
 
 #![allow(dead_code)]
 
-use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
-use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
 use netcache_domain::nova::{CachedVif, InstanceRecords, NovaAction, NovaInstance, NovaVif};
 use netcache_domain::{InstanceUuid, PortId};
-use netcache_neutron::{
-    Auth, ClientConfig, FloatingIpFilter, HttpNeutron, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate,
-    Result, SecurityGroupFilter, SubnetFilter,
-};
+use netcache_neutron::{Auth, ClientConfig, HttpNeutron, Tap, TapCall};
 use netcache_nova::{FakeNova, NovaAuditor, NovaConfig, NovaGc, RecordedEvents};
 use neutron_sim::{NeutronSim, RunningSim, SimConfig};
 use serde_json::json;
@@ -25,9 +19,9 @@ pub const PROJECT: &str = "demo";
 
 type Meanwhile = Box<dyn FnOnce() + Send>;
 
-/// The real client, and something to do right after a given call.
+/// Something to do right after a chosen port call answered: a test's "meanwhile".
+#[derive(Default)]
 pub struct Meddling {
-    inner: HttpNeutron,
     lists: Mutex<u32>,
     /// Runs after the list call with this number (1-based) answered.
     after_list: Mutex<Option<(u32, Meanwhile)>>,
@@ -43,64 +37,34 @@ impl Meddling {
     pub fn after_show(&self, meanwhile: impl FnOnce() + Send + 'static) {
         *self.after_show.lock().unwrap() = Some(Box::new(meanwhile));
     }
-}
 
-#[async_trait]
-impl NeutronApi for Meddling {
-    async fn list_extensions(&self) -> Result<BTreeSet<String>> {
-        self.inner.list_extensions().await
-    }
-    async fn list_networks(&self, filter: &NetworkFilter) -> Result<Vec<Network>> {
-        self.inner.list_networks(filter).await
-    }
-    async fn list_subnets(&self, filter: &SubnetFilter) -> Result<Vec<Subnet>> {
-        self.inner.list_subnets(filter).await
-    }
-    async fn create_port(&self, port: &PortCreate) -> Result<Port> {
-        self.inner.create_port(port).await
-    }
-    async fn show_port(&self, id: &PortId) -> Result<Port> {
-        let port = self.inner.show_port(id).await;
-        let meanwhile = self.after_show.lock().unwrap().take();
+    fn answered(&self, call: &TapCall<'_>) {
+        let meanwhile = match call {
+            TapCall::ShowPort(_) => self.after_show.lock().unwrap().take(),
+            TapCall::ListPorts(_) => {
+                let mut lists = self.lists.lock().unwrap();
+                *lists += 1;
+                let mut after = self.after_list.lock().unwrap();
+                match after.take() {
+                    Some((at, meanwhile)) if at == *lists => Some(meanwhile),
+                    other => {
+                        *after = other;
+                        None
+                    }
+                }
+            }
+            TapCall::UpdatePort { .. } | TapCall::DeletePort { .. } => None,
+        };
         if let Some(meanwhile) = meanwhile {
             meanwhile();
         }
-        port
-    }
-    async fn list_ports(&self, filter: &PortFilter) -> Result<Vec<Port>> {
-        let ports = self.inner.list_ports(filter).await;
-        let n = {
-            let mut lists = self.lists.lock().unwrap();
-            *lists += 1;
-            *lists
-        };
-        let mut after = self.after_list.lock().unwrap();
-        if after.as_ref().is_some_and(|(at, _)| *at == n) {
-            let (_, meanwhile) = after.take().unwrap();
-            meanwhile();
-        }
-        ports
-    }
-    async fn update_port(&self, id: &PortId, update: &PortUpdate, if_revision: Option<u64>) -> Result<Port> {
-        self.inner.update_port(id, update, if_revision).await
-    }
-    async fn delete_port(&self, id: &PortId, if_revision: Option<u64>) -> Result<()> {
-        self.inner.delete_port(id, if_revision).await
-    }
-    async fn replace_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
-        self.inner.replace_port_tags(id, tags).await
-    }
-    async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {
-        self.inner.list_floating_ips(filter).await
-    }
-    async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
-        self.inner.list_security_groups(filter).await
     }
 }
 
 pub struct Cloud {
     pub nova: Arc<FakeNova>,
-    pub neutron: Arc<Meddling>,
+    pub neutron: Arc<Tap>,
+    pub meddling: Arc<Meddling>,
     pub events: Arc<RecordedEvents>,
     pub sim: RunningSim,
     pub network_id: String,
@@ -115,15 +79,15 @@ impl Cloud {
         let mut client = ClientConfig::new(Auth::none(url::Url::parse(&sim.url()).unwrap()));
         client.timeout = Duration::from_secs(5);
         client.retries = 0;
-        let neutron = Arc::new(Meddling {
-            inner: HttpNeutron::new(client).unwrap(),
-            lists: Mutex::new(0),
-            after_list: Mutex::new(None),
-            after_show: Mutex::new(None),
-        });
+        let meddling = Arc::new(Meddling::default());
+        let answered = meddling.clone();
+        let neutron = Arc::new(Tap::new(Arc::new(HttpNeutron::new(client).unwrap()), move |call| {
+            answered.answered(call);
+        }));
         Self {
             nova: Arc::new(FakeNova::default()),
             neutron,
+            meddling,
             events: Arc::new(RecordedEvents::default()),
             sim,
             network_id: topology.private_network_id,

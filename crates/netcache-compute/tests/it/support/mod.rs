@@ -4,73 +4,43 @@
 
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use netcache_compute::virt::{FakeVirt, VirtDriver};
 use netcache_compute::{Compute, ComputeConfig, CreateServer, RequestContext};
-use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
 use netcache_domain::{NetworkId, PortId, ServerId};
-use netcache_neutron::{
-    Auth, ClientConfig, FloatingIpFilter, HttpNeutron, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate,
-    Result, SecurityGroupFilter, SubnetFilter,
-};
+use netcache_neutron::{Auth, ClientConfig, HttpNeutron, Tap, TapCall};
 use neutron_sim::{DefaultTopology, NeutronSim, RunningSim, SimConfig, SimHandle};
 use serde_json::{Value, json};
 
 pub const PROJECT: &str = "demo";
 
-/// Passes every call to the real client and records mutating calls.
-pub struct Recording {
-    inner: HttpNeutron,
+/// The `If-Match` revisions of the port updates and deletes sent, by port.
+#[derive(Default)]
+pub struct Recorded {
     pub deletes: Mutex<Vec<(PortId, Option<u64>)>>,
     pub updates: Mutex<Vec<(PortId, Option<u64>)>>,
 }
 
-#[async_trait]
-impl NeutronApi for Recording {
-    async fn list_extensions(&self) -> Result<BTreeSet<String>> {
-        self.inner.list_extensions().await
-    }
-    async fn list_networks(&self, filter: &NetworkFilter) -> Result<Vec<Network>> {
-        self.inner.list_networks(filter).await
-    }
-    async fn list_subnets(&self, filter: &SubnetFilter) -> Result<Vec<Subnet>> {
-        self.inner.list_subnets(filter).await
-    }
-    async fn create_port(&self, port: &PortCreate) -> Result<Port> {
-        self.inner.create_port(port).await
-    }
-    async fn show_port(&self, id: &PortId) -> Result<Port> {
-        self.inner.show_port(id).await
-    }
-    async fn list_ports(&self, filter: &PortFilter) -> Result<Vec<Port>> {
-        self.inner.list_ports(filter).await
-    }
-    async fn update_port(&self, id: &PortId, update: &PortUpdate, if_revision: Option<u64>) -> Result<Port> {
-        self.updates.lock().unwrap().push((id.clone(), if_revision));
-        self.inner.update_port(id, update, if_revision).await
-    }
-    async fn delete_port(&self, id: &PortId, if_revision: Option<u64>) -> Result<()> {
-        self.deletes.lock().unwrap().push((id.clone(), if_revision));
-        self.inner.delete_port(id, if_revision).await
-    }
-    async fn replace_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()> {
-        self.inner.replace_port_tags(id, tags).await
-    }
-    async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {
-        self.inner.list_floating_ips(filter).await
-    }
-    async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
-        self.inner.list_security_groups(filter).await
-    }
+/// The real client, whose port updates and deletes are recorded.
+fn recording(inner: HttpNeutron, recorded: Arc<Recorded>) -> Tap {
+    Tap::new(Arc::new(inner), move |call| match call {
+        TapCall::UpdatePort { id, if_revision } => {
+            recorded.updates.lock().unwrap().push(((*id).clone(), *if_revision));
+        }
+        TapCall::DeletePort { id, if_revision } => {
+            recorded.deletes.lock().unwrap().push(((*id).clone(), *if_revision));
+        }
+        TapCall::ShowPort(_) | TapCall::ListPorts(_) => {}
+    })
 }
 
 pub struct Harness {
     pub compute: Arc<Compute>,
-    pub neutron: Arc<Recording>,
+    pub neutron: Arc<Tap>,
+    pub recorded: Arc<Recorded>,
     pub sim: RunningSim,
     pub topology: DefaultTopology,
     _dir: tempfile::TempDir,
@@ -97,16 +67,14 @@ impl Harness {
         let mut client = ClientConfig::new(Auth::none(url::Url::parse(&sim.url()).unwrap()));
         client.timeout = std::time::Duration::from_secs(2);
         client.retries = 1;
-        let neutron = Arc::new(Recording {
-            inner: HttpNeutron::new(client).unwrap(),
-            deletes: Mutex::default(),
-            updates: Mutex::default(),
-        });
+        let recorded = Arc::new(Recorded::default());
+        let neutron = Arc::new(recording(HttpNeutron::new(client).unwrap(), recorded.clone()));
         let compute = Compute::start(config, store, neutron.clone(), virt).await.unwrap();
         sim.handle().reset_stats();
         Self {
             compute,
             neutron,
+            recorded,
             sim,
             topology,
             _dir: dir,
