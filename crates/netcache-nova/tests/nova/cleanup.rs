@@ -3,7 +3,7 @@ use std::time::Duration;
 use netcache_domain::nova::FindingKind;
 use netcache_nova::{GcOutcome, VifDeleted};
 
-use crate::support::{Cloud, built, cached, deleted, uuid};
+use crate::support::{Cloud, built, deleted, uuid};
 
 fn nothing(_: &netcache_nova::Progress<'_>) {}
 
@@ -26,13 +26,7 @@ async fn world() -> World {
     let mut records = built(&with_users, &[&users]);
     records.cache[0].preserve_on_delete = true;
     cloud.nova.put(records);
-    // Case A: the allocated port, and the re-sent create's twin heal adopted.
-    let ghost_server = uuid();
-    let allocated = cloud.port(&ghost_server, "compute:nova", Some("compute1"), true);
-    let ghost = cloud.port(&ghost_server, "compute:nova", Some("compute1"), true);
-    let mut records = built(&ghost_server, &[&allocated]);
-    records.cache.push(cached(&ghost, false));
-    cloud.nova.put(records);
+    let (ghost_server, allocated, ghost) = cloud.case_a();
     // Case E2: the create landed after the delete.
     let gone = uuid();
     let was = cloud.port(&gone, "compute:nova", Some("compute1"), true);

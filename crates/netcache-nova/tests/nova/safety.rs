@@ -12,14 +12,8 @@ use crate::support::{Cloud, action, built, cached, deleted, uuid, vif};
 
 fn nothing(_: &netcache_nova::Progress<'_>) {}
 
-/// A live server with one allocated port and an adopted ghost (case A).
 fn ghost_world(cloud: &Cloud) -> (String, netcache_domain::PortId) {
-    let server = uuid();
-    let allocated = cloud.port(&server, "compute:nova", Some("compute1"), true);
-    let ghost = cloud.port(&server, "compute:nova", Some("compute1"), true);
-    let mut records = built(&server, &[&allocated]);
-    records.cache.push(cached(&ghost, false));
-    cloud.nova.put(records);
+    let (server, _, ghost) = cloud.case_a();
     (server, ghost)
 }
 

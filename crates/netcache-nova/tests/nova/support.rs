@@ -131,6 +131,18 @@ impl Cloud {
         PortId::from(answer["port"]["id"].as_str().unwrap())
     }
 
+    /// Case A: a live server with its allocated port, and the re-sent
+    /// create's twin, which heal adopted (in the cache, no VIF row).
+    pub fn case_a(&self) -> (String, PortId, PortId) {
+        let server = uuid();
+        let allocated = self.port(&server, "compute:nova", Some("compute1"), true);
+        let ghost = self.port(&server, "compute:nova", Some("compute1"), true);
+        let mut records = built(&server, &[&allocated]);
+        records.cache.push(cached(&ghost, false));
+        self.nova.put(records);
+        (server, allocated, ghost)
+    }
+
     pub fn update_port(&self, id: &PortId, body: serde_json::Value) {
         let (status, answer) =
             self.sim
