@@ -328,3 +328,45 @@ pub async fn watch(settings: &Settings, apply: bool, listen: Option<SocketAddr>)
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use netcache_domain::nova::{FindingKind, GcPlan};
+    use netcache_nova::AuditTotals;
+
+    use super::*;
+
+    #[test]
+    fn the_metrics_file_has_each_kinds_count() {
+        let finding = Finding {
+            kind: FindingKind::Leaked,
+            instance: "i1".into(),
+            port: Some("p1".into()),
+            port_facts: None,
+            why: "a test".to_owned(),
+            plan: GcPlan::DeletePort,
+        };
+        let mut totals = AuditTotals {
+            instances: 7,
+            findings: FindingKind::ALL.iter().map(|k| (k.as_str(), 0)).collect(),
+            ..AuditTotals::default()
+        };
+        totals.findings.insert("leaked", 1);
+        let report = AuditReport {
+            at: Utc::now(),
+            findings: vec![finding],
+            totals,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nova.prom");
+        write_metrics_file(&path, &report).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("netcache_nova_findings{kind=\"leaked\"} 1"), "{text}");
+        assert!(
+            text.contains("netcache_nova_findings{kind=\"ghost_shown\"} 0"),
+            "{text}"
+        );
+        assert!(text.contains("netcache_nova_instances_audited 7"), "{text}");
+        assert!(text.contains("# HELP netcache_nova_findings"), "{text}");
+    }
+}
