@@ -232,9 +232,13 @@ fn print_gc(report: &GcReport, apply: bool) {
                 .unwrap_or_default()
         );
     }
+    let (done, verb) = if apply {
+        ("", "acted on")
+    } else {
+        ("Dry run: ", "would be acted on")
+    };
     println!(
-        "{}{} acted on, {} seen but not yet twice grace apart",
-        if apply { "" } else { "Dry run: " },
+        "{done}{} findings {verb}, {} seen but not yet twice grace apart",
         report.acted.len(),
         report.waiting
     );

@@ -85,7 +85,7 @@ impl GcPlan {
         match self {
             Self::DeletePort => "delete the port (If-Match on its revision)",
             Self::DeletePortAndTellNova => {
-                "delete the port (If-Match on its revision), then send Nova network-vif-deleted for it"
+                "delete the port (If-Match on its revision), then tell Nova (network-vif-deleted, network-changed)"
             }
             Self::Nothing => "nothing: reported only",
         }
