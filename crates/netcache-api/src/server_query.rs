@@ -1,6 +1,6 @@
 //! The query of a server list, read as Nova reads it at 2.1: filters (`name` as
-//! a regular expression, `status`, `flavor`, `image`, `changes-since`, `ip`,
-//! `ip6`; for admins `host` and `deleted`), sorting (`sort_key`/`sort_dir`,
+//! a regular expression, `status`, `flavor`, `image`, `changes-since`, `ip`;
+//! for admins `ip6`, `host` and `deleted`), sorting (`sort_key`/`sort_dir`,
 //! newest first by default) and paging (`limit`, at most `max_limit`, and
 //! `marker`). Parameters a caller may not use or Nova does not know are ignored,
 //! as Nova does at 2.1; values Nova's schema refuses are its 400s.
@@ -12,8 +12,10 @@ use netcache_domain::HostName;
 use netcache_domain::network_info::{CacheAddresses, VifAddresses};
 use netcache_domain::server::{Server, TaskState};
 use regex::Regex;
+use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::schema;
 use crate::wire::Paging;
 
 /// Nova's default `max_limit`: the most items one page holds.
@@ -70,8 +72,8 @@ pub struct ServerQuery {
     flavor: Option<String>,
     image: Option<String>,
     pub changes_since: Option<DateTime<Utc>>,
-    ip: Option<String>,
-    ip6: Option<String>,
+    ip: Option<Regex>,
+    ip6: Option<Regex>,
     host: Option<String>,
     /// Admins: list deleted servers instead of live ones.
     pub deleted: bool,
@@ -83,6 +85,20 @@ fn invalid(key: &str, value: &str, why: &str) -> ApiError {
     ApiError::BadRequest(format!(
         "Invalid input for query parameters {key}. Value: {value}. {why}"
     ))
+}
+
+/// Nova's `format: regex` of a query parameter: a pattern that compiles, and
+/// not empty (Nova's validator refuses ''), else its schema's 400. (Rust's
+/// dialect, not Python's: lookaround and backreferences are refused.)
+fn regex_param(key: &str, value: &str) -> ApiResult<Regex> {
+    let not_a_regex = || {
+        let repr = schema::python_repr(&Value::String(value.to_owned()));
+        invalid(key, value, &format!("{repr} is not a 'regex'"))
+    };
+    if value.is_empty() {
+        return Err(not_a_regex());
+    }
+    Regex::new(value).map_err(|_| not_a_regex())
 }
 
 /// Nova's `changes-since`: ISO 8601, a missing zone meaning UTC.
@@ -119,17 +135,15 @@ impl ServerQuery {
                     query.paging.limit = Some(limit.min(max_limit));
                 }
                 "marker" => query.paging.marker = Some(value.clone()),
-                "name" => {
-                    let regex = Regex::new(value).map_err(|_| invalid(key, value, "Not a regular expression"))?;
-                    query.name = Some(regex);
-                }
+                "name" => query.name = Some(regex_param(key, value)?),
                 "status" => query.status = Some(value.to_uppercase()),
                 "flavor" => query.flavor = Some(value.clone()),
                 // An image reference may be its URL: the id is its last segment.
                 "image" => query.image = value.rsplit('/').next().map(str::to_owned),
                 "changes-since" => query.changes_since = Some(parse_time(key, value)?),
-                "ip" => query.ip = Some(value.clone()),
-                "ip6" => query.ip6 = Some(value.clone()),
+                "ip" => query.ip = Some(regex_param(key, value)?),
+                // Nova allows others `ip6` from 2.5 only; admins any filter.
+                "ip6" if admin => query.ip6 = Some(regex_param(key, value)?),
                 "host" if admin => query.host = Some(value.clone()),
                 "deleted" if admin => query.deleted = truthy(value),
                 "sort_key" => {
@@ -200,8 +214,7 @@ impl ServerQuery {
                 .host
                 .as_ref()
                 .is_none_or(|h| server.host.as_ref().is_some_and(|sh| sh.as_str() == h))
-            && self.ip.as_ref().is_none_or(|p| has_ip(info, 4, p))
-            && self.ip6.as_ref().is_none_or(|p| has_ip(info, 6, p))
+            && (!self.needs_addresses() || self.has_ip(info))
     }
 
     /// Orders servers by the sort keys, then by id (so pages never overlap).
@@ -221,17 +234,30 @@ impl ServerQuery {
                 .unwrap_or_else(|| b.id.to_string().cmp(&a.id.to_string()))
         });
     }
-}
 
-/// The IP filters match a part of an address (Nova: a regular expression over
-/// the cache's addresses) — netcache's records, never Neutron's device_id view.
-fn has_ip(info: Option<&CacheAddresses>, version: u8, pattern: &str) -> bool {
-    info.is_some_and(|info| {
-        info.0
-            .iter()
-            .flat_map(VifAddresses::fixed_ips)
-            .any(|ip| ip.version == Some(version) && ip.address.as_deref().is_some_and(|a| a.contains(pattern)))
-    })
+    /// Nova's `ip`/`ip6` (`compute/api.py` `_ip_filter`) over the cache's fixed
+    /// addresses — netcache's records, never Neutron's device_id view: each
+    /// pattern is Python's `re.match` of an address of its version, anchored at
+    /// the address's start but not its end (`ip=10.0.0.2` finds 10.0.0.24,
+    /// `ip=3.0.51` never 10.3.0.51), and a server passes if an IPv4 address
+    /// matches `ip` or an IPv6 one `ip6`. (Nova asks Neutron for a substring
+    /// instead where Neutron has `ip-substring-filtering`, which would take
+    /// Neutron's view of a port's device.)
+    fn has_ip(&self, info: Option<&CacheAddresses>) -> bool {
+        let pattern = |version| match version {
+            Some(4) => self.ip.as_ref(),
+            Some(6) => self.ip6.as_ref(),
+            _ => None,
+        };
+        info.is_some_and(|info| {
+            info.0.iter().flat_map(VifAddresses::fixed_ips).any(|ip| {
+                pattern(ip.version)
+                    .zip(ip.address.as_deref())
+                    // The leftmost match starts at 0 if any match does.
+                    .is_some_and(|(p, a)| p.find(a).is_some_and(|m| m.start() == 0))
+            })
+        })
+    }
 }
 
 fn compare(key: &str, a: &Server, b: &Server) -> Ordering {
@@ -279,6 +305,8 @@ mod tests {
             [("sort_key", "shoe_size")],
             [("sort_dir", "sideways")],
             [("name", "(")],
+            [("ip", "(")],
+            [("ip", "")],
         ] {
             assert!(ServerQuery::parse(&pairs(&bad), false, MAX_LIMIT).is_err(), "{bad:?}");
         }
@@ -325,13 +353,14 @@ mod tests {
     #[test]
     fn admin_filters_are_ignored_for_others() {
         let q = ServerQuery::parse(
-            &pairs(&[("deleted", "true"), ("host", "h1"), ("sort_key", "host")]),
+            &pairs(&[("deleted", "true"), ("host", "h1"), ("ip6", "fd"), ("sort_key", "host")]),
             false,
             MAX_LIMIT,
         )
         .unwrap();
         assert!(!q.deleted);
         assert!(q.host.is_none());
+        assert!(q.ip6.is_none());
         assert_eq!(q.sort, [("created_at".to_owned(), Direction::Desc)]);
         let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true, MAX_LIMIT).unwrap();
         assert!(q.deleted);

@@ -1,6 +1,6 @@
 //! Server lists as Nova filters, sorts and pages them at 2.1: `name` as a
 //! regular expression, `flavor`, `image`, `changes-since` (deletions included),
-//! admin-only `deleted` and `host`, `sort_key`/`sort_dir` (newest first by
+//! `ip`/`ip6` as regular expressions, admin-only `deleted` and `host`, `sort_key`/`sort_dir` (newest first by
 //! default), pages of at most `max_limit` linked to the next, and Nova's 400s for
 //! values its schema refuses.
 
@@ -150,4 +150,66 @@ async fn pages_hold_max_limit_servers_link_the_next_and_cost_fixed_statements() 
         3,
         "limit is capped at max_limit"
     );
+}
+
+/// Issue 33 defect 2: `ip` and `ip6` are Nova's regular expressions, matched
+/// as Python's `re.match` matches (from an address's start, not to its end);
+/// a server passes if an IPv4 address matches `ip` or an IPv6 one `ip6`
+/// (`ip6` is an admin's at 2.1); a bad pattern is Nova's schema 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ip_filters_are_regular_expressions_matched_from_an_addresss_start() {
+    let t = TestApp::start().await;
+    let net = t.topology.private_network_id.clone();
+    for (name, ip) in [("short", "10.0.0.24"), ("long", "10.0.0.240")] {
+        let networks = json!([{"uuid": net, "fixed_ip": ip}]);
+        let body = json!({"server": {"name": name, "flavorRef": "1", "imageRef": IMAGE, "networks": networks}});
+        let (status, body) = t.post("/servers", body).await;
+        assert_eq!(status, 202, "{body}");
+        t.app().compute.settle().await;
+    }
+    let filtered = |path: &str, filters: &[(&str, &str)], admin: bool| {
+        let request = t.http.get(t.url(path)).query(filters);
+        let request = if admin { common::as_admin(request) } else { request };
+        common::send(request)
+    };
+    for (filter, pattern, found) in [
+        ("ip", r"^10\.0\.0\.24$", &["short"][..]),
+        ("ip", "10.0.0.24", &["long", "short"]),
+        ("ip", "0.0.24", &[]),
+        ("ip", r"10\.0\.0\.2[0-9]+", &["long", "short"]),
+    ] {
+        for path in ["/servers", "/servers/detail"] {
+            let (status, body) = filtered(path, &[(filter, pattern)], false).await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(names(&body), found, "{path}?{filter}={pattern}");
+        }
+    }
+    let (_, body) = filtered("/servers", &[("ip", r"^10\.0\.0\.24$"), ("ip6", "^fd00:")], true).await;
+    assert_eq!(names(&body), ["long", "short"], "either filter lets a server pass");
+    let (_, body) = filtered("/servers", &[("ip6", "^fe80:")], true).await;
+    assert!(names(&body).is_empty(), "{body}");
+    let (_, body) = filtered("/servers", &[("ip6", "^fe80:")], false).await;
+    assert_eq!(names(&body), ["long", "short"], "ip6 is ignored for others at 2.1");
+
+    for (filter, pattern, message) in [
+        (
+            "ip",
+            "(",
+            "Invalid input for query parameters ip. Value: (. '(' is not a 'regex'",
+        ),
+        (
+            "ip",
+            "",
+            "Invalid input for query parameters ip. Value: . '' is not a 'regex'",
+        ),
+        (
+            "ip6",
+            "[",
+            "Invalid input for query parameters ip6. Value: [. '[' is not a 'regex'",
+        ),
+    ] {
+        let (status, body) = filtered("/servers", &[(filter, pattern)], true).await;
+        assert_eq!(status, 400, "{filter}={pattern}: {body}");
+        assert_eq!(body["badRequest"]["message"], message);
+    }
 }
