@@ -1,6 +1,6 @@
 //! The query of a server list, read as Nova reads it at 2.1: filters (`name` as
 //! a regular expression, `status`, `flavor`, `image`, `changes-since`, `ip`;
-//! for admins `ip6`, `host` and `deleted`), sorting (`sort_key`/`sort_dir`,
+//! for admins `ip6`, `host`, `deleted` and `tenant_id`/`project_id`), sorting (`sort_key`/`sort_dir`,
 //! newest first by default) and paging (`limit`, at most `max_limit`, and
 //! `marker`). Parameters a caller may not use or Nova does not know are ignored,
 //! as Nova does at 2.1; values Nova's schema refuses are its 400s.
@@ -77,6 +77,9 @@ pub struct ServerQuery {
     host: Option<String>,
     /// Admins: list deleted servers instead of live ones.
     pub deleted: bool,
+    /// Admins: `tenant_id` or its alias `project_id`, the one project an
+    /// `all_tenants` list shows (Nova ignores it without `all_tenants`).
+    pub project: Option<String>,
     sort: Vec<(String, Direction)>,
     pub paging: Paging,
 }
@@ -146,6 +149,8 @@ impl ServerQuery {
                 "ip6" if admin => query.ip6 = Some(regex_param(key, value)?),
                 "host" if admin => query.host = Some(value.clone()),
                 "deleted" if admin => query.deleted = truthy(value),
+                // Nova maps both to one filter; the last one given is kept.
+                "tenant_id" | "project_id" if admin => query.project = Some(value.clone()),
                 "sort_key" => {
                     if !SORT_KEYS.contains(&value.as_str()) {
                         return Err(invalid(key, value, &format!("'{value}' is not one of the sort keys")));
@@ -353,7 +358,13 @@ mod tests {
     #[test]
     fn admin_filters_are_ignored_for_others() {
         let q = ServerQuery::parse(
-            &pairs(&[("deleted", "true"), ("host", "h1"), ("ip6", "fd"), ("sort_key", "host")]),
+            &pairs(&[
+                ("deleted", "true"),
+                ("host", "h1"),
+                ("ip6", "fd"),
+                ("tenant_id", "p"),
+                ("sort_key", "host"),
+            ]),
             false,
             MAX_LIMIT,
         )
@@ -361,6 +372,7 @@ mod tests {
         assert!(!q.deleted);
         assert!(q.host.is_none());
         assert!(q.ip6.is_none());
+        assert!(q.project.is_none());
         assert_eq!(q.sort, [("created_at".to_owned(), Direction::Desc)]);
         let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true, MAX_LIMIT).unwrap();
         assert!(q.deleted);

@@ -47,9 +47,9 @@ const DETAIL: ListRules = ListRules {
     all_tenants: "os_compute_api:servers:detail:get_all_tenants",
 };
 
-/// One page of the servers the caller may list (its project's; every project's
-/// with `all_tenants`, admins only — an admin without it sees its own project's,
-/// as in Nova), filtered and sorted as asked: those after `marker`, at most
+/// One page of the servers the caller may list (its project's; every project's,
+/// or the one its `tenant_id` names, with `all_tenants`, admins only — an admin
+/// without it sees its own project's, as in Nova), filtered and sorted as asked: those after `marker`, at most
 /// `limit` (at most, and by default, `max_limit`).
 async fn page_of_servers(
     state: &AppState,
@@ -65,7 +65,9 @@ async fn page_of_servers(
         .any(|(k, v)| k == "all_tenants" && !matches!(v.to_lowercase().as_str(), "0" | "false" | "off" | "no"));
     let project = if all_tenants {
         caller.authorize(rules.all_tenants)?;
-        None
+        // Nova's `_get_servers`: an admin's `tenant_id`/`project_id` narrows
+        // an all_tenants list (and is dropped without one).
+        query.project.as_deref()
     } else {
         Some(caller.ctx.project_id.as_str())
     };

@@ -213,3 +213,45 @@ async fn ip_filters_are_regular_expressions_matched_from_an_addresss_start() {
         assert_eq!(body["badRequest"]["message"], message);
     }
 }
+
+/// Issue 33 defect 6: as in Nova, an admin's `tenant_id` (or its alias
+/// `project_id`) with `all_tenants` lists that project's servers only, in any
+/// order; without `all_tenants`, or from anyone else, it is ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admins_tenant_filter_with_all_tenants_lists_that_project_only() {
+    let t = TestApp::start().await;
+    boot(&t, "mine", "1", IMAGE).await;
+    let body = json!({"server": {"name": "theirs", "flavorRef": "1", "imageRef": IMAGE, "networks": "none"}});
+    let request = t
+        .http
+        .post(t.url("/servers"))
+        .header("x-project-id", "other")
+        .json(&body);
+    let (status, body) = common::send(request).await;
+    assert_eq!(status, 202, "{body}");
+    t.app().compute.settle().await;
+    let listed = |query: &str, admin: bool| {
+        let request = t.http.get(t.url(&format!("/servers/detail?{query}")));
+        let request = if admin { common::as_admin(request) } else { request };
+        common::send(request)
+    };
+    for (query, found) in [
+        ("all_tenants=1", &["theirs", "mine"][..]),
+        ("all_tenants=1&tenant_id=other", &["theirs"]),
+        ("all_tenants=1&project_id=other", &["theirs"]),
+        ("all_tenants=1&tenant_id=other&sort_dir=asc", &["theirs"]),
+        ("all_tenants=1&tenant_id=other&sort_key=display_name", &["theirs"]),
+        (&format!("all_tenants=1&tenant_id={}", common::PROJECT), &["mine"]),
+        ("all_tenants=1&tenant_id=nobody", &[]),
+        ("tenant_id=other", &["mine"]),
+        ("project_id=other&sort_dir=asc", &["mine"]),
+    ] {
+        let (status, body) = listed(query, true).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        assert_eq!(names(&body), found, "admin: {query}");
+    }
+    let (_, body) = listed("tenant_id=other", false).await;
+    assert_eq!(names(&body), ["mine"], "a member's tenant_id is ignored");
+    let (status, _) = listed("all_tenants=1&tenant_id=other", false).await;
+    assert_eq!(status, 403, "all_tenants is an admin's");
+}
