@@ -5,12 +5,10 @@
 //! `marker`). Parameters a caller may not use or Nova does not know are ignored,
 //! as Nova does at 2.1; values Nova's schema refuses are its 400s.
 
-use std::cmp::Ordering;
-
 use chrono::{DateTime, NaiveDateTime, Utc};
-use netcache_domain::HostName;
+use netcache_compute::{Sort, SortKey};
 use netcache_domain::network_info::{CacheAddresses, VifAddresses};
-use netcache_domain::server::{Server, TaskState};
+use netcache_domain::server::Server;
 use regex::Regex;
 use serde_json::Value;
 
@@ -23,7 +21,7 @@ pub const MAX_LIMIT: usize = 1000;
 
 /// The keys Nova sorts servers by. Those netcache has no column for hold the
 /// same value on every server, so sorting by them leaves the order to the keys
-/// after them, as it would in Nova.
+/// after them, as it would in Nova (`column`).
 const SORT_KEYS: &[&str] = &[
     "access_ip_v4",
     "access_ip_v6",
@@ -59,10 +57,26 @@ const SORT_KEYS: &[&str] = &[
 /// Sort keys only an admin may use (Nova ignores them for others).
 const ADMIN_SORT_KEYS: &[&str] = &["host", "node"];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Direction {
-    Asc,
-    Desc,
+/// The column a sort key orders by, if netcache has one.
+fn column(key: &str) -> Option<SortKey> {
+    Some(match key {
+        "created_at" => SortKey::CreatedAt,
+        "updated_at" => SortKey::UpdatedAt,
+        "launched_at" => SortKey::LaunchedAt,
+        "terminated_at" => SortKey::DeletedAt,
+        "display_name" => SortKey::Name,
+        "uuid" => SortKey::Id,
+        "vm_state" => SortKey::VmState,
+        "task_state" => SortKey::TaskState,
+        "power_state" => SortKey::PowerState,
+        "host" | "node" => SortKey::Host,
+        "image_ref" => SortKey::ImageRef,
+        "instance_type_id" => SortKey::FlavorRef,
+        "availability_zone" => SortKey::AvailabilityZone,
+        "project_id" => SortKey::ProjectId,
+        "user_id" => SortKey::UserId,
+        _ => return None,
+    })
 }
 
 #[derive(Debug, Default)]
@@ -80,7 +94,7 @@ pub struct ServerQuery {
     /// Admins: `tenant_id` or its alias `project_id`, the one project an
     /// `all_tenants` list shows (Nova ignores it without `all_tenants`).
     pub project: Option<String>,
-    sort: Vec<(String, Direction)>,
+    order: Vec<Sort>,
     pub paging: Paging,
 }
 
@@ -128,7 +142,7 @@ impl ServerQuery {
     pub fn parse(pairs: &[(String, String)], admin: bool, max_limit: usize) -> ApiResult<Self> {
         let mut query = Self::default();
         let mut keys: Vec<String> = Vec::new();
-        let mut dirs: Vec<Direction> = Vec::new();
+        let mut descending: Vec<bool> = Vec::new();
         for (key, value) in pairs {
             match key.as_str() {
                 "limit" => {
@@ -157,9 +171,9 @@ impl ServerQuery {
                     }
                     keys.push(value.clone());
                 }
-                "sort_dir" => dirs.push(match value.as_str() {
-                    "asc" => Direction::Asc,
-                    "desc" => Direction::Desc,
+                "sort_dir" => descending.push(match value.as_str() {
+                    "asc" => false,
+                    "desc" => true,
                     _ => return Err(invalid(key, value, &format!("'{value}' is not one of ['asc', 'desc']"))),
                 }),
                 _ => {}
@@ -167,25 +181,34 @@ impl ServerQuery {
         }
         // Each key takes the direction given in its place, else the first one
         // given, else descending (Nova's pairing).
-        let fallback = dirs.first().copied().unwrap_or(Direction::Desc);
-        query.sort = keys
+        let fallback = descending.first().copied().unwrap_or(true);
+        query.order = keys
             .into_iter()
             .enumerate()
             .filter(|(_, k)| admin || !ADMIN_SORT_KEYS.contains(&k.as_str()))
-            .map(|(i, k)| (k, dirs.get(i).copied().unwrap_or(fallback)))
+            .filter_map(|(i, k)| {
+                Some(Sort {
+                    key: column(&k)?,
+                    descending: descending.get(i).copied().unwrap_or(fallback),
+                })
+            })
             .collect();
-        if query.sort.is_empty() {
-            // Nova's default key, in the direction asked for, if any.
-            query.sort.push(("created_at".to_owned(), fallback));
+        // Nova's default keys follow, in the first direction: created_at here,
+        // the id in the store.
+        if !query.order.iter().any(|s| s.key == SortKey::CreatedAt) {
+            query.order.push(Sort {
+                key: SortKey::CreatedAt,
+                descending: fallback,
+            });
         }
         query.paging.limit.get_or_insert(max_limit);
         Ok(query)
     }
 
-    /// Whether the order is the default, newest first: the store's keyset pages.
+    /// The order of the list, for the store's keyset pages.
     #[must_use]
-    pub fn newest_first(&self) -> bool {
-        matches!(self.sort.as_slice(), [(key, Direction::Desc)] if key == "created_at")
+    pub fn order(&self) -> &[Sort] {
+        &self.order
     }
 
     /// Whether deleted servers are candidates (`deleted`, or `changes-since`,
@@ -222,24 +245,6 @@ impl ServerQuery {
             && (!self.needs_addresses() || self.has_ip(info))
     }
 
-    /// Orders servers by the sort keys, then by id (so pages never overlap).
-    pub fn sort(&self, servers: &mut [Server]) {
-        servers.sort_by(|a, b| {
-            self.sort
-                .iter()
-                .map(|(key, dir)| {
-                    let order = compare(key, a, b);
-                    if *dir == Direction::Desc {
-                        order.reverse()
-                    } else {
-                        order
-                    }
-                })
-                .find(|o| o.is_ne())
-                .unwrap_or_else(|| b.id.to_string().cmp(&a.id.to_string()))
-        });
-    }
-
     /// Nova's `ip`/`ip6` (`compute/api.py` `_ip_filter`) over the cache's fixed
     /// addresses — netcache's records, never Neutron's device_id view: each
     /// pattern is Python's `re.match` of an address of its version, anchored at
@@ -262,34 +267,6 @@ impl ServerQuery {
                     .is_some_and(|(p, a)| p.find(a).is_some_and(|m| m.start() == 0))
             })
         })
-    }
-}
-
-fn compare(key: &str, a: &Server, b: &Server) -> Ordering {
-    match key {
-        "created_at" => a.created_at.cmp(&b.created_at),
-        "updated_at" => a.updated_at.cmp(&b.updated_at),
-        "launched_at" => a.launched_at.cmp(&b.launched_at),
-        "terminated_at" => a.deleted_at.cmp(&b.deleted_at),
-        "display_name" => a.name.cmp(&b.name),
-        "uuid" => a.id.to_string().cmp(&b.id.to_string()),
-        "vm_state" => a.vm_state.as_str().cmp(b.vm_state.as_str()),
-        "task_state" => a
-            .task_state
-            .map(TaskState::as_str)
-            .cmp(&b.task_state.map(TaskState::as_str)),
-        "power_state" => a.power_state().cmp(&b.power_state()),
-        "host" | "node" => a
-            .host
-            .as_ref()
-            .map(HostName::as_str)
-            .cmp(&b.host.as_ref().map(HostName::as_str)),
-        "image_ref" => a.image_ref.cmp(&b.image_ref),
-        "instance_type_id" => a.flavor_ref.cmp(&b.flavor_ref),
-        "availability_zone" => a.availability_zone.cmp(&b.availability_zone),
-        "project_id" => a.project_id.as_str().cmp(b.project_id.as_str()),
-        "user_id" => a.user_id.cmp(&b.user_id),
-        _ => Ordering::Equal,
     }
 }
 
@@ -330,11 +307,39 @@ mod tests {
         };
         assert_eq!(limited("3"), Some(3));
         assert_eq!(limited("30"), Some(7));
-        assert!(ServerQuery::parse(&[], false, 7).unwrap().newest_first());
-        let by_name = ServerQuery::parse(&pairs(&[("sort_key", "display_name")]), false, 7).unwrap();
-        assert!(!by_name.newest_first());
-        let oldest = ServerQuery::parse(&pairs(&[("sort_dir", "asc")]), false, 7).unwrap();
-        assert!(!oldest.newest_first());
+    }
+
+    fn sort(key: SortKey, descending: bool) -> Sort {
+        Sort { key, descending }
+    }
+
+    #[test]
+    fn sort_keys_pair_with_directions_as_novas_do_and_created_at_follows() {
+        let order = |items: &[(&str, &str)]| ServerQuery::parse(&pairs(items), false, 7).unwrap().order;
+        assert_eq!(order(&[]), [sort(SortKey::CreatedAt, true)]);
+        assert_eq!(order(&[("sort_dir", "asc")]), [sort(SortKey::CreatedAt, false)]);
+        assert_eq!(
+            order(&[
+                ("sort_key", "display_name"),
+                ("sort_key", "locked_by"),
+                ("sort_key", "uuid"),
+                ("sort_dir", "asc")
+            ]),
+            [
+                sort(SortKey::Name, false),
+                sort(SortKey::Id, false),
+                sort(SortKey::CreatedAt, false)
+            ]
+        );
+        assert_eq!(
+            order(&[
+                ("sort_key", "created_at"),
+                ("sort_dir", "asc"),
+                ("sort_key", "launched_at"),
+                ("sort_dir", "desc")
+            ]),
+            [sort(SortKey::CreatedAt, false), sort(SortKey::LaunchedAt, true)]
+        );
     }
 
     #[test]
@@ -373,9 +378,9 @@ mod tests {
         assert!(q.host.is_none());
         assert!(q.ip6.is_none());
         assert!(q.project.is_none());
-        assert_eq!(q.sort, [("created_at".to_owned(), Direction::Desc)]);
+        assert_eq!(q.order, [sort(SortKey::CreatedAt, true)]);
         let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true, MAX_LIMIT).unwrap();
         assert!(q.deleted);
-        assert_eq!(q.sort, [("host".to_owned(), Direction::Desc)]);
+        assert_eq!(q.order, [sort(SortKey::Host, true), sort(SortKey::CreatedAt, true)]);
     }
 }

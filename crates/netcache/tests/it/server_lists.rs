@@ -10,11 +10,19 @@ use common::{IMAGE, TestApp};
 use serde_json::{Value, json};
 
 fn names(body: &Value) -> Vec<String> {
+    field_of_servers(body, "name")
+}
+
+fn ids(body: &Value) -> Vec<String> {
+    field_of_servers(body, "id")
+}
+
+fn field_of_servers(body: &Value, field: &str) -> Vec<String> {
     body["servers"]
         .as_array()
         .unwrap_or_else(|| panic!("no servers in {body}"))
         .iter()
-        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .map(|s| s[field].as_str().unwrap().to_owned())
         .collect()
 }
 
@@ -127,12 +135,7 @@ async fn pages_hold_max_limit_servers_link_the_next_and_cost_fixed_statements() 
         let (status, page) = t.get(&path).await;
         let statements = store.queries_sent() - before;
         assert_eq!(status, 200, "{page}");
-        let ids: Vec<String> = page["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["id"].as_str().unwrap().to_owned())
-            .collect();
+        let ids = ids(&page);
         assert!(ids.len() <= 3, "{} servers on one page", ids.len());
         // The marker's row, the page, its VIF records and its caches.
         assert!(statements <= 4, "{statements} statements for one page of {}", ids.len());
@@ -254,4 +257,54 @@ async fn an_admins_tenant_filter_with_all_tenants_lists_that_project_only() {
     assert_eq!(names(&body), ["mine"], "a member's tenant_id is ignored");
     let (status, _) = listed("all_tenants=1&tenant_id=other", false).await;
     assert_eq!(status, 403, "all_tenants is an admin's");
+}
+
+/// Issue 33 defect 7: a page in any order is a keyset page from the store, so
+/// it reads at most its own servers' rows (and the marker's), not every
+/// server of the scope — an admin's `all_tenants` list in particular; and
+/// page after page (each last server the next marker) lists every server
+/// once, in that order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sorted_page_reads_one_pages_rows_not_the_whole_table() {
+    let t = TestApp::start().await;
+    let mut booted = Vec::new();
+    for i in 0..7 {
+        booted.push(boot(&t, &format!("vm-{}", 6 - i), "1", IMAGE).await);
+    }
+    let store = t.app().compute.store().clone();
+    for (query, order) in [
+        ("sort_dir=asc", booted.clone()),
+        ("all_tenants=1&sort_dir=asc", booted.clone()),
+        ("sort_key=display_name", booted.clone()),
+        (
+            "all_tenants=1&sort_key=display_name&sort_dir=asc",
+            booted.iter().rev().cloned().collect(),
+        ),
+        (
+            "sort_key=launched_at&sort_dir=asc&sort_key=display_name&sort_dir=desc",
+            booted.clone(),
+        ),
+    ] {
+        let mut seen = Vec::new();
+        let mut path = format!("/servers?{query}&limit=3");
+        loop {
+            let before = store.servers_read();
+            let (status, page) = common::send(common::as_admin(t.http.get(t.url(&path)))).await;
+            assert_eq!(status, 200, "{path}: {page}");
+            let rows = store.servers_read() - before;
+            let ids = ids(&page);
+            // The page's rows and the marker's row.
+            assert!(rows <= 4, "{path}: {rows} server rows read for a page of {}", ids.len());
+            let full = ids.len() == 3;
+            path = format!(
+                "/servers?{query}&limit=3&marker={}",
+                ids.last().map_or("", String::as_str)
+            );
+            seen.extend(ids);
+            if !full {
+                break;
+            }
+        }
+        assert_eq!(seen, order, "{query}: every server once, in order");
+    }
 }
