@@ -187,7 +187,7 @@ mod tests {
         let sql = select_page("id", &order, false, true, " COLLATE \"C\"");
         assert!(
             sql.contains(
-                "((host COLLATE \"C\" < m.m0 OR (host COLLATE \"C\" IS NULL AND m.m0 IS NOT NULL)) \
+                "(((host COLLATE \"C\" < m.m0 OR (host COLLATE \"C\" IS NULL AND m.m0 IS NOT NULL))) \
                  OR (host COLLATE \"C\" IS NOT DISTINCT FROM m.m0 AND name COLLATE \"C\" > m.m1) \
                  OR (host COLLATE \"C\" IS NOT DISTINCT FROM m.m0 AND name COLLATE \"C\" IS NOT DISTINCT FROM m.m1 \
                  AND id < m.m2))"
