@@ -189,7 +189,10 @@ fn parse_create(body: CreateServerBody) -> ApiResult<(CreateServer, Value)> {
         Some(_) => json!([]),
     };
     let networks = match fields.networks {
+        // Nova at 2.1 reads an empty list (the `openstack` CLI's boot without
+        // `--network`) as no `networks` key: `_ports_needed_per_instance`.
         None => NetworkRequests::Auto,
+        Some(NetworksField::List(entries)) if entries.is_empty() => NetworkRequests::Auto,
         Some(NetworksField::Keyword(k)) if k == "auto" => NetworkRequests::Auto,
         Some(NetworksField::Keyword(k)) if k == "none" => NetworkRequests::None,
         Some(NetworksField::Keyword(k)) => {

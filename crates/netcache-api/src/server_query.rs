@@ -1,19 +1,19 @@
 //! The query of a server list, read as Nova reads it at 2.1: filters (`name` as
-//! a regular expression, `status`, `flavor`, `image`, `changes-since`, `ip`,
-//! `ip6`; for admins `host` and `deleted`), sorting (`sort_key`/`sort_dir`,
+//! a regular expression, `status`, `flavor`, `image`, `changes-since`, `ip`;
+//! for admins `ip6`, `host`, `deleted` and `tenant_id`/`project_id`), sorting (`sort_key`/`sort_dir`,
 //! newest first by default) and paging (`limit`, at most `max_limit`, and
 //! `marker`). Parameters a caller may not use or Nova does not know are ignored,
 //! as Nova does at 2.1; values Nova's schema refuses are its 400s.
 
-use std::cmp::Ordering;
-
 use chrono::{DateTime, NaiveDateTime, Utc};
-use netcache_domain::HostName;
+use netcache_compute::{Sort, SortKey};
 use netcache_domain::network_info::{CacheAddresses, VifAddresses};
-use netcache_domain::server::{Server, TaskState};
+use netcache_domain::server::Server;
 use regex::Regex;
+use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::schema;
 use crate::wire::Paging;
 
 /// Nova's default `max_limit`: the most items one page holds.
@@ -21,7 +21,7 @@ pub const MAX_LIMIT: usize = 1000;
 
 /// The keys Nova sorts servers by. Those netcache has no column for hold the
 /// same value on every server, so sorting by them leaves the order to the keys
-/// after them, as it would in Nova.
+/// after them, as it would in Nova (`column`).
 const SORT_KEYS: &[&str] = &[
     "access_ip_v4",
     "access_ip_v6",
@@ -57,10 +57,26 @@ const SORT_KEYS: &[&str] = &[
 /// Sort keys only an admin may use (Nova ignores them for others).
 const ADMIN_SORT_KEYS: &[&str] = &["host", "node"];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Direction {
-    Asc,
-    Desc,
+/// The column a sort key orders by, if netcache has one.
+fn column(key: &str) -> Option<SortKey> {
+    Some(match key {
+        "created_at" => SortKey::CreatedAt,
+        "updated_at" => SortKey::UpdatedAt,
+        "launched_at" => SortKey::LaunchedAt,
+        "terminated_at" => SortKey::DeletedAt,
+        "display_name" => SortKey::Name,
+        "uuid" => SortKey::Id,
+        "vm_state" => SortKey::VmState,
+        "task_state" => SortKey::TaskState,
+        "power_state" => SortKey::PowerState,
+        "host" | "node" => SortKey::Host,
+        "image_ref" => SortKey::ImageRef,
+        "instance_type_id" => SortKey::FlavorRef,
+        "availability_zone" => SortKey::AvailabilityZone,
+        "project_id" => SortKey::ProjectId,
+        "user_id" => SortKey::UserId,
+        _ => return None,
+    })
 }
 
 #[derive(Debug, Default)]
@@ -70,12 +86,15 @@ pub struct ServerQuery {
     flavor: Option<String>,
     image: Option<String>,
     pub changes_since: Option<DateTime<Utc>>,
-    ip: Option<String>,
-    ip6: Option<String>,
+    ip: Option<Regex>,
+    ip6: Option<Regex>,
     host: Option<String>,
     /// Admins: list deleted servers instead of live ones.
     pub deleted: bool,
-    sort: Vec<(String, Direction)>,
+    /// Admins: `tenant_id` or its alias `project_id`, the one project an
+    /// `all_tenants` list shows (Nova ignores it without `all_tenants`).
+    pub project: Option<String>,
+    order: Vec<Sort>,
     pub paging: Paging,
 }
 
@@ -83,6 +102,20 @@ fn invalid(key: &str, value: &str, why: &str) -> ApiError {
     ApiError::BadRequest(format!(
         "Invalid input for query parameters {key}. Value: {value}. {why}"
     ))
+}
+
+/// Nova's `format: regex` of a query parameter: a pattern that compiles, and
+/// not empty (Nova's validator refuses ''), else its schema's 400. (Rust's
+/// dialect, not Python's: lookaround and backreferences are refused.)
+fn regex_param(key: &str, value: &str) -> ApiResult<Regex> {
+    let not_a_regex = || {
+        let repr = schema::python_repr(&Value::String(value.to_owned()));
+        invalid(key, value, &format!("{repr} is not a 'regex'"))
+    };
+    if value.is_empty() {
+        return Err(not_a_regex());
+    }
+    Regex::new(value).map_err(|_| not_a_regex())
 }
 
 /// Nova's `changes-since`: ISO 8601, a missing zone meaning UTC.
@@ -109,7 +142,7 @@ impl ServerQuery {
     pub fn parse(pairs: &[(String, String)], admin: bool, max_limit: usize) -> ApiResult<Self> {
         let mut query = Self::default();
         let mut keys: Vec<String> = Vec::new();
-        let mut dirs: Vec<Direction> = Vec::new();
+        let mut descending: Vec<bool> = Vec::new();
         for (key, value) in pairs {
             match key.as_str() {
                 "limit" => {
@@ -119,28 +152,28 @@ impl ServerQuery {
                     query.paging.limit = Some(limit.min(max_limit));
                 }
                 "marker" => query.paging.marker = Some(value.clone()),
-                "name" => {
-                    let regex = Regex::new(value).map_err(|_| invalid(key, value, "Not a regular expression"))?;
-                    query.name = Some(regex);
-                }
+                "name" => query.name = Some(regex_param(key, value)?),
                 "status" => query.status = Some(value.to_uppercase()),
                 "flavor" => query.flavor = Some(value.clone()),
                 // An image reference may be its URL: the id is its last segment.
                 "image" => query.image = value.rsplit('/').next().map(str::to_owned),
                 "changes-since" => query.changes_since = Some(parse_time(key, value)?),
-                "ip" => query.ip = Some(value.clone()),
-                "ip6" => query.ip6 = Some(value.clone()),
+                "ip" => query.ip = Some(regex_param(key, value)?),
+                // Nova allows others `ip6` from 2.5 only; admins any filter.
+                "ip6" if admin => query.ip6 = Some(regex_param(key, value)?),
                 "host" if admin => query.host = Some(value.clone()),
                 "deleted" if admin => query.deleted = truthy(value),
+                // Nova maps both to one filter; the last one given is kept.
+                "tenant_id" | "project_id" if admin => query.project = Some(value.clone()),
                 "sort_key" => {
                     if !SORT_KEYS.contains(&value.as_str()) {
                         return Err(invalid(key, value, &format!("'{value}' is not one of the sort keys")));
                     }
                     keys.push(value.clone());
                 }
-                "sort_dir" => dirs.push(match value.as_str() {
-                    "asc" => Direction::Asc,
-                    "desc" => Direction::Desc,
+                "sort_dir" => descending.push(match value.as_str() {
+                    "asc" => false,
+                    "desc" => true,
                     _ => return Err(invalid(key, value, &format!("'{value}' is not one of ['asc', 'desc']"))),
                 }),
                 _ => {}
@@ -148,25 +181,34 @@ impl ServerQuery {
         }
         // Each key takes the direction given in its place, else the first one
         // given, else descending (Nova's pairing).
-        let fallback = dirs.first().copied().unwrap_or(Direction::Desc);
-        query.sort = keys
+        let fallback = descending.first().copied().unwrap_or(true);
+        query.order = keys
             .into_iter()
             .enumerate()
             .filter(|(_, k)| admin || !ADMIN_SORT_KEYS.contains(&k.as_str()))
-            .map(|(i, k)| (k, dirs.get(i).copied().unwrap_or(fallback)))
+            .filter_map(|(i, k)| {
+                Some(Sort {
+                    key: column(&k)?,
+                    descending: descending.get(i).copied().unwrap_or(fallback),
+                })
+            })
             .collect();
-        if query.sort.is_empty() {
-            // Nova's default key, in the direction asked for, if any.
-            query.sort.push(("created_at".to_owned(), fallback));
+        // Nova's default keys follow, in the first direction: created_at here,
+        // the id in the store.
+        if !query.order.iter().any(|s| s.key == SortKey::CreatedAt) {
+            query.order.push(Sort {
+                key: SortKey::CreatedAt,
+                descending: fallback,
+            });
         }
         query.paging.limit.get_or_insert(max_limit);
         Ok(query)
     }
 
-    /// Whether the order is the default, newest first: the store's keyset pages.
+    /// The order of the list, for the store's keyset pages.
     #[must_use]
-    pub fn newest_first(&self) -> bool {
-        matches!(self.sort.as_slice(), [(key, Direction::Desc)] if key == "created_at")
+    pub fn order(&self) -> &[Sort] {
+        &self.order
     }
 
     /// Whether deleted servers are candidates (`deleted`, or `changes-since`,
@@ -200,65 +242,31 @@ impl ServerQuery {
                 .host
                 .as_ref()
                 .is_none_or(|h| server.host.as_ref().is_some_and(|sh| sh.as_str() == h))
-            && self.ip.as_ref().is_none_or(|p| has_ip(info, 4, p))
-            && self.ip6.as_ref().is_none_or(|p| has_ip(info, 6, p))
+            && (!self.needs_addresses() || self.has_ip(info))
     }
 
-    /// Orders servers by the sort keys, then by id (so pages never overlap).
-    pub fn sort(&self, servers: &mut [Server]) {
-        servers.sort_by(|a, b| {
-            self.sort
-                .iter()
-                .map(|(key, dir)| {
-                    let order = compare(key, a, b);
-                    if *dir == Direction::Desc {
-                        order.reverse()
-                    } else {
-                        order
-                    }
-                })
-                .find(|o| o.is_ne())
-                .unwrap_or_else(|| b.id.to_string().cmp(&a.id.to_string()))
-        });
-    }
-}
-
-/// The IP filters match a part of an address (Nova: a regular expression over
-/// the cache's addresses) — netcache's records, never Neutron's device_id view.
-fn has_ip(info: Option<&CacheAddresses>, version: u8, pattern: &str) -> bool {
-    info.is_some_and(|info| {
-        info.0
-            .iter()
-            .flat_map(VifAddresses::fixed_ips)
-            .any(|ip| ip.version == Some(version) && ip.address.as_deref().is_some_and(|a| a.contains(pattern)))
-    })
-}
-
-fn compare(key: &str, a: &Server, b: &Server) -> Ordering {
-    match key {
-        "created_at" => a.created_at.cmp(&b.created_at),
-        "updated_at" => a.updated_at.cmp(&b.updated_at),
-        "launched_at" => a.launched_at.cmp(&b.launched_at),
-        "terminated_at" => a.deleted_at.cmp(&b.deleted_at),
-        "display_name" => a.name.cmp(&b.name),
-        "uuid" => a.id.to_string().cmp(&b.id.to_string()),
-        "vm_state" => a.vm_state.as_str().cmp(b.vm_state.as_str()),
-        "task_state" => a
-            .task_state
-            .map(TaskState::as_str)
-            .cmp(&b.task_state.map(TaskState::as_str)),
-        "power_state" => a.power_state().cmp(&b.power_state()),
-        "host" | "node" => a
-            .host
-            .as_ref()
-            .map(HostName::as_str)
-            .cmp(&b.host.as_ref().map(HostName::as_str)),
-        "image_ref" => a.image_ref.cmp(&b.image_ref),
-        "instance_type_id" => a.flavor_ref.cmp(&b.flavor_ref),
-        "availability_zone" => a.availability_zone.cmp(&b.availability_zone),
-        "project_id" => a.project_id.as_str().cmp(b.project_id.as_str()),
-        "user_id" => a.user_id.cmp(&b.user_id),
-        _ => Ordering::Equal,
+    /// Nova's `ip`/`ip6` (`compute/api.py` `_ip_filter`) over the cache's fixed
+    /// addresses — netcache's records, never Neutron's device_id view: each
+    /// pattern is Python's `re.match` of an address of its version, anchored at
+    /// the address's start but not its end (`ip=10.0.0.2` finds 10.0.0.24,
+    /// `ip=3.0.51` never 10.3.0.51), and a server passes if an IPv4 address
+    /// matches `ip` or an IPv6 one `ip6`. (Nova asks Neutron for a substring
+    /// instead where Neutron has `ip-substring-filtering`, which would take
+    /// Neutron's view of a port's device.)
+    fn has_ip(&self, info: Option<&CacheAddresses>) -> bool {
+        let pattern = |version| match version {
+            Some(4) => self.ip.as_ref(),
+            Some(6) => self.ip6.as_ref(),
+            _ => None,
+        };
+        info.is_some_and(|info| {
+            info.0.iter().flat_map(VifAddresses::fixed_ips).any(|ip| {
+                pattern(ip.version)
+                    .zip(ip.address.as_deref())
+                    // The leftmost match starts at 0 if any match does.
+                    .is_some_and(|(p, a)| p.find(a).is_some_and(|m| m.start() == 0))
+            })
+        })
     }
 }
 
@@ -279,6 +287,8 @@ mod tests {
             [("sort_key", "shoe_size")],
             [("sort_dir", "sideways")],
             [("name", "(")],
+            [("ip", "(")],
+            [("ip", "")],
         ] {
             assert!(ServerQuery::parse(&pairs(&bad), false, MAX_LIMIT).is_err(), "{bad:?}");
         }
@@ -297,11 +307,39 @@ mod tests {
         };
         assert_eq!(limited("3"), Some(3));
         assert_eq!(limited("30"), Some(7));
-        assert!(ServerQuery::parse(&[], false, 7).unwrap().newest_first());
-        let by_name = ServerQuery::parse(&pairs(&[("sort_key", "display_name")]), false, 7).unwrap();
-        assert!(!by_name.newest_first());
-        let oldest = ServerQuery::parse(&pairs(&[("sort_dir", "asc")]), false, 7).unwrap();
-        assert!(!oldest.newest_first());
+    }
+
+    fn sort(key: SortKey, descending: bool) -> Sort {
+        Sort { key, descending }
+    }
+
+    #[test]
+    fn sort_keys_pair_with_directions_as_novas_do_and_created_at_follows() {
+        let order = |items: &[(&str, &str)]| ServerQuery::parse(&pairs(items), false, 7).unwrap().order;
+        assert_eq!(order(&[]), [sort(SortKey::CreatedAt, true)]);
+        assert_eq!(order(&[("sort_dir", "asc")]), [sort(SortKey::CreatedAt, false)]);
+        assert_eq!(
+            order(&[
+                ("sort_key", "display_name"),
+                ("sort_key", "locked_by"),
+                ("sort_key", "uuid"),
+                ("sort_dir", "asc")
+            ]),
+            [
+                sort(SortKey::Name, false),
+                sort(SortKey::Id, false),
+                sort(SortKey::CreatedAt, false)
+            ]
+        );
+        assert_eq!(
+            order(&[
+                ("sort_key", "created_at"),
+                ("sort_dir", "asc"),
+                ("sort_key", "launched_at"),
+                ("sort_dir", "desc")
+            ]),
+            [sort(SortKey::CreatedAt, false), sort(SortKey::LaunchedAt, true)]
+        );
     }
 
     #[test]
@@ -325,16 +363,24 @@ mod tests {
     #[test]
     fn admin_filters_are_ignored_for_others() {
         let q = ServerQuery::parse(
-            &pairs(&[("deleted", "true"), ("host", "h1"), ("sort_key", "host")]),
+            &pairs(&[
+                ("deleted", "true"),
+                ("host", "h1"),
+                ("ip6", "fd"),
+                ("tenant_id", "p"),
+                ("sort_key", "host"),
+            ]),
             false,
             MAX_LIMIT,
         )
         .unwrap();
         assert!(!q.deleted);
         assert!(q.host.is_none());
-        assert_eq!(q.sort, [("created_at".to_owned(), Direction::Desc)]);
+        assert!(q.ip6.is_none());
+        assert!(q.project.is_none());
+        assert_eq!(q.order, [sort(SortKey::CreatedAt, true)]);
         let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true, MAX_LIMIT).unwrap();
         assert!(q.deleted);
-        assert_eq!(q.sort, [("host".to_owned(), Direction::Desc)]);
+        assert_eq!(q.order, [sort(SortKey::Host, true), sort(SortKey::CreatedAt, true)]);
     }
 }

@@ -47,10 +47,11 @@ const DETAIL: ListRules = ListRules {
     all_tenants: "os_compute_api:servers:detail:get_all_tenants",
 };
 
-/// One page of the servers the caller may list (its project's; every project's
-/// with `all_tenants`, admins only — an admin without it sees its own project's,
-/// as in Nova), filtered and sorted as asked: those after `marker`, at most
-/// `limit` (at most, and by default, `max_limit`).
+/// One page of the servers the caller may list (its project's; every project's,
+/// or the one its `tenant_id` names, with `all_tenants`, admins only — an admin
+/// without it sees its own project's, as in Nova), filtered and sorted as
+/// asked: those after `marker`, at most `limit` (at most, and by default,
+/// `max_limit`).
 async fn page_of_servers(
     state: &AppState,
     caller: &Caller,
@@ -63,46 +64,53 @@ async fn page_of_servers(
     let all_tenants = pairs
         .iter()
         .any(|(k, v)| k == "all_tenants" && !matches!(v.to_lowercase().as_str(), "0" | "false" | "off" | "no"));
-    let project = if all_tenants {
+    // Nova's `_get_servers`: an admin's `tenant_id`/`project_id` narrows an
+    // all_tenants list (and is dropped without one).
+    let (visible, project) = if all_tenants {
         caller.authorize(rules.all_tenants)?;
-        None
+        (None, query.project.as_deref())
     } else {
-        Some(caller.ctx.project_id.as_str())
+        let own = Some(caller.ctx.project_id.as_str());
+        (own, own)
     };
-    let servers = if query.newest_first() {
-        newest_page(state, project, &query).await?
-    } else {
-        sorted_page(state, project, &query).await?
-    };
+    let after = marker(state, visible, &query).await?;
+    let servers = filtered_page(state, project, after, &query).await?;
     Ok((servers, query.paging))
 }
 
-/// The default order: keyset pages from the store (newest first), filtered
-/// here until this page is full, so a request reads about one page of rows
-/// whatever the number of servers. The marker is any server the caller can
-/// see (Nova looks it up by id, filters aside); 400 if there is none.
-async fn newest_page(state: &AppState, project: Option<&str>, query: &ServerQuery) -> ApiResult<Vec<Server>> {
-    let limit = query.paging.limit.unwrap_or(state.config.max_limit);
-    let not_found = |marker: &str| ApiError::BadRequest(format!("marker [{marker}] not found"));
-    let mut after = match &query.paging.marker {
-        None => None,
-        Some(marker) => {
-            let id = marker.parse().map_err(|_| not_found(marker))?;
-            let server = match state.compute.server(id).await {
-                Err(netcache_compute::Error::ServerNotFound(_)) => return Err(not_found(marker)),
-                other => other?,
-            };
-            if project.is_some_and(|p| server.project_id.as_str() != p) {
-                return Err(not_found(marker));
-            }
-            Some(server)
-        }
+/// The marker's server: any the caller can see, wherever the filters would
+/// place it (Nova looks it up by id, filters aside); 400 if there is none.
+async fn marker(state: &AppState, visible: Option<&str>, query: &ServerQuery) -> ApiResult<Option<Server>> {
+    let Some(marker) = &query.paging.marker else {
+        return Ok(None);
     };
+    let not_found = || ApiError::BadRequest(format!("marker [{marker}] not found"));
+    let id = marker.parse().map_err(|_| not_found())?;
+    let server = match state.compute.server(id).await {
+        Err(netcache_compute::Error::ServerNotFound(_)) => return Err(not_found()),
+        other => other?,
+    };
+    if visible.is_some_and(|p| server.project_id.as_str() != p) {
+        return Err(not_found());
+    }
+    Ok(Some(server))
+}
+
+/// Keyset pages from the store in the query's order, after `after`, filtered
+/// here until this page is full, so a request reads about one page of rows
+/// whatever the number of servers and whatever the order.
+async fn filtered_page(
+    state: &AppState,
+    project: Option<&str>,
+    mut after: Option<Server>,
+    query: &ServerQuery,
+) -> ApiResult<Vec<Server>> {
+    let limit = query.paging.limit.unwrap_or(state.config.max_limit);
     let mut page = Vec::new();
     while page.len() < limit {
         let chunk = state
             .compute
-            .servers_newest_first(project, query.with_deleted(), after.as_ref(), limit)
+            .servers_page(project, query.with_deleted(), query.order(), after.as_ref(), limit)
             .await?;
         let exhausted = chunk.len() < limit;
         let infos = infos_to_filter(state, query, &chunk).await?;
@@ -131,29 +139,6 @@ async fn infos_to_filter(
     }
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
     Ok(state.compute.addresses_of(&ids).await?)
-}
-
-/// Any other order: every server the caller may list, sorted here; the marker
-/// must be one of them (400 otherwise, as in Nova).
-async fn sorted_page(state: &AppState, project: Option<&str>, query: &ServerQuery) -> ApiResult<Vec<Server>> {
-    let candidates = state.compute.servers(project, query.with_deleted()).await?;
-    let infos = infos_to_filter(state, query, &candidates).await?;
-    let mut servers: Vec<Server> = candidates
-        .into_iter()
-        .filter(|s| query.matches(s, infos.get(&s.id)))
-        .collect();
-    query.sort(&mut servers);
-    if let Some(marker) = &query.paging.marker {
-        let position = servers
-            .iter()
-            .position(|s| s.id.to_string() == *marker)
-            .ok_or_else(|| ApiError::BadRequest(format!("marker [{marker}] not found")))?;
-        servers.drain(..=position);
-    }
-    if let Some(limit) = query.paging.limit {
-        servers.truncate(limit);
-    }
-    Ok(servers)
 }
 
 async fn list(

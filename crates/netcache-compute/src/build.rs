@@ -14,7 +14,7 @@ use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::visibility::{NetworkAccess, User, network_access};
 use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
 use netcache_neutron::PortFilter;
-use netcache_store::ServerFilter;
+use netcache_store::{ServerFilter, Sort, SortKey};
 use tracing::{error, info, warn};
 
 use crate::allocate::{CreatedPort, NewPortSlot};
@@ -847,12 +847,14 @@ impl Compute {
             .await?)
     }
 
-    /// At most `limit` servers of a project (all when `None`), newest first,
-    /// after `after` if given: one keyset page from the store.
-    pub async fn servers_newest_first(
+    /// At most `limit` servers of a project (all when `None`) in `order`, after
+    /// `after` if given: one keyset page from the store (newest first on the
+    /// statements planned for it).
+    pub async fn servers_page(
         &self,
         project: Option<&str>,
         include_deleted: bool,
+        order: &[Sort],
         after: Option<&Server>,
         limit: usize,
     ) -> Result<Vec<Server>> {
@@ -861,7 +863,16 @@ impl Compute {
             include_deleted,
         };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        Ok(self.store.servers_newest_first(&filter, after, limit).await?)
+        let newest_first = [Sort {
+            key: SortKey::CreatedAt,
+            descending: true,
+        }];
+        Ok(if order == newest_first {
+            self.store.servers_newest_first(&filter, after, limit).await?
+        } else {
+            let after = after.map(|s| s.id);
+            self.store.servers_sorted(&filter, order, after, limit).await?
+        })
     }
 
     pub async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {

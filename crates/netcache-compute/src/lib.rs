@@ -66,6 +66,8 @@ pub use hooks::Held;
 pub use hooks::HoldPoint;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
+/// The orders of server list pages (`Compute::servers_page`).
+pub use netcache_store::{Sort, SortKey};
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;

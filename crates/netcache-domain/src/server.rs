@@ -91,13 +91,7 @@ impl Server {
     /// Nova's `power_state` number: what the hypervisor reports.
     #[must_use]
     pub fn power_state(&self) -> u8 {
-        match self.vm_state {
-            VmState::Active => 1,
-            VmState::Paused => 3,
-            VmState::Stopped => 4,
-            VmState::Suspended => 7,
-            VmState::Building | VmState::Error | VmState::Deleted => 0,
-        }
+        self.vm_state.power_state()
     }
 
     /// This server (an operation's next state of it) with the user's fields of
@@ -195,6 +189,21 @@ string_enum!(
         Deleted => "deleted",
     }
 );
+
+impl VmState {
+    /// Nova's `power_state` number of a server in this state (the fake
+    /// hypervisor's report follows the state).
+    #[must_use]
+    pub fn power_state(self) -> u8 {
+        match self {
+            Self::Active => 1,
+            Self::Paused => 3,
+            Self::Stopped => 4,
+            Self::Suspended => 7,
+            Self::Building | Self::Error | Self::Deleted => 0,
+        }
+    }
+}
 
 string_enum!(
     /// Who locked a server: its project (`owner`) or an admin of another one.

@@ -16,6 +16,8 @@ pub(crate) trait Dialect: Database {
     const BEGIN_WRITE: &'static str;
     /// The database's clock, as an expression of the timestamp column type.
     const NOW: &'static str;
+    /// What makes a text column compare byte by byte, as Rust compares strings.
+    const BYTE_ORDER: &'static str;
 
     /// [`Dialect::NOW`] plus the milliseconds bound to `param`.
     fn now_plus_millis(param: &str) -> String;

@@ -21,14 +21,14 @@ use netcache_domain::server::{Server, WatchedServer};
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use sqlx::query::Query;
-use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
+use sqlx::{AssertSqlSafe, ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
 use crate::group_commit::GroupWriter;
 use crate::{
-    CacheGeneration, CacheText, DeletedWatch, Error, NodeLock, Result, ServerFilter, Store, StoredCache, StoredKeyPair,
-    json, sql, telemetry,
+    CacheGeneration, CacheText, DeletedWatch, Error, NodeLock, Result, ServerFilter, Sort, Store, StoredCache,
+    StoredKeyPair, json, sorted, sql, telemetry,
 };
 
 mod cols;
@@ -534,6 +534,7 @@ where
             .bind(<B::Db as Dialect>::uuid(id.0))
             .fetch_optional(self.pool())
             .await?;
+        self.counts().read_servers(usize::from(row.is_some()));
         row.as_ref().map(Sql::<B::Db>::server).transpose()
     }
 
@@ -545,6 +546,7 @@ where
                 .bind(project.as_str()),
         };
         let rows = query.fetch_all(self.pool()).await?;
+        self.counts().read_servers(rows.len());
         rows.iter().map(Sql::<B::Db>::server).collect()
     }
 
@@ -575,6 +577,34 @@ where
                 .bind(limit),
         };
         let rows = query.fetch_all(self.pool()).await?;
+        self.counts().read_servers(rows.len());
+        rows.iter().map(Sql::<B::Db>::server).collect()
+    }
+
+    async fn servers_sorted(
+        &self,
+        filter: &ServerFilter,
+        order: &[Sort],
+        after: Option<ServerId>,
+        limit: i64,
+    ) -> Result<Vec<Server>> {
+        let statement = sorted::select_page(
+            sql::SERVER_COLUMNS,
+            order,
+            filter.project_id.is_some(),
+            after.is_some(),
+            <B::Db as Dialect>::BYTE_ORDER,
+        );
+        // Built only from the order's fixed column names, never from input.
+        let mut query = sqlx::query(AssertSqlSafe(statement)).bind(filter.include_deleted);
+        if let Some(project) = &filter.project_id {
+            query = query.bind(project.as_str());
+        }
+        if let Some(id) = after {
+            query = query.bind(<B::Db as Dialect>::uuid(id.0));
+        }
+        let rows = query.bind(limit).fetch_all(self.pool()).await?;
+        self.counts().read_servers(rows.len());
         rows.iter().map(Sql::<B::Db>::server).collect()
     }
 
@@ -727,6 +757,10 @@ where
 
     fn transactions_made(&self) -> u64 {
         self.counts().transactions()
+    }
+
+    fn servers_read(&self) -> u64 {
+        self.counts().servers()
     }
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>> {

@@ -33,12 +33,14 @@ mod operation_sql;
 #[cfg(feature = "testing")]
 pub mod plans;
 mod postgres;
+mod sorted;
 mod sql;
 mod sqlite;
 mod telemetry;
 
 pub use error::{Error, Result};
 pub use postgres::PgStore;
+pub use sorted::{Sort, SortKey};
 pub use sqlite::SqliteStore;
 
 /// Held while a process runs a node; dropping it (or dying) releases it.
@@ -174,6 +176,16 @@ pub trait Store: Send + Sync + 'static {
         after: Option<&Server>,
         limit: i64,
     ) -> Result<Vec<Server>>;
+    /// At most `limit` servers in `order`, then by id (in the first key's
+    /// direction, unless `order` has it), after the server `after` if given:
+    /// a keyset page, which reads no other rows.
+    async fn servers_sorted(
+        &self,
+        filter: &ServerFilter,
+        order: &[Sort],
+        after: Option<ServerId>,
+        limit: i64,
+    ) -> Result<Vec<Server>>;
     /// Up to `limit` of the servers heal and audit watch — the live ones, and
     /// the deleted ones `deleted` names — oldest first, after `after` (a keyset
     /// page, so a pass holds one page of servers at a time).
@@ -226,6 +238,9 @@ pub trait Store: Send + Sync + 'static {
     /// batch, or one per group of batches where the backend commits in groups
     /// (SQLite).
     fn transactions_made(&self) -> u64;
+    /// Whole server rows this store has read since it was opened: what list
+    /// pages budget.
+    fn servers_read(&self) -> u64;
 
     async fn intent(&self, id: IntentId) -> Result<Option<PortIntent>>;
     /// A server's intents, oldest first.

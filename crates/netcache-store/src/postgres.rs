@@ -116,6 +116,8 @@ impl Dialect for Postgres {
     type Uuid = Uuid;
 
     const BEGIN_WRITE: &'static str = "BEGIN";
+    /// The database's collation may order by language rules.
+    const BYTE_ORDER: &'static str = " COLLATE \"C\"";
     /// The statement's start, not the transaction's (`now()`): a lease taken late
     /// in a transaction is as long as asked.
     const NOW: &'static str = "statement_timestamp()";

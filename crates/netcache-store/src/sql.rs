@@ -210,6 +210,7 @@ macro_rules! select_servers {
     };
 }
 
+pub(crate) const SERVER_COLUMNS: &str = server_columns!();
 pub(crate) const SELECT_SERVER: &str = select_servers!("WHERE id = $1");
 /// `$1`: whether deleted servers are included.
 pub(crate) const SELECT_SERVERS: &str = select_servers!("WHERE ($1 OR vm_state <> 'deleted') ORDER BY created_at, id");

@@ -182,6 +182,8 @@ impl Dialect for Sqlite {
     type Uuid = String;
 
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    /// SQLite's default collation, BINARY, already does.
+    const BYTE_ORDER: &'static str = "";
     /// `strftime`'s `%f` has milliseconds: three more digits keep the text as
     /// wide as [`TIMESTAMP_FORMAT`]'s, so text order stays time order.
     const NOW: &'static str = "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')";

@@ -1,4 +1,4 @@
-//! What a store has sent and committed, for the tests' budgets and the bench.
+//! What a store has sent, committed and read, for the tests' budgets and the bench.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,6 +10,7 @@ pub(crate) struct QueryCount {
     sent: Arc<AtomicU64>,
     committed: Arc<AtomicU64>,
     transactions: Arc<AtomicU64>,
+    servers: Arc<AtomicU64>,
 }
 
 impl QueryCount {
@@ -38,5 +39,14 @@ impl QueryCount {
 
     pub(crate) fn transactions(&self) -> u64 {
         self.transactions.load(Ordering::Relaxed)
+    }
+
+    /// Server rows read (whole rows, as a list or a show reads them).
+    pub(crate) fn read_servers(&self, rows: usize) {
+        self.servers.fetch_add(rows as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn servers(&self) -> u64 {
+        self.servers.load(Ordering::Relaxed)
     }
 }

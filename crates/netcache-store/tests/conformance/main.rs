@@ -44,6 +44,7 @@ conformance!(
     servers_round_trip_every_field,
     timestamps_keep_microseconds_and_sort_in_time_order,
     servers_are_oldest_first_and_filtered,
+    sorted_pages_are_keyset_pages_in_the_orders_of_novas_sort_keys,
     watched_servers_are_the_live_and_the_recently_deleted,
     update_server_compares_and_swaps_the_generation,
     access_ips_are_set_and_cleared_with_the_row,

@@ -381,18 +381,39 @@ async fn auto_network_and_ambiguity() {
     let none = t.boot(json!("none")).await;
     assert_eq!(t.interface_port_ids(&none).await.len(), 0);
     // A second project network makes "auto" ambiguous: Nova's 409.
+    let (status, body) = boot_beside_a_second_network(&t, json!("auto")).await;
+    assert_nova_error(status, &body, 409);
+}
+
+/// Gives the project a second network, then boots with `networks`.
+async fn boot_beside_a_second_network(t: &TestApp, networks: Value) -> (u16, Value) {
     t.neutron().request(
         "POST",
         "/v2.0/networks",
         Some(json!({"network": {"name": "second", "project_id": PROJECT}})),
     );
-    let (status, body) = t
-        .post(
-            "/servers",
-            json!({"server": {"name": "a", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "auto"}}),
-        )
-        .await;
+    t.post(
+        "/servers",
+        json!({"server": {"name": "a", "flavorRef": "1", "imageRef": common::IMAGE, "networks": networks}}),
+    )
+    .await
+}
+
+/// Issue 33 defect 1: `"networks": []` (what the `openstack` CLI sends without
+/// `--network`) is read as Nova reads it at 2.1, like no `networks` key: the
+/// only usable network is used, and two make the boot Nova's 409.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_networks_list_boots_like_no_networks_key() {
+    let t = TestApp::start().await;
+    let id = t.boot(json!([])).await;
+    assert_eq!(t.server(&id).await["status"], "ACTIVE");
+    assert_eq!(t.interface_port_ids(&id).await.len(), 1, "the only network is used");
+    let (status, body) = boot_beside_a_second_network(&t, json!([])).await;
     assert_nova_error(status, &body, 409);
+    assert_eq!(
+        body["conflictingRequest"]["message"],
+        "Multiple possible networks found, use a Network ID to be more specific."
+    );
 }
 
 /// Nova at 2.1: a boot that names no network, in a project with no network to

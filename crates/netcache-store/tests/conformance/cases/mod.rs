@@ -25,6 +25,7 @@ mod quotas;
 mod records;
 mod retention;
 mod servers;
+mod sorted_pages;
 mod vifs;
 
 pub use batches::*;
@@ -35,6 +36,7 @@ pub use quotas::*;
 pub use records::*;
 pub use retention::*;
 pub use servers::*;
+pub use sorted_pages::*;
 pub use vifs::*;
 
 async fn commit(store: &dyn Store, changes: Vec<Change>) {
