@@ -69,6 +69,7 @@ pub use keypairs::NewKeyPair;
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
+pub use security_groups::ServerSecurityGroups;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;
