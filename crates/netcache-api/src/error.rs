@@ -154,6 +154,9 @@ fn nova_error_key(status: StatusCode) -> &'static str {
         405 => "badMethod",
         409 => "conflictingRequest",
         413 => "overLimit",
+        // Nova's server (eventlet) refuses these itself, with no body of Nova's;
+        // netcache answers them as its other 4xx.
+        414 | 431 => "badRequest",
         415 => "badMediaType",
         501 => "notImplemented",
         503 => "serviceUnavailable",
@@ -161,11 +164,24 @@ fn nova_error_key(status: StatusCode) -> &'static str {
     }
 }
 
+fn nova_error_body(status: StatusCode, message: &str) -> serde_json::Value {
+    json!({ nova_error_key(status): { "code": status.as_u16(), "message": message } })
+}
+
 /// A Nova-format error response.
 #[must_use]
 pub fn nova_error(status: StatusCode, message: &str) -> Response {
-    let body = json!({ nova_error_key(status): { "code": status.as_u16(), "message": message } });
-    (status, Json(body)).into_response()
+    (status, Json(nova_error_body(status, message))).into_response()
+}
+
+impl ApiError {
+    /// The answer's status and JSON body, for a server that writes it itself
+    /// (in place of hyper's own answer to a head it could not read).
+    #[must_use]
+    pub fn status_and_body(&self) -> (StatusCode, Vec<u8>) {
+        let (status, message) = self.status_and_message();
+        (status, nova_error_body(status, &message).to_string().into_bytes())
+    }
 }
 
 impl IntoResponse for ApiError {

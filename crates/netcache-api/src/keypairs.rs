@@ -10,7 +10,7 @@ use netcache_domain::keypair::KeyPair;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::wire::{self, iso_micro};
 use crate::{AppState, Caller};
 
@@ -30,7 +30,7 @@ struct CreateKeypairBody {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CreateKeypairFields {
-    name: Option<String>,
+    name: String,
     public_key: Option<String>,
 }
 
@@ -57,9 +57,7 @@ async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<V
 async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-keypairs:create")?;
     let body: CreateKeypairBody = wire::parse_body(&body)?;
-    let name = body.keypair.name.ok_or_else(|| {
-        ApiError::BadRequest("Invalid input for field/attribute keypair. Value: 'name' is a required property".into())
-    })?;
+    let name = body.keypair.name;
     let created = state
         .compute
         .create_keypair(&caller.ctx, &name, body.keypair.public_key)

@@ -4,8 +4,8 @@
 //! has no microversion: its version headers are ignored and none are answered.
 
 use axum::extract::Request;
-use axum::http::Uri;
-use axum::http::uri::PathAndQuery;
+
+use crate::raw_path::with_path;
 
 /// Marks a request that came in on `/v2`.
 #[derive(Clone, Copy, Debug)]
@@ -20,13 +20,7 @@ pub fn rewrite(mut request: Request) -> Request {
     else {
         return request;
     };
-    let query = request.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
-    let Ok(path_and_query) = format!("/v2.1{rest}{query}").parse::<PathAndQuery>() else {
-        return request;
-    };
-    let mut parts = request.uri().clone().into_parts();
-    parts.path_and_query = Some(path_and_query);
-    if let Ok(uri) = Uri::from_parts(parts) {
+    if let Some(uri) = with_path(request.uri(), &format!("/v2.1{rest}")) {
         *request.uri_mut() = uri;
         request.extensions_mut().insert(LegacyV2);
     }

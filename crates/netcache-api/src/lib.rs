@@ -38,12 +38,14 @@ pub mod metrics;
 pub mod microversion;
 pub mod policy;
 mod quota_sets;
+mod raw_path;
 mod schema;
 mod security_group_actions;
 mod server_create;
 mod server_metadata;
 mod server_query;
 mod server_rebuild;
+mod server_security_groups;
 mod server_update;
 mod server_view;
 mod servers;
@@ -94,6 +96,7 @@ pub fn router(state: AppState) -> Router {
         .merge(actions::routes())
         .merge(server_update::routes())
         .merge(server_metadata::routes())
+        .merge(server_security_groups::routes())
         .merge(interfaces::routes())
         .merge(keypairs::routes())
         .merge(events::routes())
@@ -115,8 +118,10 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(access::observe))
         .layer(middleware::from_fn(stamp_response))
         .with_state(state);
-    // `/v2` is rewritten before routing, so it reaches the v2.1 routes.
-    Router::new().fallback_service(MapRequestLayer::new(legacy_v2::rewrite).layer(api))
+    // Rewritten before routing: `/v2` reaches the v2.1 routes, and a segment
+    // that does not decode reaches them as written.
+    let rewrite = |request| legacy_v2::rewrite(raw_path::keep_undecodable(request));
+    Router::new().fallback_service(MapRequestLayer::new(rewrite).layer(api))
 }
 
 /// Every answer carries a request id, as Nova's do.

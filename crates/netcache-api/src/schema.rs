@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde_json::{Map, Value};
+use serde_path_to_error::Segment;
 
 use crate::error::{ApiError, ApiResult};
 
@@ -102,20 +103,102 @@ pub fn object<'a>(
     if let Some(missing) = required.iter().find(|k| !map.contains_key(**k)) {
         return Err(fail(format!("'{missing}' is a required property")));
     }
+    match unexpected(map, allowed) {
+        None => Ok(map),
+        Some(reason) => Err(fail(reason)),
+    }
+}
+
+/// Nova's words for the keys of `map` not `allowed`, if any.
+fn unexpected(map: &Map<String, Value>, allowed: &[&str]) -> Option<String> {
     let extra: Vec<String> = map
         .keys()
         .filter(|k| !allowed.contains(&k.as_str()))
         .map(|k| python_repr(&Value::String(k.clone())))
         .collect();
     match extra.as_slice() {
-        [] => Ok(map),
-        [one] => Err(fail(format!(
-            "Additional properties are not allowed ({one} was unexpected)"
-        ))),
-        many => Err(fail(format!(
+        [] => None,
+        [one] => Some(format!("Additional properties are not allowed ({one} was unexpected)")),
+        many => Some(format!(
             "Additional properties are not allowed ({} were unexpected)",
             many.join(", ")
-        ))),
+        )),
+    }
+}
+
+/// A body serde refused (`error`, at its path in `body`), in the words of Nova's
+/// validator rather than the parser's: an unexpected key, a missing one, a value
+/// of the wrong type; anything else with serde's reason.
+pub fn refused(body: &Value, error: &serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let mut path: Vec<&Segment> = error.path().iter().collect();
+    let serde_reason = error.inner().to_string();
+    let reason = if let Some(key) = quoted_after(&serde_reason, "unknown field ") {
+        // The path ends at the key; Nova names the object that holds it.
+        path.pop();
+        let allowed = expected_names(&serde_reason);
+        let map = value_at(body, &path).and_then(Value::as_object);
+        map.and_then(|m| unexpected(m, &allowed))
+            .unwrap_or_else(|| format!("Additional properties are not allowed ('{key}' was unexpected)"))
+    } else if let Some(key) = quoted_after(&serde_reason, "missing field ") {
+        format!("'{key}' is a required property")
+    } else if let (Some(value), Some(wanted)) = (value_at(body, &path), json_type(&serde_reason)) {
+        format!("{} is not of type '{wanted}'", python_repr(value))
+    } else {
+        serde_reason
+    };
+    match (path.last(), value_at(body, &path)) {
+        (Some(last), Some(value)) => invalid(&segment_name(last), value, &reason),
+        _ => ApiError::BadRequest(reason),
+    }
+}
+
+/// The text between the backticks after `prefix` in serde's `reason`.
+fn quoted_after<'a>(reason: &'a str, prefix: &str) -> Option<&'a str> {
+    reason.strip_prefix(prefix)?.strip_prefix('`')?.split('`').next()
+}
+
+/// The fields serde's unknown-field error lists as expected.
+fn expected_names(reason: &str) -> Vec<&str> {
+    reason
+        .split_once("expected")
+        .map(|(_, names)| names.split('`').skip(1).step_by(2).collect())
+        .unwrap_or_default()
+}
+
+/// The JSON schema type of what serde's invalid-type error expected (or its
+/// invalid-length one: an array where an object was expected).
+fn json_type(reason: &str) -> Option<&'static str> {
+    if !reason.starts_with("invalid type: ") && !reason.starts_with("invalid length ") {
+        return None;
+    }
+    let expected = reason.rsplit_once(", expected ")?.1;
+    Some(match expected {
+        "a string" | "a borrowed string" => "string",
+        "a boolean" => "boolean",
+        "a sequence" => "array",
+        "a map" => "object",
+        "f32" | "f64" => "number",
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" | "isize" => "integer",
+        e if e.starts_with("struct ") => "object",
+        _ => return None,
+    })
+}
+
+fn value_at<'a>(body: &'a Value, path: &[&Segment]) -> Option<&'a Value> {
+    path.iter().try_fold(body, |value, segment| match segment {
+        Segment::Seq { index } => value.get(index),
+        Segment::Map { key } => value.get(key.as_str()),
+        Segment::Enum { .. } | Segment::Unknown => None,
+    })
+}
+
+/// Nova's name of a field: the last step of its path (a key, or an index).
+fn segment_name(segment: &Segment) -> String {
+    match segment {
+        Segment::Seq { index } => index.to_string(),
+        Segment::Map { key } => key.clone(),
+        Segment::Enum { variant } => variant.clone(),
+        Segment::Unknown => "?".into(),
     }
 }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::schema;
 pub use crate::server_view::{Addresses, DetailPage, ServerDetail};
 
 /// `POST /servers` body.
@@ -127,14 +128,16 @@ pub(crate) fn links(base: &str, kind: &str, id: &str) -> [Link; 2] {
     ]
 }
 
-/// Parses a JSON body; any problem is a Nova 400, never a 500.
+/// Parses a JSON body; any problem is a Nova 400 in its words, never a 500.
 pub fn parse_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     if bytes.is_empty() {
         return Err(ApiError::BadRequest(
             "The request body is empty; a JSON object is required.".into(),
         ));
     }
-    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("Invalid request body: {e}")))
+    let body: Value =
+        serde_json::from_slice(bytes).map_err(|_| ApiError::BadRequest("Malformed request body".into()))?;
+    serde_path_to_error::deserialize(&body).map_err(|e| schema::refused(&body, &e))
 }
 
 pub fn parse_ip(text: &str) -> ApiResult<IpAddr> {

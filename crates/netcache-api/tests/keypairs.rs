@@ -191,9 +191,9 @@ async fn bad_keypair_requests_get_novas_4xx_and_create_nothing() {
             "Key pair 'taken' already exists.",
         ),
         (
-            json!({"public_key": RSA_KEY}),
+            json!({"public_key": "k"}),
             StatusCode::BAD_REQUEST,
-            "Invalid input for field/attribute keypair. Value: 'name' is a required property",
+            "Invalid input for field/attribute keypair. Value: {'public_key': 'k'}. 'name' is a required property",
         ),
     ] {
         assert_nova_error(create(&api, "alice", keypair).await, status, message);
@@ -302,4 +302,51 @@ async fn a_boot_names_one_of_the_callers_keypairs_and_the_server_shows_it() {
     }
     let (_, servers) = api.get("/v2.1/servers").await;
     assert_eq!(servers["servers"].as_array().unwrap().len(), 2, "{servers}");
+}
+
+/// A body Nova's schema refuses is answered in its validator's words, not the
+/// JSON parser's (`unknown field `type` … at line 1 column 19`): an unexpected
+/// key, a value of the wrong type, a missing key; a body that is not JSON is
+/// Nova's "Malformed request body". Issue 33 defect 5.
+#[tokio::test]
+async fn refused_bodies_are_worded_as_novas_validator_words_them() {
+    let api = Api::start().await;
+    let invalid = "Invalid input for field/attribute";
+    for (body, message) in [
+        (
+            json!({"keypair": {"name": "k", "type": "ssh"}}),
+            format!(
+                "{invalid} keypair. Value: {{'name': 'k', 'type': 'ssh'}}. Additional properties are not allowed ('type' was unexpected)"
+            ),
+        ),
+        (
+            json!({"keypair": {"type": "ssh", "name": "k", "user_id": "bob"}}),
+            format!(
+                "{invalid} keypair. Value: {{'type': 'ssh', 'name': 'k', 'user_id': 'bob'}}. Additional properties are not allowed ('type', 'user_id' were unexpected)"
+            ),
+        ),
+        (
+            json!({"keypair": {"name": "k"}, "extra": 1}),
+            "Additional properties are not allowed ('extra' was unexpected)".to_owned(),
+        ),
+        (
+            json!({"keypair": {"name": 5}}),
+            format!("{invalid} name. Value: 5. 5 is not of type 'string'"),
+        ),
+        (
+            json!({"keypair": {"name": "k", "public_key": ["x"]}}),
+            format!("{invalid} public_key. Value: ['x']. ['x'] is not of type 'string'"),
+        ),
+        (
+            json!({"keypair": "k"}),
+            format!("{invalid} keypair. Value: k. 'k' is not of type 'object'"),
+        ),
+        (json!([]), "[] is not of type 'object'".to_owned()),
+        (json!({}), "'keypair' is a required property".to_owned()),
+    ] {
+        let got = call_as(&api, "alice", Method::POST, "/v2.1/os-keypairs", Some(body)).await;
+        assert_nova_error(got, StatusCode::BAD_REQUEST, &message);
+    }
+    let got = api.call_raw(Method::POST, "/v2.1/os-keypairs", "{\"keypair\": ").await;
+    assert_nova_error(got, StatusCode::BAD_REQUEST, "Malformed request body");
 }

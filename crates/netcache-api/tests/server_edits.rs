@@ -416,3 +416,24 @@ async fn metadata_calls_refuse_as_nova_does() {
         assert_refused(&format!("{method} {uri}"), got, StatusCode::NOT_FOUND, Some(&message));
     }
 }
+
+/// An id whose escapes are not UTF-8 is looked up like any other, as Nova does:
+/// its 404 in Nova's JSON, not a plain-text 400 from the path's decoding.
+/// Issue 33 defect 5.
+#[tokio::test]
+async fn an_undecodable_server_id_is_novas_404() {
+    let api = Api::start().await;
+    for (method, uri) in [
+        (Method::GET, "/v2.1/servers/%ff"),
+        (Method::GET, "/v2.1/servers/%ff/os-instance-actions"),
+        (Method::DELETE, "/v2.1/servers/%ff"),
+    ] {
+        let got = api.call(method.clone(), uri, None).await;
+        assert_refused(
+            &format!("{method} {uri}"),
+            got,
+            StatusCode::NOT_FOUND,
+            Some("Instance %ff could not be found."),
+        );
+    }
+}

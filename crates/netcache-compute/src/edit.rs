@@ -1,15 +1,18 @@
-//! A user's edits of a server (Nova's server update and metadata calls): no
+//! A user's edits of a server (Nova's server update, metadata and lock calls): no
 //! operation, a compare-and-swap on the server row, read again and retried when
 //! another writer got there first. An operation's own writes keep such an edit
-//! (see `Compute::save_server`), so a rename during a build is never lost.
+//! (see `Compute::save_server`), so a rename during a build is never lost. A lock
+//! or unlock is an instance action, recorded in the edit's own commit.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use netcache_domain::ServerId;
+use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::server::{LockedBy, Server, VmState};
 
+use crate::build::action;
 use crate::{Compute, Error, RequestContext, Result};
 
 /// Compare-and-swap attempts of an edit before the conflict is answered.
@@ -64,7 +67,8 @@ impl ServerEdit {
                     edited.metadata.extend(items.clone());
                 }
             }
-            Self::Lock(by) => edited.locked_by = Some(*by),
+            Self::Lock(by) if !owners_relock(*by, server) => edited.locked_by = Some(*by),
+            Self::Lock(_) => {}
             Self::Unlock => edited.locked_by = None,
             Self::DeleteMetadata { key } => {
                 if edited.metadata.remove(key).is_none() {
@@ -75,6 +79,24 @@ impl ServerEdit {
         }
         Ok(edited)
     }
+
+    /// The instance action Nova records for the edit (from the API, with its
+    /// `api_` event): every lock and unlock, even one that changes nothing, but
+    /// an owner's lock of a locked server.
+    fn recorded_action(&self, server: &Server) -> Option<&'static str> {
+        match self {
+            Self::Lock(by) if owners_relock(*by, server) => None,
+            Self::Lock(_) => Some("lock"),
+            Self::Unlock => Some("unlock"),
+            Self::Update { .. } | Self::SetMetadata { .. } | Self::DeleteMetadata { .. } => None,
+        }
+    }
+}
+
+/// Whether a lock is its owner's of a server already locked, which Nova leaves
+/// as it is (an admin's lock stays an admin's).
+fn owners_relock(by: LockedBy, server: &Server) -> bool {
+    by == LockedBy::Owner && server.locked_by.is_some()
 }
 
 /// Nova's `check_instance_lock` and `check_instance_state` of the metadata calls
@@ -111,7 +133,8 @@ impl Compute {
 
     /// Applies a user's edit: a compare-and-swap on the server row from the
     /// generation just read, retried from a fresh read when another writer (an
-    /// operation, another edit) got there first. Answers the server as stored.
+    /// operation, another edit) got there first; the edit's instance action, if
+    /// Nova records one, in the same commit. Answers the server as stored.
     pub async fn edit_server(&self, ctx: &RequestContext, server_id: ServerId, edit: &ServerEdit) -> Result<Server> {
         let mut attempt = 0;
         loop {
@@ -120,20 +143,34 @@ impl Compute {
             if matches!(edit, ServerEdit::SetMetadata { .. }) {
                 self.check_metadata_quota(ctx, edited.metadata.len()).await?;
             }
-            if edited == server {
+            let recorded = edit.recorded_action(&server);
+            if edited == server && recorded.is_none() {
                 return Ok(server);
             }
-            let edited = Server {
-                updated_at: self.clock.now(),
-                ..edited
-            };
-            match self.commit(vec![Change::UpdateServer(edited.clone())]).await {
-                Ok(()) => {
-                    return Ok(Server {
-                        generation: edited.generation + 1,
-                        ..edited
-                    });
+            let now = self.clock.now();
+            let mut changes = Vec::new();
+            let answer = if edited == server {
+                server
+            } else {
+                let edited = Server {
+                    updated_at: now,
+                    ..edited
+                };
+                changes.push(Change::UpdateServer(edited.clone()));
+                Server {
+                    generation: edited.generation + 1,
+                    ..edited
                 }
+            };
+            if let Some(name) = recorded {
+                let event = ActionEvent::finished(&format!("api_{name}"), now, true, None, None);
+                changes.push(Change::StartAction(Action {
+                    events: vec![event],
+                    ..action(ctx, server_id, name, now)
+                }));
+            }
+            match self.commit(changes).await {
+                Ok(()) => return Ok(answer),
                 Err(Error::Store(e)) if e.is_conflict() && attempt + 1 < ATTEMPTS => attempt += 1,
                 Err(e) => return Err(e),
             }

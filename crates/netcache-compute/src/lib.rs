@@ -71,6 +71,7 @@ pub use netcache_store::{Sort, SortKey};
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
+pub use security_groups::ServerSecurityGroups;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;

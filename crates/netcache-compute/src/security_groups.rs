@@ -1,7 +1,8 @@
 //! Security groups as Nova has them with Neutron: a boot's groups resolved by
 //! name or id among its project's (before the boot is accepted), Nova's
 //! `addSecurityGroup`/`removeSecurityGroup` as a durable operation over every
-//! interface's port, and the groups a server shows (its ports', by name).
+//! interface's port, and the groups a server shows (its ports': by name in its
+//! view, whole in its `os-security-groups`).
 //!
 //! The operation is safe to run again from the start: a port already in (or out
 //! of) the group is left alone, so a resumed one finishes the ports a dead
@@ -73,6 +74,28 @@ fn interfaces(vifs: Vec<VifRecord>) -> Vec<VifRecord> {
     vifs.into_iter()
         .filter(|v| v.is_attached() && !v.is_mid_attach())
         .collect()
+}
+
+/// The ids of the groups of a server's interfaces as Nova counts them: per port
+/// in interface order, each of its groups (a group of two ports twice).
+fn interface_group_ids(vifs: Vec<VifRecord>) -> Vec<String> {
+    let mut vifs = interfaces(vifs);
+    vifs.sort_by_key(|v| v.position);
+    vifs.into_iter()
+        .filter_map(|v| v.details)
+        .flat_map(|d| d.security_groups)
+        .collect()
+}
+
+/// A server's groups as Nova's `os-security-groups` lists them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerSecurityGroups {
+    /// Per port, each of its groups whole (a group of two ports twice; one
+    /// Neutron no longer has is left out).
+    pub groups: Vec<SecurityGroup>,
+    /// The other groups their ingress rules name (ids, names and owners only);
+    /// one Neutron no longer has is missing.
+    pub remote: Vec<SecurityGroup>,
 }
 
 /// `addSecurityGroup`/`removeSecurityGroup`; at the cap its request is answered
@@ -266,32 +289,16 @@ impl Compute {
     /// for names not seen lately.
     pub async fn security_groups_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, Vec<String>>> {
         let mut records = self.store.vifs_of(servers).await?;
-        let mut per_server = HashMap::new();
-        for id in servers {
-            let mut vifs = interfaces(records.remove(id).unwrap_or_default());
-            vifs.sort_by_key(|v| v.position);
-            let groups: Vec<String> = vifs
-                .into_iter()
-                .filter_map(|v| v.details)
-                .flat_map(|d| d.security_groups)
-                .collect();
-            per_server.insert(*id, groups);
-        }
+        let per_server: HashMap<ServerId, Vec<String>> = servers
+            .iter()
+            .map(|id| (*id, interface_group_ids(records.remove(id).unwrap_or_default())))
+            .collect();
         let mut ids: Vec<&String> = per_server.values().flatten().collect();
         ids.sort();
         ids.dedup();
         let (mut names, missing) = self.group_names.fresh(&ids);
-        if !missing.is_empty() {
-            let found = self
-                .neutron
-                .list_security_groups(&SecurityGroupFilter {
-                    ids: missing,
-                    ..SecurityGroupFilter::default()
-                })
-                .await?;
-            self.group_names.remember(&found);
-            names.extend(found.into_iter().map(|g| (g.id, g.name)));
-        }
+        let found = self.groups_by_id(&missing, false).await?;
+        names.extend(found.into_iter().map(|g| (g.id, g.name)));
         Ok(per_server
             .into_iter()
             .map(|(server, groups)| {
@@ -303,6 +310,46 @@ impl Compute {
                 (server, shown)
             })
             .collect())
+    }
+
+    /// The server's groups whole, as Nova's `os-security-groups` lists them:
+    /// one Neutron call for the groups, and one for the others their rules
+    /// name, if any.
+    pub async fn security_groups_in_full(&self, server_id: ServerId) -> Result<ServerSecurityGroups> {
+        let ids = interface_group_ids(self.store.vifs(server_id).await?);
+        let found = self.groups_by_id(&ids, true).await?;
+        let groups: Vec<SecurityGroup> = ids
+            .iter()
+            .filter_map(|id| found.iter().find(|g| g.id == *id).cloned())
+            .collect();
+        let others: Vec<String> = found
+            .iter()
+            .flat_map(|g| g.rules.iter().filter(|r| r.ingress))
+            .filter_map(|r| r.remote_group_id.clone())
+            .filter(|id| !ids.contains(id))
+            .collect();
+        let remote = self.groups_by_id(&others, false).await?;
+        Ok(ServerSecurityGroups { groups, remote })
+    }
+
+    /// The groups of these ids that Neutron has (none asked: no call).
+    async fn groups_by_id(&self, ids: &[String], in_full: bool) -> Result<Vec<SecurityGroup>> {
+        let mut ids = ids.to_vec();
+        ids.sort();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self
+            .neutron
+            .list_security_groups(&SecurityGroupFilter {
+                ids,
+                in_full,
+                ..SecurityGroupFilter::default()
+            })
+            .await?;
+        self.group_names.remember(&found);
+        Ok(found)
     }
 }
 

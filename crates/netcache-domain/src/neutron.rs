@@ -83,12 +83,31 @@ pub struct HostRoute {
     pub nexthop: IpAddr,
 }
 
-/// A Neutron security group, as netcache needs it: which one, and whose.
+/// A Neutron security group, as netcache needs it: which one, and whose; its
+/// description and rules only when read in full (a server's groups as Nova's
+/// `os-security-groups` lists them), else empty.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SecurityGroup {
     pub id: String,
     pub name: String,
     pub project_id: ProjectId,
+    pub description: String,
+    pub rules: Vec<SecurityGroupRule>,
+}
+
+/// A rule of a security group, the fields Nova reads of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecurityGroupRule {
+    pub id: String,
+    /// Traffic into the port (the rules Nova shows), not out of it.
+    pub ingress: bool,
+    /// A protocol's name or number; `None`: any.
+    pub protocol: Option<String>,
+    pub port_range_min: Option<u16>,
+    pub port_range_max: Option<u16>,
+    /// Where the traffic may come from: an address range, or a group's members.
+    pub remote_ip_prefix: Option<String>,
+    pub remote_group_id: Option<String>,
 }
 
 /// A Neutron floating IP.

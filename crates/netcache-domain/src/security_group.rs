@@ -46,6 +46,8 @@ mod tests {
             id: id.into(),
             name: name.into(),
             project_id: ProjectId::from("p"),
+            description: String::new(),
+            rules: vec![],
         }
     }
 

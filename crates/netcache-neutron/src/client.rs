@@ -756,11 +756,14 @@ impl NeutronApi for HttpNeutron {
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
         const OP: &str = "list_security_groups";
         let mut q = Query::default();
-        // As Nova asks: the names and owners, not every group's rules.
-        q.one("fields", Some("id"))
-            .one("fields", Some("name"))
-            .one("fields", Some("project_id"))
-            .one("project_id", filter.project_id.as_ref())
+        // As Nova asks: the names and owners, not every group's rules, unless
+        // the groups are wanted whole.
+        if !filter.in_full {
+            q.one("fields", Some("id"))
+                .one("fields", Some("name"))
+                .one("fields", Some("project_id"));
+        }
+        q.one("project_id", filter.project_id.as_ref())
             .any_of("id", &filter.ids);
         let bodies = self.list::<wire::SecurityGroupList>(OP, &q).await?;
         Ok(dedup_by(convert_all(OP, bodies)?, |g: &SecurityGroup| g.id.clone()))

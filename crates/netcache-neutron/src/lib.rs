@@ -169,6 +169,9 @@ pub struct SecurityGroupFilter {
     /// The groups of this project. Neutron makes the project's `default` group
     /// first if it has none.
     pub project_id: Option<ProjectId>,
+    /// Each group whole, its description and rules too (else its id, name and
+    /// owner alone, as Nova asks for those).
+    pub in_full: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

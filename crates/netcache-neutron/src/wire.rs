@@ -10,7 +10,9 @@ use std::fmt;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
-use netcache_domain::neutron::{FloatingIp, HostRoute, Network, Port, PortFixedIp, SecurityGroup, Subnet};
+use netcache_domain::neutron::{
+    FloatingIp, HostRoute, Network, Port, PortFixedIp, SecurityGroup, SecurityGroupRule, Subnet,
+};
 use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -402,8 +404,8 @@ impl From<&PortUpdate> for PortUpdateEnvelope {
 // Security groups
 // ---------------------------------------------------------------------------
 
-/// A security group of a list asked for with `fields=id,name,project_id`: its
-/// rules are not read.
+/// A security group: of a list asked for with `fields=id,name,project_id`, its
+/// description and rules are missing.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub struct SecurityGroupBody {
     pub id: String,
@@ -413,6 +415,26 @@ pub struct SecurityGroupBody {
     pub project_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    pub security_group_rules: Vec<SecurityGroupRuleBody>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct SecurityGroupRuleBody {
+    pub id: String,
+    pub direction: String,
+    #[serde(default)]
+    pub protocol: Option<String>,
+    #[serde(default)]
+    pub port_range_min: Option<u16>,
+    #[serde(default)]
+    pub port_range_max: Option<u16>,
+    #[serde(default)]
+    pub remote_ip_prefix: Option<String>,
+    #[serde(default)]
+    pub remote_group_id: Option<String>,
 }
 
 impl TryFrom<SecurityGroupBody> for SecurityGroup {
@@ -420,10 +442,25 @@ impl TryFrom<SecurityGroupBody> for SecurityGroup {
 
     fn try_from(g: SecurityGroupBody) -> Result<Self, Self::Error> {
         let project_id = owner("security_group", &g.id, g.project_id, g.tenant_id)?;
+        let rules = g
+            .security_group_rules
+            .into_iter()
+            .map(|r| SecurityGroupRule {
+                id: r.id,
+                ingress: r.direction == "ingress",
+                protocol: non_empty(r.protocol),
+                port_range_min: r.port_range_min,
+                port_range_max: r.port_range_max,
+                remote_ip_prefix: non_empty(r.remote_ip_prefix),
+                remote_group_id: non_empty(r.remote_group_id),
+            })
+            .collect();
         Ok(SecurityGroup {
             id: g.id,
             name: g.name,
             project_id,
+            description: g.description,
+            rules,
         })
     }
 }

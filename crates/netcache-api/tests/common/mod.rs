@@ -73,6 +73,23 @@ impl Api {
         headers: &[(&str, &str)],
         body: Option<Value>,
     ) -> (StatusCode, HeaderMap, Value) {
+        let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+        self.send(method, uri, headers, body).await
+    }
+
+    /// A call whose body is `text` as it is, JSON or not.
+    pub async fn call_raw(&self, method: Method, uri: &str, text: &'static str) -> (StatusCode, Value) {
+        let (status, _, body) = self.send(method, uri, &[], Body::from(text)).await;
+        (status, body)
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: Body,
+    ) -> (StatusCode, HeaderMap, Value) {
         let mut request = Request::builder()
             .method(method)
             .uri(uri)
@@ -81,9 +98,7 @@ impl Api {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let request = request
-            .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
-            .unwrap();
+        let request = request.body(body).unwrap();
         let response = self.router.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();

@@ -15,6 +15,9 @@
 //! - A request body over `max_body_bytes` is answered 413 in Nova's format, as
 //!   oslo.middleware's sizelimit does (by `Content-Length` before reading, else
 //!   while reading).
+//! - A head hyper cannot read (over its own limits, or malformed) is answered
+//!   by hyper before any service runs, with no body; that answer is replaced on
+//!   the socket by netcache's JSON one of the same status.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -154,6 +157,7 @@ async fn serve_connection(
         inner: stream,
         phase: Arc::clone(&phase),
         header_read_timeout: limits.header_read_timeout,
+        replacement: None,
     });
     let service =
         hyper::service::service_fn(move |request| handle(request, router.clone(), limits, Arc::clone(&phase)));
@@ -282,6 +286,61 @@ struct Watched {
     inner: TcpStream,
     phase: Arc<watch::Sender<Phase>>,
     header_read_timeout: Duration,
+    /// netcache's answer in place of hyper's own, and how much of it is written.
+    replacement: Option<(Vec<u8>, usize)>,
+}
+
+impl Watched {
+    /// While a head is awaited no service runs, so what hyper writes then is its
+    /// own bodiless answer to a head it could not read: netcache's is written in
+    /// its place (and hyper told its bytes went out). `None`: not such a write.
+    fn poll_replaced(
+        &mut self,
+        cx: &mut Context<'_>,
+        hyper_bytes: &[u8],
+        len: usize,
+    ) -> Option<Poll<std::io::Result<usize>>> {
+        if self.replacement.is_none() {
+            if !matches!(*self.phase.borrow(), Phase::Head(_)) {
+                return None;
+            }
+            self.replacement = Some((replacement_for(hyper_bytes)?, 0));
+        }
+        let (bytes, written) = self.replacement.as_mut()?;
+        while *written < bytes.len() {
+            match Pin::new(&mut self.inner).poll_write(cx, &bytes[*written..]) {
+                Poll::Ready(Ok(0)) => return Some(Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()))),
+                Poll::Ready(Ok(n)) => *written += n,
+                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
+                Poll::Pending => return Some(Poll::Pending),
+            }
+        }
+        Some(Poll::Ready(Ok(len)))
+    }
+}
+
+/// netcache's whole answer (head and JSON body) for hyper's `HTTP/1.1 NNN …`
+/// refusal of a head, if it is one of those netcache words itself.
+fn replacement_for(hyper_answer: &[u8]) -> Option<Vec<u8>> {
+    let refusal = match hyper_answer.get(..12)? {
+        b"HTTP/1.1 414" => ApiError::UriTooLong { limit: MAX_URI_BYTES },
+        b"HTTP/1.1 431" => ApiError::HeadersTooLarge {
+            what: format!("more than {MAX_HEADERS} header fields, or a head too long to read"),
+        },
+        _ => return None,
+    };
+    let (status, body) = refusal.status_and_body();
+    let id = netcache_compute::new_request_id();
+    let mut answer = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\
+         x-openstack-request-id: {id}\r\nx-compute-request-id: {id}\r\n\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or_default(),
+        body.len()
+    )
+    .into_bytes();
+    answer.extend(body);
+    Some(answer)
 }
 
 impl AsyncRead for Watched {
@@ -304,6 +363,9 @@ impl AsyncRead for Watched {
 
 impl AsyncWrite for Watched {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        if let Some(replaced) = self.poll_replaced(cx, buf, buf.len()) {
+            return replaced;
+        }
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
@@ -312,6 +374,11 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
+        let first = bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| &**b);
+        let len = bufs.iter().map(|b| b.len()).sum();
+        if let Some(replaced) = self.poll_replaced(cx, first, len) {
+            return replaced;
+        }
         Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }
 

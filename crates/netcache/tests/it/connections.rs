@@ -265,34 +265,58 @@ fn connection_settings_have_defaults_and_are_checked() {
 }
 
 /// A request head over Nova's limits (a URI over 8 KiB, a header line over
-/// 16 KiB, more than 100 header fields) is a 414 or 431 with Nova's JSON body,
+/// 16 KiB, more than 100 header fields) is a 414 or 431 with a JSON body,
 /// not a bare status; one just under every limit is served.
 #[tokio::test]
 async fn a_request_head_over_the_limits_is_refused_in_novas_form() {
     let t = app(|_| {}).await;
     let long_path = format!("/v2.1/servers?name={}", "a".repeat(8200));
     let long_header = format!("X-Padding: {}\r\n", "b".repeat(16400));
-    let many_headers = (0..150).fold(String::new(), |mut head, i| {
-        let _ = write!(head, "X-Extra-{i}: {i}\r\n");
-        head
-    });
     for (path, extra, status) in [
         (long_path.as_str(), String::new(), 414),
         ("/v2.1/servers", long_header, 431),
-        ("/v2.1/servers", many_headers, 431),
+        ("/v2.1/servers", header_fields(150), 431),
         ("/v2.1/servers", format!("X-Padding: {}\r\n", "c".repeat(16000)), 200),
     ] {
-        let mut stream = connect(&t).await;
-        let head = format!("GET {path} HTTP/1.1\r\nHost: netcache\r\n{extra}\r\n");
-        let (got, _, body) = request(&mut stream, head.as_bytes()).await;
-        assert_eq!(got, status, "{}", String::from_utf8_lossy(&body));
-        if status != 200 {
-            let body: Value = serde_json::from_slice(&body).unwrap();
-            assert_eq!(body["computeFault"]["code"], status, "{body}");
-            assert!(
-                body["computeFault"]["message"].as_str().unwrap().contains("too"),
-                "{body}"
-            );
-        }
+        assert_head_answered(&t, path, &extra, status).await;
     }
+}
+
+/// `count` header fields.
+fn header_fields(count: usize) -> String {
+    (0..count).fold(String::new(), |mut head, i| {
+        let _ = write!(head, "X-Extra-{i}: {i}\r\n");
+        head
+    })
+}
+
+/// Sends a GET of `path` with the `extra` header lines on a new connection and
+/// asserts its `status`: a refusal (414 or 431) in the form netcache answers
+/// every 4xx, after which the server closes the connection.
+async fn assert_head_answered(t: &TestApp, path: &str, extra: &str, status: u16) {
+    let mut stream = connect(t).await;
+    let head = format!("GET {path} HTTP/1.1\r\nHost: netcache\r\n{extra}\r\n");
+    let (got, _, body) = request(&mut stream, head.as_bytes()).await;
+    assert_eq!(got, status, "{}", String::from_utf8_lossy(&body));
+    if status == 200 {
+        return;
+    }
+    let body: Value = serde_json::from_slice(&body).unwrap_or_else(|_| panic!("{status}: {body:?}"));
+    assert_eq!(body["badRequest"]["code"], status, "{body}");
+    assert!(
+        body["badRequest"]["message"].as_str().unwrap().contains("too"),
+        "{body}"
+    );
+    assert_closed_by_server(&mut stream, "a refused head's connection").await;
+}
+
+/// A head over hyper's own limits (a URI over 64 KiB, more header fields than
+/// its parser reads), which hyper refuses before netcache sees the request, is
+/// answered with the same JSON body, not hyper's empty one. Issue 33 defect 5.
+#[tokio::test]
+async fn a_request_head_over_the_http_parsers_limits_is_refused_in_novas_form() {
+    let t = app(|_| {}).await;
+    let long_path = format!("/v2.1/servers?name={}", "a".repeat(70_000));
+    assert_head_answered(&t, &long_path, "", 414).await;
+    assert_head_answered(&t, "/v2.1/servers", &header_fields(500), 431).await;
 }

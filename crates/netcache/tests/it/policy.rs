@@ -115,6 +115,12 @@ async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
             [200, 200, 200, 403, 404, 200],
         ),
         (
+            Method::GET,
+            format!("/servers/{s}/os-security-groups"),
+            None,
+            [200, 200, 200, 403, 404, 200],
+        ),
+        (
             Method::PUT,
             format!("/servers/{s}"),
             Some(json!({"server": {"name": "renamed"}})),

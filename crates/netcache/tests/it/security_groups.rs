@@ -383,3 +383,107 @@ async fn a_build_resumed_after_a_crash_creates_its_ports_in_the_boot_groups() {
     let (status, _) = t.call(Method::DELETE, &format!("/servers/{id}"), None).await;
     assert_eq!(status, 204);
 }
+
+/// `GET /servers/{id}/os-security-groups`, which Ansible's server module reads on
+/// every run after the first: the groups of the server's ports in full, sorted
+/// by owner and name, with their ingress rules in Nova's form (a rule from a
+/// group names it, one without ports spans all of them, one from anywhere is
+/// `0.0.0.0/0`); an unknown server is Nova's 404. Issue 33 defect 4.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_security_groups_are_listed_in_full_as_nova_lists_them() {
+    let t = TestApp::start().await;
+    let web = group(&t, PROJECT, "web");
+    let default = default_group(&t);
+    for rule in [
+        json!({"protocol": "tcp", "port_range_min": 22, "port_range_max": 22, "remote_ip_prefix": "10.0.0.0/8"}),
+        json!({"protocol": "udp", "remote_group_id": default}),
+        json!({"protocol": "icmp"}),
+    ] {
+        let mut rule = rule;
+        rule["security_group_id"] = json!(web);
+        rule["direction"] = json!("ingress");
+        let body = json!({ "security_group_rule": rule });
+        let (status, created) = t.neutron().request("POST", "/v2.0/security-group-rules", Some(body));
+        assert_eq!(status, 201, "{created}");
+    }
+    let net = &t.topology.private_network_id;
+    let (status, created) = boot_with(
+        &t,
+        Some(json!([{"name": "web"}, {"name": "default"}])),
+        json!([{"uuid": net}]),
+    )
+    .await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["server"]["id"].as_str().unwrap();
+
+    let (status, listed) = t.get(&format!("/servers/{id}/os-security-groups")).await;
+    assert_eq!(status, 200, "{listed}");
+    let groups = listed["security_groups"].as_array().unwrap();
+    let summary: Vec<(&str, &str, &str)> = groups
+        .iter()
+        .map(|g| {
+            let field = |k: &str| g[k].as_str().unwrap();
+            (field("id"), field("name"), field("tenant_id"))
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [(default.as_str(), "default", PROJECT), (web.as_str(), "web", PROJECT)]
+    );
+    let from_default = json!({"name": "default", "tenant_id": PROJECT});
+    // Neutron's default group: all traffic from its members, for each family
+    // (its egress rules are not shown).
+    for rule in groups[0]["rules"].as_array().unwrap() {
+        assert_eq!(rule["parent_group_id"], default.as_str(), "{rule}");
+        assert_eq!(
+            (&rule["ip_protocol"], &rule["from_port"], &rule["to_port"]),
+            (&Value::Null, &Value::Null, &Value::Null),
+            "{rule}"
+        );
+        assert_eq!(
+            (&rule["group"], &rule["ip_range"]),
+            (&from_default, &json!({})),
+            "{rule}"
+        );
+    }
+    assert_eq!(groups[0]["rules"].as_array().unwrap().len(), 2, "{listed}");
+    let mut rules: Vec<Value> = groups[1]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["parent_group_id"], web.as_str(), "{r}");
+            assert!(r["id"].is_string(), "{r}");
+            json!([
+                r["ip_protocol"],
+                r["from_port"],
+                r["to_port"],
+                r["group"],
+                r["ip_range"]
+            ])
+        })
+        .collect();
+    rules.sort_by_key(ToString::to_string);
+    assert_eq!(
+        rules,
+        [
+            json!(["icmp", -1, -1, {}, {"cidr": "0.0.0.0/0"}]),
+            json!(["tcp", 22, 22, {}, {"cidr": "10.0.0.0/8"}]),
+            json!(["udp", 1, 65535, from_default, {}]),
+        ]
+    );
+    assert!(groups[1]["description"].is_string(), "{listed}");
+
+    // A server without ports has none; an unknown one is Nova's 404.
+    let (_, created) = boot_with(&t, None, json!("none")).await;
+    let portless = created["server"]["id"].as_str().unwrap();
+    let (status, listed) = t.get(&format!("/servers/{portless}/os-security-groups")).await;
+    assert_eq!((status, listed), (200, json!({"security_groups": []})));
+    let missing = "6d3c0c6e-0a9e-4c2a-9e2b-000000000000";
+    let (status, answer) = t.get(&format!("/servers/{missing}/os-security-groups")).await;
+    assert_eq!(status, 404, "{answer}");
+    assert_eq!(
+        answer["itemNotFound"]["message"],
+        format!("Instance {missing} could not be found.")
+    );
+}

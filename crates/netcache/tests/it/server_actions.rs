@@ -201,6 +201,19 @@ async fn add_and_remove_fixed_ip_change_the_servers_addresses() {
     }
 }
 
+/// Locks the server as an admin of another project (Nova's `admin` lock).
+async fn lock_as_another_projects_admin(t: &TestApp, id: &str) {
+    let (code, answer) = common::send(
+        t.http
+            .post(t.url(&format!("/servers/{id}/action")))
+            .header("x-project-id", "operators")
+            .header("x-roles", "admin,member,reader")
+            .json(&json!({"lock": null})),
+    )
+    .await;
+    assert_eq!(code, 202, "{answer}");
+}
+
 /// Nova's lock: a locked server refuses its users' lifecycle actions (409) but
 /// not an admin's; who locked it decides who may unlock it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,17 +268,53 @@ async fn a_locked_server_refuses_its_users_until_unlocked() {
     // The owner unlocks its own lock; an admin's lock takes an admin to lift.
     assert_eq!(act(&t, &id, json!({"unlock": null})).await.0, 202);
     assert_eq!(act(&t, &id, json!({"os-start": null})).await.0, 202);
-    let other_project_admin = common::send(
-        t.http
-            .post(t.url(&format!("/servers/{id}/action")))
-            .header("x-project-id", "operators")
-            .header("x-roles", "admin,member,reader")
-            .json(&json!({"lock": null})),
-    )
-    .await;
-    assert_eq!(other_project_admin.0, 202, "{}", other_project_admin.1);
+    lock_as_another_projects_admin(&t, &id).await;
     let (code, answer) = act(&t, &id, json!({"unlock": null})).await;
     assert_eq!(code, 403, "{answer}");
     assert_eq!(as_admin(json!({"unlock": null})).await.0, 202);
     assert_eq!(t.delete(&format!("/servers/{id}")).await.0, 204);
+}
+
+/// Nova records every `lock` and `unlock` as an instance action with its
+/// `api_` event, but an owner's lock of a server already locked, which changes
+/// nothing (an admin's lock stays an admin's). Issue 33 defect 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lock_and_unlock_are_instance_actions_as_in_nova() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let as_admin =
+        |body: Value| common::send(common::as_admin(t.http.post(t.url(&format!("/servers/{id}/action")))).json(&body));
+    for body in [
+        json!({"lock": null}),
+        json!({"lock": null}),
+        json!({"unlock": null}),
+        json!({"unlock": null}),
+    ] {
+        assert_eq!(act(&t, &id, body.clone()).await.0, 202, "{body}");
+    }
+    lock_as_another_projects_admin(&t, &id).await;
+    assert_eq!(act(&t, &id, json!({"lock": null})).await.0, 202);
+    assert_eq!(act(&t, &id, json!({"unlock": null})).await.0, 403);
+    assert_eq!(as_admin(json!({"unlock": null})).await.0, 202);
+
+    let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
+    let actions = actions["instanceActions"].as_array().unwrap();
+    let mut names: Vec<&str> = actions.iter().map(|a| a["action"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["create", "lock", "lock", "unlock", "unlock", "unlock"]);
+    for action in actions.iter().filter(|a| a["action"] != "create") {
+        let (_, detail) = t
+            .get(&format!(
+                "/servers/{id}/os-instance-actions/{}",
+                action["request_id"].as_str().unwrap()
+            ))
+            .await;
+        let events = detail["instanceAction"]["events"].as_array().unwrap();
+        assert_eq!(events.len(), 1, "{detail}");
+        assert_eq!(
+            events[0]["event"],
+            format!("api_{}", action["action"].as_str().unwrap())
+        );
+        assert_eq!(events[0]["result"], "Success", "{detail}");
+    }
 }
