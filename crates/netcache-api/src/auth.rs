@@ -1,9 +1,10 @@
 //! Who the caller is, with `auth.strategy = keystone`: the `X-Auth-Token` is
 //! validated against Keystone as keystonemiddleware's auth_token does it
-//! (`GET /v3/auth/tokens` with netcache's own service token), validations are
-//! cached for a short while, and the project, user and roles come from the token
-//! alone — identity headers a client adds are ignored. Keystone sits behind
-//! [`TokenValidator`] (HTTP here, a stub in tests).
+//! (`GET /v3/auth/tokens` with netcache's own service token), Keystone's
+//! answers are cached for a short while (`cache.rs`), and the project, user
+//! and roles come from the token alone — identity headers a client adds are
+//! ignored. Keystone sits behind [`TokenValidator`] (HTTP here, a stub in
+//! tests).
 //!
 //! The service-token convention is honoured as keystonemiddleware does with
 //! `service_token_roles_required`: a service calling on a user's behalf sends
@@ -12,7 +13,8 @@
 //! within Keystone's `allow_expired` window, so a long operation a service
 //! continues for a user does not fail half-way.
 
-use std::collections::HashMap;
+mod cache;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,11 +22,13 @@ use async_trait::async_trait;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
+use self::cache::{Key, Known, TokenCache};
 use crate::{ApiError, AppState};
 
 /// The caller a valid token names.
@@ -36,54 +40,62 @@ pub struct Identity {
     pub roles: Vec<String>,
 }
 
+/// A token Keystone found valid: whom it names, and until when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidToken {
+    pub identity: Identity,
+    /// The token's `expires_at`: no cached validation admits it later.
+    pub expires_at: DateTime<Utc>,
+}
+
 /// Keystone's answer about a token: `Ok(None)` for an invalid or expired one
 /// (with `allow_expired`, recently expired tokens are valid); `Err` when
 /// Keystone could not be asked (the caller gets 503, not 401).
 #[async_trait]
 pub trait TokenValidator: Send + Sync + 'static {
-    async fn validate(&self, token: &str, allow_expired: bool) -> Result<Option<Identity>, String>;
+    async fn validate(&self, token: &str, allow_expired: bool) -> Result<Option<ValidToken>, String>;
 }
 
 /// The role a service token must carry (keystonemiddleware's default
 /// `service_token_roles`).
 const SERVICE_TOKEN_ROLE: &str = "service";
 
-/// Validations, cached by the token's SHA-256 (tokens are never kept) for `ttl`.
+/// Validations, cached by the token's SHA-256 ([`TokenCache`]).
 pub struct KeystoneAuth {
     validator: Arc<dyn TokenValidator>,
-    ttl: Duration,
     /// `Keystone uri="…"`, sent with every 401.
     www_authenticate: String,
-    cache: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+    cache: Mutex<TokenCache>,
 }
-
-/// Cached validations beyond which expired ones are dropped on the next insert.
-const CACHE_PRUNE_AT: usize = 10_000;
 
 impl KeystoneAuth {
     pub fn new(validator: Arc<dyn TokenValidator>, auth_url: &str, ttl: Duration) -> Self {
         Self {
             validator,
-            ttl,
             www_authenticate: format!("Keystone uri=\"{auth_url}\""),
-            cache: Mutex::default(),
+            cache: Mutex::new(TokenCache::new(ttl)),
         }
     }
 
     async fn identify(&self, token: &str, allow_expired: bool) -> Result<Option<Identity>, String> {
         // The two kinds of validation are cached apart: an expired token is
         // valid only beside a service token.
-        let key: [u8; 32] = Sha256::new()
+        let key: Key = Sha256::new()
             .chain_update([u8::from(allow_expired)])
             .chain_update(token.as_bytes())
             .finalize()
             .into();
         let now = Instant::now();
-        if let Some((identity, until)) = self.cache.lock().expect("token cache").get(&key)
-            && now < *until
-        {
-            counted("cached");
-            return Ok(Some(identity.clone()));
+        match self.cache.lock().expect("token cache").get(&key, now) {
+            Some(Known::Valid(identity)) => {
+                counted("cached");
+                return Ok(Some(identity));
+            }
+            Some(Known::Invalid) => {
+                counted("cached_invalid");
+                return Ok(None);
+            }
+            None => {}
         }
         let validated = self.validator.validate(token, allow_expired).await;
         counted(match &validated {
@@ -91,14 +103,18 @@ impl KeystoneAuth {
             Ok(None) => "invalid",
             Err(_) => "error",
         });
-        let Some(identity) = validated? else {
+        // Keystone's failures are not cached: the next request asks again.
+        let validated = validated?;
+        // The cache time runs from Keystone's answer.
+        let now = Instant::now();
+        let mut cache = self.cache.lock().expect("token cache");
+        let Some(ValidToken { identity, expires_at }) = validated else {
+            cache.invalid(key, now);
             return Ok(None);
         };
-        let mut cache = self.cache.lock().expect("token cache");
-        if cache.len() >= CACHE_PRUNE_AT {
-            cache.retain(|_, (_, until)| now < *until);
-        }
-        cache.insert(key, (identity.clone(), now + self.ttl));
+        // Keystone's clock and ours agree on the time left, not on instants.
+        let expires = (!allow_expired).then(|| now + (expires_at - Utc::now()).to_std().unwrap_or(Duration::ZERO));
+        cache.valid(key, identity.clone(), expires, now);
         Ok(Some(identity))
     }
 
@@ -114,7 +130,9 @@ impl KeystoneAuth {
 }
 
 /// One token validation, by outcome: `valid`, `invalid` (Keystone does not
-/// know it, or it expired), `error` (Keystone could not be asked), `cached`.
+/// know it, or it expired), `error` (Keystone could not be asked), `cached`
+/// (a valid token, from the cache), `cached_invalid` (refused from the cache:
+/// Keystone refused it within `auth.cache_ttl`, or it is past its expiry).
 fn counted(outcome: &'static str) {
     metrics::counter!("netcache_api_token_validations_total", "outcome" => outcome).increment(1);
 }
@@ -250,6 +268,7 @@ struct ValidatedToken {
     project: Option<Named>,
     #[serde(default)]
     roles: Vec<Role>,
+    expires_at: DateTime<Utc>,
 }
 
 #[derive(Deserialize)]
@@ -264,7 +283,7 @@ struct Role {
 
 #[async_trait]
 impl TokenValidator for HttpKeystone {
-    async fn validate(&self, token: &str, allow_expired: bool) -> Result<Option<Identity>, String> {
+    async fn validate(&self, token: &str, allow_expired: bool) -> Result<Option<ValidToken>, String> {
         // A service token Keystone no longer takes is renewed once.
         for fresh in [false, true] {
             let service = self.service_token(fresh).await?;
@@ -284,10 +303,13 @@ impl TokenValidator for HttpKeystone {
                     let Some(project) = body.token.project else {
                         return Ok(None);
                     };
-                    return Ok(Some(Identity {
-                        project_id: project.id,
-                        user_id: body.token.user.id,
-                        roles: body.token.roles.into_iter().map(|r| r.name.to_lowercase()).collect(),
+                    return Ok(Some(ValidToken {
+                        identity: Identity {
+                            project_id: project.id,
+                            user_id: body.token.user.id,
+                            roles: body.token.roles.into_iter().map(|r| r.name.to_lowercase()).collect(),
+                        },
+                        expires_at: body.token.expires_at,
                     }));
                 }
                 404 => return Ok(None),
@@ -298,3 +320,6 @@ impl TokenValidator for HttpKeystone {
         Err("Keystone refuses netcache's service token".into())
     }
 }
+
+#[cfg(test)]
+mod tests;

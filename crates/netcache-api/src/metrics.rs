@@ -119,7 +119,7 @@ pub fn describe() {
     describe_counter!(
         "netcache_api_token_validations_total",
         Unit::Count,
-        "Users' token validations by outcome (valid, invalid, error: Keystone could not be asked, cached)."
+        "Users' token validations by outcome (valid, invalid, error: Keystone could not be asked, cached, cached_invalid: refused from the cache)."
     );
     describe_counter!("netcache_heal_passes_total", Unit::Count, "Completed heal passes.");
     describe_histogram!(

@@ -50,17 +50,19 @@ async fn validate(
     }
     stub.validations.fetch_add(1, Ordering::SeqCst);
     let allow_expired = query.get("allow_expired").is_some_and(|v| v == "1");
-    let subject = match header("x-subject-token") {
-        EXPIRED_TOKEN if allow_expired => "member-token",
-        subject => subject,
+    let (subject, expires_at) = match header("x-subject-token") {
+        EXPIRED_TOKEN if allow_expired => ("member-token", chrono::Utc::now() - chrono::TimeDelta::minutes(1)),
+        subject => (subject, chrono::Utc::now() + chrono::TimeDelta::hours(1)),
     };
+    // Keystone's format: microseconds, `Z`.
+    let expires_at = expires_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     if subject == KEYSTONE_FAILS_TOKEN {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     }
     match stub.tokens.get(subject) {
         Some((project, user, roles)) => {
             let roles: Vec<Value> = roles.iter().map(|r| json!({"id": r, "name": r})).collect();
-            axum::Json(json!({"token": {"user": {"id": user}, "project": {"id": project}, "roles": roles}}))
+            axum::Json(json!({"token": {"user": {"id": user}, "project": {"id": project}, "roles": roles, "expires_at": expires_at}}))
                 .into_response()
         }
         None => StatusCode::NOT_FOUND.into_response(),
@@ -288,6 +290,7 @@ async fn token_validations_and_requests_are_counted() {
         validations("invalid"),
         validations("error"),
         validations("cached"),
+        validations("cached_invalid"),
         not_found.to_owned(),
         refused.to_owned(),
         unavailable.to_owned(),
@@ -303,6 +306,8 @@ async fn token_validations_and_requests_are_counted() {
     let missing = format!("/servers/{}", uuid::Uuid::new_v4());
     assert_eq!(call(&t, Some("member-token"), Method::GET, &missing, None).await.0, 404);
     assert_eq!(call(&t, Some("member-token"), Method::GET, &missing, None).await.0, 404);
+    // A refused token is cached too: its second request asks Keystone nothing.
+    assert_eq!(call(&t, Some("forged"), Method::GET, "/servers", None).await.0, 401);
     assert_eq!(call(&t, Some("forged"), Method::GET, "/servers", None).await.0, 401);
     assert_eq!(
         call(&t, Some(KEYSTONE_FAILS_TOKEN), Method::GET, "/servers", None)
@@ -311,7 +316,7 @@ async fn token_validations_and_requests_are_counted() {
         503
     );
 
-    let grown = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 2.0];
+    let grown = [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 1.0, 2.0];
     for ((name, before), grown) in series.iter().zip(before).zip(grown) {
         let after = metric(&t, name).await;
         assert!(after >= before + grown, "{name}: {before} then {after}, not +{grown}");
