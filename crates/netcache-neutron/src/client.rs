@@ -276,7 +276,7 @@ pub(crate) fn record_keystone_auth<T>(outcome: &Result<T>) {
 }
 
 /// The HTTP client of netcache's OpenStack calls: no transparent replays, no redirects.
-fn http_client(config: &ClientConfig) -> std::result::Result<reqwest::Client, BuildError> {
+pub fn http_client(config: &ClientConfig) -> std::result::Result<reqwest::Client, BuildError> {
     let mut builder = reqwest::Client::builder()
         .timeout(config.timeout)
         .connect_timeout(config.connect_timeout)

@@ -18,7 +18,7 @@ mod tap;
 pub mod wire;
 
 pub use auth::{Auth, Interface, Token, TokenSource};
-pub use client::{BuildError, ClientConfig, HttpNeutron, keystone_tokens};
+pub use client::{BuildError, ClientConfig, HttpNeutron, http_client, keystone_tokens};
 pub use error::{Error, Result};
 #[cfg(feature = "testing")]
 pub use tap::{Tap, TapCall};

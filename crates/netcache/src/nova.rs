@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use chrono::Utc;
 use indicatif::{ProgressBar, ProgressStyle};
 use netcache_domain::nova::Finding;
-use netcache_neutron::keystone_tokens;
+use netcache_neutron::{ClientConfig, HttpNeutron, http_client, keystone_tokens};
 use netcache_nova::{
     AuditReport, GcReport, HttpNovaEvents, MysqlNova, NovaAuditor, NovaEndpoint, NovaEvents, NovaGc, NovaRecords,
 };
@@ -60,33 +60,38 @@ fn cell_name(url: &str) -> String {
         .unwrap_or_else(|| redact::url(url))
 }
 
-fn auditor(settings: &Settings, records: Arc<dyn NovaRecords>) -> anyhow::Result<NovaAuditor> {
-    let neutron = netcache_neutron::HttpNeutron::new(neutron_client_config(settings, &offline_neutron_url(settings))?)?;
+fn auditor(settings: &Settings, config: ClientConfig, records: Arc<dyn NovaRecords>) -> anyhow::Result<NovaAuditor> {
+    let neutron = HttpNeutron::new(config)?;
     Ok(NovaAuditor::new(records, Arc::new(neutron), settings.nova.config()))
 }
 
 /// Nova's external events API: the catalog's `compute` endpoint with the
-/// Neutron client's Keystone credentials, or `nova.api_url`.
-fn events(settings: &Settings) -> anyhow::Result<Arc<dyn NovaEvents>> {
-    let config = neutron_client_config(settings, &offline_neutron_url(settings))?;
+/// Neutron client's Keystone credentials (`config`), or `nova.api_url`.
+fn events(settings: &Settings, config: &ClientConfig) -> anyhow::Result<Arc<dyn NovaEvents>> {
     let api_url = settings
         .nova
         .api_url
         .as_deref()
         .map(|u| Url::parse(u).with_context(|| format!("invalid configuration: nova.api_url {u:?} is not a URL")))
         .transpose()?;
-    let endpoint = match keystone_tokens(&config, "compute", api_url.clone())? {
+    let endpoint = match keystone_tokens(config, "compute", api_url.clone())? {
         Some(tokens) => NovaEndpoint::Keystone(tokens),
         None => NovaEndpoint::Static(api_url.context(
             "invalid configuration: without Keystone credentials ([neutron] auth_url…), nova.api_url is required",
         )?),
     };
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs_f64(settings.neutron.timeout))
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .build()?;
-    Ok(Arc::new(HttpNovaEvents::new(http, endpoint)))
+    Ok(Arc::new(HttpNovaEvents::new(http_client(config)?, endpoint)))
+}
+
+/// GC over Nova's records, Neutron and Nova's events API, from one Neutron
+/// client configuration.
+async fn nova_gc(settings: &Settings) -> anyhow::Result<NovaGc> {
+    let config = neutron_client_config(settings, &offline_neutron_url(settings))?;
+    let events = events(settings, &config)?;
+    Ok(NovaGc::new(
+        auditor(settings, config, records(settings).await?)?,
+        events,
+    ))
 }
 
 /// A spinner for a person at a terminal.
@@ -197,7 +202,8 @@ pub async fn audit(
     metrics_file: Option<&Path>,
     progress: Progress,
 ) -> anyhow::Result<i32> {
-    let auditor = auditor(settings, records(settings).await?)?;
+    let config = neutron_client_config(settings, &offline_neutron_url(settings))?;
+    let auditor = auditor(settings, config, records(settings).await?)?;
     let bar = progress_bar(progress);
     let report = auditor.run(&show_progress(bar.as_ref())).await;
     if let Some(bar) = bar {
@@ -259,7 +265,7 @@ fn gc_json(report: &GcReport) -> serde_json::Value {
 /// `netcache nova gc`: two audits `grace` apart; what both saw is acted on
 /// (`apply`) or listed.
 pub async fn gc(settings: &Settings, apply: bool, json_out: bool, progress: Progress) -> anyhow::Result<i32> {
-    let gc = NovaGc::new(auditor(settings, records(settings).await?)?, events(settings)?);
+    let gc = nova_gc(settings).await?;
     let bar = progress_bar(progress);
     let first = gc.pass(apply, &show_progress(bar.as_ref())).await?;
     if first.waiting > 0 {
@@ -289,7 +295,7 @@ pub async fn gc(settings: &Settings, apply: bool, json_out: bool, progress: Prog
 /// `netcache nova watch`: audit and GC every `nova.interval`, `/metrics` on
 /// `listen`; a failed pass is counted and logged, and the next one runs.
 pub async fn watch(settings: &Settings, apply: bool, listen: Option<SocketAddr>) -> anyhow::Result<()> {
-    let gc = NovaGc::new(auditor(settings, records(settings).await?)?, events(settings)?);
+    let gc = nova_gc(settings).await?;
     let handle = netcache_api::metrics::handle();
     netcache_api::metrics::describe();
     if let Some(addr) = listen {
