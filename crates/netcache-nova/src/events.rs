@@ -4,9 +4,8 @@
 //! interface), then `network-changed` without a tag for its instance, on which
 //! Nova rebuilds the instance's info cache from Neutron's ports, without the
 //! deleted one. (On the fake driver the detach fails and Nova 34 then leaves
-//! the cache alone; the refresh alone drops the port, in under a second where
-//! Nova's own heal task takes up to `heal_instance_info_cache_interval` × the
-//! host's servers: docs/evidence/nova-ghosts.md.)
+//! the cache alone until its heal task comes by; the refresh drops the port:
+//! docs/evidence/nova-ghosts.md.)
 
 use std::sync::{Arc, Mutex};
 
