@@ -4,9 +4,11 @@
 //! implements, and echoed on the answer. No header means the minimum, `latest`
 //! the maximum; a malformed one is a 400 and one outside the range a 406, as in Nova.
 
+use std::convert::Infallible;
 use std::fmt;
 
-use axum::extract::Request;
+use axum::extract::{FromRequestParts, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -21,9 +23,22 @@ pub struct Microversion(u16);
 impl Microversion {
     /// The oldest this API serves.
     pub const MIN: Self = Self(1);
-    /// The newest: every change Nova made after 2.1 to what netcache serves
-    /// would have to be honoured before this may grow.
-    pub const MAX: Self = Self(1);
+    /// The newest, Nova 34's: every change Nova made up to it to what netcache
+    /// serves is honoured.
+    pub const MAX: Self = Self(104);
+
+    /// `2.minor`.
+    #[must_use]
+    pub const fn new(minor: u16) -> Self {
+        Self(minor)
+    }
+
+    /// Whether the request asked for `2.minor` or later (Nova's
+    /// `api_version_request.is_supported(req, '2.minor')`).
+    #[must_use]
+    pub const fn at_least(self, minor: u16) -> bool {
+        self.0 >= minor
+    }
 
     /// `"X.Y"` (Nova's form: no leading zeros) as `(X, Y)`, `"latest"` as the
     /// maximum; `None` for anything else.
@@ -110,6 +125,16 @@ pub async fn negotiate(mut request: Request, next: Next) -> Response {
         HeaderValue::from_static("OpenStack-API-Version, X-OpenStack-Nova-API-Version"),
     );
     response
+}
+
+/// The negotiated version, for handlers; 2.1 where none was negotiated (the
+/// legacy `/v2` API).
+impl<S: Send + Sync> FromRequestParts<S> for Microversion {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.get::<Self>().copied().unwrap_or(Self::MIN))
+    }
 }
 
 #[cfg(test)]
