@@ -21,9 +21,11 @@ use netcache_domain::server::LockedBy;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
 use crate::servers::parse_uuid;
 use crate::{
-    AppState, Caller, admin_actions, console_output, deferred_delete, security_group_actions, server_rebuild, wire,
+    AppState, Caller, admin_actions, console_output, deferred_delete, schema, security_group_actions, server_rebuild,
+    wire,
 };
 
 pub fn routes() -> Router<AppState> {
@@ -33,6 +35,7 @@ pub fn routes() -> Router<AppState> {
 async fn act(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -42,7 +45,7 @@ async fn act(
         _ => return Err(ApiError::BadRequest("Malformed request body".into())),
     };
     match name.as_str() {
-        "rebuild" => return server_rebuild::act(&state, &caller, &id, &args).await,
+        "rebuild" => return server_rebuild::act(&state, &caller, version, &id, &args).await,
         "os-getConsoleOutput" => return console_output::act(&state, &caller, &id, &args).await,
         "os-resetState" => admin_actions::reset_state(&state, &caller, &id, &args).await?,
         "forceDelete" => deferred_delete::force_delete(&state, &caller, &id).await?,
@@ -61,9 +64,10 @@ async fn act(
         "lock" => {
             let server = caller.server(&state, &id, "os_compute_api:os-lock-server:lock").await?;
             let by = LockedBy::side_of(&caller.ctx.project_id, &server);
+            let reason = locked_reason(&args, version)?;
             state
                 .compute
-                .edit_server(&caller.ctx, server.id, &ServerEdit::Lock(by))
+                .edit_server(&caller.ctx, server.id, &ServerEdit::Lock(by, reason))
                 .await?;
         }
         "unlock" => {
@@ -95,6 +99,18 @@ async fn act(
         }
     }
     Ok(StatusCode::ACCEPTED.into_response())
+}
+
+/// 2.73's `{"lock": {"locked_reason": …}}` (before it, the lock's value is ignored).
+fn locked_reason(args: &Value, version: Microversion) -> ApiResult<Option<String>> {
+    if !version.at_least(73) || args.is_null() {
+        return Ok(None);
+    }
+    let Value::Object(_) = args else {
+        return Err(schema::not_of_type("lock", args, "object, null"));
+    };
+    let fields = schema::object(Some("lock"), args, &["locked_reason"], &[])?;
+    fields.get("locked_reason").map(schema::locked_reason).transpose()
 }
 
 /// The single field an action's object must hold, with Nova's messages.

@@ -70,6 +70,7 @@ impl ApiError {
                 | C::InterfaceNotFound { .. }
                 | C::KeypairNotFound { .. }
                 | C::MetadataItemNotFound
+                | C::TagNotFound { .. }
                 | C::SecurityGroupNotFoundForProject { .. }
                 | C::NoPortsForSecurityGroups(_)
                 | C::SecurityGroupNotAssociated { .. } => StatusCode::NOT_FOUND,

@@ -46,6 +46,7 @@ mod server_metadata;
 mod server_query;
 mod server_rebuild;
 mod server_security_groups;
+mod server_tags;
 mod server_update;
 mod server_view;
 mod servers;
@@ -97,6 +98,7 @@ pub fn router(state: AppState) -> Router {
         .merge(server_update::routes())
         .merge(server_metadata::routes())
         .merge(server_security_groups::routes())
+        .merge(server_tags::routes())
         .merge(interfaces::routes())
         .merge(keypairs::routes())
         .merge(events::routes())

@@ -32,6 +32,28 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:servers:index:get_all_tenants", "rule:context_is_admin"),
     ("os_compute_api:servers:detail:get_all_tenants", "rule:context_is_admin"),
     ("os_compute_api:servers:show", "rule:project_reader_or_admin"),
+    ("os_compute_api:servers:show:host_status", "rule:context_is_admin"),
+    (
+        "os_compute_api:servers:show:host_status:unknown-only",
+        "rule:context_is_admin",
+    ),
+    (
+        "os_compute_api:servers:show:flavor-extra-specs",
+        "rule:project_reader_or_admin",
+    ),
+    ("os_compute_api:os-extended-server-attributes", "rule:context_is_admin"),
+    ("os_compute_api:os-server-tags:index", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-server-tags:show", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-server-tags:update", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:os-server-tags:update_all",
+        "rule:project_member_or_admin",
+    ),
+    ("os_compute_api:os-server-tags:delete", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:os-server-tags:delete_all",
+        "rule:project_member_or_admin",
+    ),
     ("os_compute_api:servers:create", "rule:project_member_or_admin"),
     ("os_compute_api:servers:update", "rule:project_member_or_admin"),
     ("os_compute_api:servers:delete", "rule:project_member_or_admin"),
@@ -348,6 +370,12 @@ impl Parser<'_> {
 }
 
 impl Caller {
+    /// Whether the caller's roles pass `rule` (for what a view shows).
+    #[must_use]
+    pub fn allows(&self, rule: &str) -> bool {
+        self.policy.allows(rule, &self.ctx.roles)
+    }
+
     /// 403 unless the caller's roles pass `rule`, with Nova's message.
     pub fn authorize(&self, rule: &'static str) -> ApiResult<()> {
         allowed(rule, self.policy.allows(rule, &self.ctx.roles))

@@ -8,12 +8,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use netcache_compute::CreateServer;
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
+use netcache_domain::server_attributes::ServerAttributes;
 use netcache_domain::{NetworkId, PortId};
 use rand::Rng;
 use rand::distr::Alphanumeric;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
 use crate::servers::parse_uuid;
 use crate::wire::{self, CreateServerBody, NetworksField};
 use crate::{AppState, Caller, flavors, images, schema};
@@ -21,13 +23,18 @@ use crate::{AppState, Caller, flavors, images, schema};
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     caller.authorize("os_compute_api:servers:create")?;
+    let raw: Value = wire::parse_body(&body)?;
+    versioned_fields(&raw, version)?;
     let body: CreateServerBody = wire::parse_body(&body)?;
     let count = Count::of(&body.server)?;
     let password = admin_password(body.server.admin_pass.as_ref())?;
-    let (request, security_groups) = parse_create(body)?;
+    let attributes = attributes(&body, version, &state.compute.config().availability_zone, count.max)?;
+    let (mut request, security_groups) = parse_create(body, version)?;
+    request.attributes = attributes;
     count.check(&request.networks)?;
     let servers = state
         .compute
@@ -35,10 +42,9 @@ pub async fn create(
         .await?;
     let server = servers.into_iter().next().expect("max_count is at least 1");
     if count.return_reservation_id {
-        let reservation: String = random_text(8).to_lowercase();
         return Ok((
             StatusCode::ACCEPTED,
-            Json(json!({"reservation_id": format!("r-{reservation}")})),
+            Json(json!({"reservation_id": server.attributes.reservation_id})),
         ));
     }
     Ok((
@@ -146,7 +152,7 @@ fn positive(field: &str, value: &Value) -> ApiResult<u32> {
 /// image at all (only a boot from volume may go without, and netcache has no
 /// volumes), the flavor, then the image. Also returns the security groups as
 /// the answer echoes them.
-fn parse_create(body: CreateServerBody) -> ApiResult<(CreateServer, Value)> {
+fn parse_create(body: CreateServerBody, version: Microversion) -> ApiResult<(CreateServer, Value)> {
     let fields = body.server;
     let name = schema::name(fields.name.as_ref().ok_or_else(|| {
         ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
@@ -189,6 +195,15 @@ fn parse_create(body: CreateServerBody) -> ApiResult<(CreateServer, Value)> {
         Some(_) => json!([]),
     };
     let networks = match fields.networks {
+        // From 2.37 a boot says which networks, or "auto" or "none".
+        None if version.at_least(37) => {
+            return Err(ApiError::BadRequest(
+                "Invalid input for field/attribute server. Value: 'networks' is a required property".into(),
+            ));
+        }
+        Some(NetworksField::Keyword(k)) if !version.at_least(37) => {
+            return Err(schema::not_of_type("networks", &Value::String(k), "array"));
+        }
         // Nova at 2.1 reads an empty list (the `openstack` CLI's boot without
         // `--network`) as no `networks` key: `_ports_needed_per_instance`.
         None => NetworkRequests::Auto,
@@ -250,8 +265,109 @@ fn parse_create(body: CreateServerBody) -> ApiResult<(CreateServer, Value)> {
         networks,
         key_name: fields.key_name,
         security_groups,
+        attributes: ServerAttributes::default(),
     };
     Ok((request, echo))
+}
+
+/// The body keys that came with a later microversion, refused before it as
+/// Nova's schema of the earlier version refuses any key it does not list; and
+/// `personality`, gone from 2.57.
+fn versioned_fields(raw: &Value, version: Microversion) -> ApiResult<()> {
+    let Some(server) = raw.get("server").filter(|s| s.is_object()) else {
+        return Ok(());
+    };
+    let since = [
+        ("description", 19),
+        ("tags", 52),
+        ("trusted_image_certificates", 63),
+        ("host", 74),
+        ("hypervisor_hostname", 74),
+        ("hostname", 90),
+    ];
+    for (key, minor) in since {
+        if server.get(key).is_some() && !version.at_least(minor) {
+            return Err(unexpected(server, key));
+        }
+    }
+    if server.get("personality").is_some() && version.at_least(57) {
+        return Err(unexpected(server, "personality"));
+    }
+    Ok(())
+}
+
+fn unexpected(server: &Value, key: &str) -> ApiError {
+    schema::invalid(
+        "server",
+        server,
+        &format!("Additional properties are not allowed ('{key}' was unexpected)"),
+    )
+}
+
+/// What the boot sets that only the API shows back, checked as Nova checks it.
+fn attributes(
+    body: &CreateServerBody,
+    version: Microversion,
+    zone: &str,
+    max_count: u32,
+) -> ApiResult<ServerAttributes> {
+    let fields = &body.server;
+    let hostname = fields
+        .hostname
+        .as_ref()
+        .map(|h| schema::hostname(h, version.at_least(94)))
+        .transpose()?;
+    if hostname.is_some() && max_count > 1 {
+        return Err(ApiError::BadRequest(
+            "Cannot specify a hostname when creating multiple instances".into(),
+        ));
+    }
+    let pinned_availability_zone = match &fields.availability_zone {
+        None | Some(Value::Null) => None,
+        Some(Value::String(asked)) if asked == zone => Some(asked.clone()),
+        Some(Value::String(_)) => {
+            return Err(ApiError::BadRequest(
+                "The requested availability zone is not available".into(),
+            ));
+        }
+        Some(other) => return Err(schema::not_of_type("availability_zone", other, "string")),
+    };
+    let trusted_image_certificates = match &fields.trusted_image_certificates {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(ids)) => Some(
+            ids.iter()
+                .enumerate()
+                .map(|(i, id)| schema::string(&i.to_string(), id).map(str::to_owned))
+                .collect::<ApiResult<Vec<_>>>()?,
+        ),
+        Some(other) => return Err(schema::not_of_type("trusted_image_certificates", other, "array")),
+    };
+    Ok(ServerAttributes {
+        description: fields
+            .description
+            .as_ref()
+            .map(schema::description)
+            .transpose()?
+            .flatten(),
+        tags: fields.tags.as_ref().map(schema::tags).transpose()?.unwrap_or_default(),
+        hostname,
+        user_data: fields
+            .user_data
+            .as_ref()
+            .filter(|u| !u.is_null())
+            .map(|u| schema::string("user_data", u).map(str::to_owned))
+            .transpose()?,
+        trusted_image_certificates,
+        pinned_availability_zone,
+        scheduler_hints: body
+            .scheduler_hints
+            .clone()
+            .map(|h| h.into_iter().collect())
+            .unwrap_or_default(),
+        reservation_id: Some(format!("r-{}", random_text(8).to_lowercase())),
+        locked_reason: None,
+        launch_index: 0,
+    })
 }
 
 /// Nova's schema of `security_groups`: a list of objects with at most a `name`

@@ -13,6 +13,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
 use crate::schema;
 use crate::wire::Paging;
 
@@ -79,6 +80,119 @@ fn column(key: &str) -> Option<SortKey> {
     })
 }
 
+/// The keys of Nova's list query schema: from 2.75 any other is a 400.
+const KNOWN_KEYS: &[&str] = &[
+    "user_id",
+    "project_id",
+    "tenant_id",
+    "launch_index",
+    "image_ref",
+    "image",
+    "kernel_id",
+    "ramdisk_id",
+    "hostname",
+    "key_name",
+    "power_state",
+    "vm_state",
+    "task_state",
+    "host",
+    "node",
+    "flavor",
+    "reservation_id",
+    "launched_at",
+    "terminated_at",
+    "availability_zone",
+    "name",
+    "display_name",
+    "description",
+    "display_description",
+    "locked_by",
+    "uuid",
+    "root_device_name",
+    "config_drive",
+    "access_ip_v4",
+    "access_ip_v6",
+    "auto_disk_config",
+    "progress",
+    "sort_key",
+    "sort_dir",
+    "all_tenants",
+    "soft_deleted",
+    "deleted",
+    "status",
+    "changes-since",
+    "ip",
+    "ip6",
+    "created_at",
+    "block_device_mapping",
+    "services",
+    "metadata",
+    "system_metadata",
+    "info_cache",
+    "security_groups",
+    "pci_devices",
+    "limit",
+    "marker",
+    "tags",
+    "tags-any",
+    "not-tags",
+    "not-tags-any",
+    "changes-before",
+    "locked",
+];
+
+/// Nova's server statuses: from 2.38 any other `status` is a 400.
+const STATUSES: &[&str] = &[
+    "ACTIVE",
+    "BUILD",
+    "DELETED",
+    "ERROR",
+    "HARD_REBOOT",
+    "MIGRATING",
+    "PASSWORD",
+    "PAUSED",
+    "REBOOT",
+    "REBUILD",
+    "RESCUE",
+    "RESIZE",
+    "REVERT_RESIZE",
+    "SHELVED",
+    "SHELVED_OFFLOADED",
+    "SHUTOFF",
+    "SOFT_DELETED",
+    "SUSPENDED",
+    "UNKNOWN",
+    "VERIFY_RESIZE",
+];
+
+/// 2.26's tag filters: each a comma-separated list.
+#[derive(Debug, Default)]
+struct TagFilters {
+    all: Vec<String>,
+    any: Vec<String>,
+    not_all: Vec<String>,
+    not_any: Vec<String>,
+}
+
+impl TagFilters {
+    fn matches(&self, server: &Server) -> bool {
+        let has = |t: &String| server.attributes.tags.contains(t);
+        self.all.iter().all(has)
+            && (self.any.is_empty() || self.any.iter().any(has))
+            && (self.not_all.is_empty() || !self.not_all.iter().all(has))
+            && !self.not_any.iter().any(has)
+    }
+}
+
+fn tag_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 #[derive(Debug, Default)]
 pub struct ServerQuery {
     name: Option<Regex>,
@@ -86,6 +200,17 @@ pub struct ServerQuery {
     flavor: Option<String>,
     image: Option<String>,
     pub changes_since: Option<DateTime<Utc>>,
+    /// 2.66: changed before this time (deletions included).
+    changes_before: Option<DateTime<Utc>>,
+    tags: TagFilters,
+    /// 2.73.
+    locked: Option<bool>,
+    /// 2.83's filters for everyone (admins always had them).
+    user_id: Option<String>,
+    key_name: Option<Regex>,
+    availability_zone: Option<Regex>,
+    vm_state: Option<String>,
+    task_state: Option<String>,
     ip: Option<Regex>,
     ip6: Option<Regex>,
     host: Option<String>,
@@ -139,11 +264,19 @@ fn truthy(value: &str) -> bool {
 impl ServerQuery {
     /// Reads the query string's pairs for a caller (`admin` unlocks the admin
     /// filters); a page holds `max_limit` servers, or `limit` if fewer.
-    pub fn parse(pairs: &[(String, String)], admin: bool, max_limit: usize) -> ApiResult<Self> {
+    pub fn parse(pairs: &[(String, String)], admin: bool, max_limit: usize, version: Microversion) -> ApiResult<Self> {
         let mut query = Self::default();
         let mut keys: Vec<String> = Vec::new();
         let mut descending: Vec<bool> = Vec::new();
+        let at = |minor| version.at_least(minor);
+        // Nova's `_get_server_search_options`: what others may filter by.
+        let everyone = |minor| admin || at(minor);
         for (key, value) in pairs {
+            if at(75) && !KNOWN_KEYS.contains(&key.as_str()) {
+                return Err(ApiError::BadRequest(format!(
+                    "Invalid input for query parameters {key}. Value: {value}. Additional properties are not allowed ('{key}' was unexpected)"
+                )));
+            }
             match key.as_str() {
                 "limit" => {
                     let limit = value
@@ -153,14 +286,30 @@ impl ServerQuery {
                 }
                 "marker" => query.paging.marker = Some(value.clone()),
                 "name" => query.name = Some(regex_param(key, value)?),
+                "status" if at(38) && !STATUSES.contains(&value.as_str()) => {
+                    return Err(ApiError::BadRequest("Invalid status value".into()));
+                }
                 "status" => query.status = Some(value.to_uppercase()),
+                "tags" if at(26) => query.tags.all = tag_list(value),
+                "tags-any" if at(26) => query.tags.any = tag_list(value),
+                "not-tags" if at(26) => query.tags.not_all = tag_list(value),
+                "not-tags-any" if at(26) => query.tags.not_any = tag_list(value),
+                "changes-before" if at(66) => query.changes_before = Some(parse_time(key, value)?),
+                "locked" if at(73) => {
+                    query.locked = Some(schema::boolean("locked", &Value::String(value.clone()))?);
+                }
+                "user_id" if everyone(83) => query.user_id = Some(value.clone()),
+                "key_name" if everyone(83) => query.key_name = Some(regex_param(key, value)?),
+                "availability_zone" if everyone(83) => query.availability_zone = Some(regex_param(key, value)?),
+                "vm_state" if everyone(83) => query.vm_state = Some(value.to_lowercase()),
+                "task_state" if everyone(83) => query.task_state = Some(value.to_lowercase()),
                 "flavor" => query.flavor = Some(value.clone()),
                 // An image reference may be its URL: the id is its last segment.
                 "image" => query.image = value.rsplit('/').next().map(str::to_owned),
                 "changes-since" => query.changes_since = Some(parse_time(key, value)?),
                 "ip" => query.ip = Some(regex_param(key, value)?),
                 // Nova allows others `ip6` from 2.5 only; admins any filter.
-                "ip6" if admin => query.ip6 = Some(regex_param(key, value)?),
+                "ip6" if everyone(5) => query.ip6 = Some(regex_param(key, value)?),
                 "host" if admin => query.host = Some(value.clone()),
                 "deleted" if admin => query.deleted = truthy(value),
                 // Nova maps both to one filter; the last one given is kept.
@@ -201,6 +350,13 @@ impl ServerQuery {
                 descending: fallback,
             });
         }
+        if let (Some(since), Some(before)) = (query.changes_since, query.changes_before)
+            && before < since
+        {
+            return Err(ApiError::BadRequest(
+                "The value of changes-since must be less than or equal to changes-before.".into(),
+            ));
+        }
         query.paging.limit.get_or_insert(max_limit);
         Ok(query)
     }
@@ -215,7 +371,7 @@ impl ServerQuery {
     /// which lists deletions too).
     #[must_use]
     pub fn with_deleted(&self) -> bool {
-        self.deleted || self.changes_since.is_some()
+        self.deleted || self.changes_since.is_some() || self.changes_before.is_some()
     }
 
     /// Whether the query looks at IP addresses (the servers' caches are needed).
@@ -227,13 +383,33 @@ impl ServerQuery {
     /// Whether `server` (with its cache, if the query needs it) passes the filters.
     #[must_use]
     pub fn matches(&self, server: &Server, info: Option<&CacheAddresses>) -> bool {
-        let listed = match (self.deleted, self.changes_since) {
-            (true, _) => server.is_deleted(),
-            // changes-since shows what changed, deletions included.
-            (false, Some(since)) => server.updated_at >= since,
-            (false, None) => !server.is_deleted(),
+        let changes = self.changes_since.is_some() || self.changes_before.is_some();
+        let listed = if self.deleted {
+            server.is_deleted()
+        } else if changes {
+            // changes-since/-before show what changed, deletions included.
+            self.changes_since.is_none_or(|since| server.updated_at >= since)
+                && self.changes_before.is_none_or(|before| server.updated_at <= before)
+        } else {
+            !server.is_deleted()
         };
         listed
+            && self.tags.matches(server)
+            && self.locked.is_none_or(|locked| server.locked_by.is_some() == locked)
+            && self.user_id.as_ref().is_none_or(|u| server.user_id == *u)
+            && self
+                .key_name
+                .as_ref()
+                .is_none_or(|r| server.key_name.as_ref().is_some_and(|k| r.is_match(k)))
+            && self
+                .availability_zone
+                .as_ref()
+                .is_none_or(|r| r.is_match(&server.availability_zone))
+            && self.vm_state.as_ref().is_none_or(|v| server.vm_state.as_str() == v)
+            && self
+                .task_state
+                .as_ref()
+                .is_none_or(|t| server.task_state.is_some_and(|st| st.as_str() == t))
             && self.name.as_ref().is_none_or(|r| r.is_match(&server.name))
             && self.status.as_ref().is_none_or(|s| server.api_status() == s)
             && self.flavor.as_ref().is_none_or(|f| server.flavor_ref == *f)
@@ -290,17 +466,32 @@ mod tests {
             [("ip", "(")],
             [("ip", "")],
         ] {
-            assert!(ServerQuery::parse(&pairs(&bad), false, MAX_LIMIT).is_err(), "{bad:?}");
+            assert!(
+                ServerQuery::parse(&pairs(&bad), false, MAX_LIMIT, Microversion::MIN).is_err(),
+                "{bad:?}"
+            );
         }
-        let q = ServerQuery::parse(&pairs(&[("flavor_id", "x"), ("limit", "5000")]), false, MAX_LIMIT).unwrap();
+        let q = ServerQuery::parse(
+            &pairs(&[("flavor_id", "x"), ("limit", "5000")]),
+            false,
+            MAX_LIMIT,
+            Microversion::MIN,
+        )
+        .unwrap();
         assert_eq!(q.paging.limit, Some(MAX_LIMIT));
     }
 
     #[test]
     fn a_page_holds_max_limit_servers_without_a_limit_and_at_most_max_limit_with_one() {
-        assert_eq!(ServerQuery::parse(&[], false, 7).unwrap().paging.limit, Some(7));
+        assert_eq!(
+            ServerQuery::parse(&[], false, 7, Microversion::MIN)
+                .unwrap()
+                .paging
+                .limit,
+            Some(7)
+        );
         let limited = |limit: &str| {
-            ServerQuery::parse(&pairs(&[("limit", limit)]), false, 7)
+            ServerQuery::parse(&pairs(&[("limit", limit)]), false, 7, Microversion::MIN)
                 .unwrap()
                 .paging
                 .limit
@@ -315,7 +506,11 @@ mod tests {
 
     #[test]
     fn sort_keys_pair_with_directions_as_novas_do_and_created_at_follows() {
-        let order = |items: &[(&str, &str)]| ServerQuery::parse(&pairs(items), false, 7).unwrap().order;
+        let order = |items: &[(&str, &str)]| {
+            ServerQuery::parse(&pairs(items), false, 7, Microversion::MIN)
+                .unwrap()
+                .order
+        };
         assert_eq!(order(&[]), [sort(SortKey::CreatedAt, true)]);
         assert_eq!(order(&[("sort_dir", "asc")]), [sort(SortKey::CreatedAt, false)]);
         assert_eq!(
@@ -351,7 +546,8 @@ mod tests {
             "2011-01-24T17:08",
             "2011-01-24T18:08:00+01:00",
         ] {
-            let q = ServerQuery::parse(&pairs(&[("changes-since", text)]), false, MAX_LIMIT).unwrap();
+            let q =
+                ServerQuery::parse(&pairs(&[("changes-since", text)]), false, MAX_LIMIT, Microversion::MIN).unwrap();
             assert_eq!(
                 q.changes_since.unwrap(),
                 "2011-01-24T17:08:00Z".parse::<DateTime<Utc>>().unwrap(),
@@ -372,6 +568,7 @@ mod tests {
             ]),
             false,
             MAX_LIMIT,
+            Microversion::MIN,
         )
         .unwrap();
         assert!(!q.deleted);
@@ -379,8 +576,51 @@ mod tests {
         assert!(q.ip6.is_none());
         assert!(q.project.is_none());
         assert_eq!(q.order, [sort(SortKey::CreatedAt, true)]);
-        let q = ServerQuery::parse(&pairs(&[("deleted", "true"), ("sort_key", "host")]), true, MAX_LIMIT).unwrap();
+        let q = ServerQuery::parse(
+            &pairs(&[("deleted", "true"), ("sort_key", "host")]),
+            true,
+            MAX_LIMIT,
+            Microversion::MIN,
+        )
+        .unwrap();
         assert!(q.deleted);
         assert_eq!(q.order, [sort(SortKey::Host, true), sort(SortKey::CreatedAt, true)]);
+    }
+
+    #[test]
+    fn later_microversions_add_filters_and_refuse_unknown_keys_and_statuses() {
+        let at = |minor, items: &[(&str, &str)]| {
+            ServerQuery::parse(&pairs(items), false, MAX_LIMIT, Microversion::new(minor))
+        };
+        // Unknown keys: ignored until 2.75, then a 400.
+        assert!(at(74, &[("shoe_size", "9")]).is_ok());
+        assert!(at(75, &[("shoe_size", "9")]).is_err());
+        assert!(at(75, &[("locked", "true"), ("tags", "a")]).is_ok());
+        // An unknown status: ignored (nothing matches) until 2.38.
+        assert!(at(37, &[("status", "SLEEPY")]).is_ok());
+        assert!(at(38, &[("status", "SLEEPY")]).is_err());
+        // ip6 for everyone from 2.5; 2.83's filters for everyone.
+        assert!(at(4, &[("ip6", "fd")]).unwrap().ip6.is_none());
+        assert!(at(5, &[("ip6", "fd")]).unwrap().ip6.is_some());
+        assert!(at(82, &[("user_id", "u")]).unwrap().user_id.is_none());
+        assert_eq!(at(83, &[("user_id", "u")]).unwrap().user_id.as_deref(), Some("u"));
+        // changes-before from 2.66, never before changes-since.
+        assert!(
+            at(65, &[("changes-before", "2026-01-01T00:00:00Z")])
+                .unwrap()
+                .changes_before
+                .is_none()
+        );
+        assert!(
+            at(66, &[("changes-before", "2026-01-01T00:00:00Z")])
+                .unwrap()
+                .changes_before
+                .is_some()
+        );
+        let backwards = [
+            ("changes-since", "2026-02-01T00:00:00Z"),
+            ("changes-before", "2026-01-01T00:00:00Z"),
+        ];
+        assert!(at(66, &backwards).is_err());
     }
 }

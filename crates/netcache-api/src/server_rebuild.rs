@@ -11,6 +11,7 @@ use netcache_compute::RebuildServer;
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
+use crate::microversion::Microversion;
 use crate::server_create::admin_password;
 use crate::{AppState, Caller, images, schema, wire};
 
@@ -27,13 +28,18 @@ const FIELDS: [&str; 9] = [
     "personality",
 ];
 
-pub async fn act(state: &AppState, caller: &Caller, id: &str, args: &Value) -> ApiResult<Response> {
+pub async fn act(
+    state: &AppState,
+    caller: &Caller,
+    version: Microversion,
+    id: &str,
+    args: &Value,
+) -> ApiResult<Response> {
     let (request, password) = parse(args)?;
     let server = caller.server(state, id, "os_compute_api:servers:rebuild").await?;
     let server = state.compute.rebuild(&caller.ctx, server.id, request).await?;
-    let info = state.compute.addresses(server.id).await?;
     let base = &state.config.public_url;
-    let mut view = wire::server_basic(base, &server, &info);
+    let mut view = wire::server_answer(state, caller, version, &server).await?;
     view["adminPass"] = json!(password);
     let location = format!("{base}/v2.1/servers/{}", server.id);
     Ok((

@@ -1,5 +1,7 @@
 //! `PUT /v2.1/servers/{id}`: a server's name and access addresses (Nova's
-//! update at 2.1), a compare-and-swap on the server row through Compute.
+//! update at 2.1), its description (2.19) and hostname (2.90), a
+//! compare-and-swap on the server row through Compute; answered with the basic
+//! view, or from 2.75 the whole server as `GET` shows it.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -9,6 +11,7 @@ use netcache_compute::ServerEdit;
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
+use crate::microversion::Microversion;
 use crate::{AppState, Caller, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -21,29 +24,30 @@ pub fn routes() -> Router<AppState> {
 async fn update(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    let edit = parse_update(&wire::parse_body(&body)?)?;
+    let edit = parse_update(&wire::parse_body(&body)?, version)?;
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
     let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
-    let info = state.compute.addresses(server.id).await?;
-    Ok(Json(
-        json!({ "server": wire::server_basic(&state.config.public_url, &server, &info) }),
-    ))
+    let view = wire::server_answer(&state, &caller, version, &server).await?;
+    Ok(Json(json!({ "server": view })))
 }
 
 /// Nova's `base_update` schema: `{"server": {name?, OS-DCF:diskConfig?,
 /// accessIPv4?, accessIPv6?}}` and nothing else. netcache's disk config is
 /// always `MANUAL`: a valid `OS-DCF:diskConfig` is accepted and changes nothing.
-fn parse_update(body: &Value) -> ApiResult<ServerEdit> {
+fn parse_update(body: &Value, version: Microversion) -> ApiResult<ServerEdit> {
     let top = schema::object(None, body, &["server"], &["server"])?;
-    let fields = schema::object(
-        Some("server"),
-        &top["server"],
-        &["name", "OS-DCF:diskConfig", "accessIPv4", "accessIPv6"],
-        &[],
-    )?;
+    let mut allowed = vec!["name", "OS-DCF:diskConfig", "accessIPv4", "accessIPv6"];
+    if version.at_least(19) {
+        allowed.push("description");
+    }
+    if version.at_least(90) {
+        allowed.push("hostname");
+    }
+    let fields = schema::object(Some("server"), &top["server"], &allowed, &[])?;
     if let Some(disk_config) = fields.get("OS-DCF:diskConfig") {
         schema::disk_config(disk_config)?;
     }
@@ -51,5 +55,10 @@ fn parse_update(body: &Value) -> ApiResult<ServerEdit> {
         name: fields.get("name").map(schema::name).transpose()?,
         access_ip_v4: fields.get("accessIPv4").map(schema::access_ip_v4).transpose()?,
         access_ip_v6: fields.get("accessIPv6").map(schema::access_ip_v6).transpose()?,
+        description: fields.get("description").map(schema::description).transpose()?,
+        hostname: fields
+            .get("hostname")
+            .map(|h| schema::hostname(h, version.at_least(94)))
+            .transpose()?,
     })
 }

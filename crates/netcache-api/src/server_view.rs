@@ -10,7 +10,46 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use sha2::{Digest, Sha224};
 
+use crate::Caller;
+use crate::microversion::Microversion;
 use crate::wire::{Link, iso, iso_micro, links};
+
+/// What a server view shows beyond 2.1's fields: the request's microversion
+/// and what the caller's policy lets it see (Nova asks the policy per view;
+/// every rule here is decided by the caller's roles alone).
+#[derive(Clone, Copy, Debug)]
+pub struct ViewOptions {
+    pub version: Microversion,
+    /// `OS-EXT-SRV-ATTR:*` (`os_compute_api:os-extended-server-attributes`).
+    pub extended_attributes: bool,
+    /// 2.16's `host_status` (`os_compute_api:servers:show:host_status`).
+    pub host_status: bool,
+    /// 2.47's flavor `extra_specs` (`os_compute_api:servers:show:flavor-extra-specs`).
+    pub flavor_extra_specs: bool,
+}
+
+impl ViewOptions {
+    /// Everything the policy can show (an admin's view) at `version`.
+    #[must_use]
+    pub const fn everything(version: Microversion) -> Self {
+        Self {
+            version,
+            extended_attributes: true,
+            host_status: true,
+            flavor_extra_specs: true,
+        }
+    }
+
+    #[must_use]
+    pub fn of(caller: &Caller, version: Microversion) -> Self {
+        Self {
+            version,
+            extended_attributes: caller.allows("os_compute_api:os-extended-server-attributes"),
+            host_status: caller.allows("os_compute_api:servers:show:host_status"),
+            flavor_extra_specs: caller.allows("os_compute_api:servers:show:flavor-extra-specs"),
+        }
+    }
+}
 
 /// An image or flavor reference: its id and a bookmark link.
 #[derive(Serialize)]
@@ -33,7 +72,51 @@ impl<'a> Reference<'a> {
 #[serde(untagged)]
 enum ImageField<'a> {
     None(&'static str),
-    Image(Reference<'a>),
+    Image(ImageView<'a>),
+}
+
+/// The image's reference, with its properties from 2.98.
+#[derive(Serialize)]
+struct ImageView<'a> {
+    #[serde(flatten)]
+    reference: Reference<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<BTreeMap<String, String>>,
+}
+
+/// The flavor: a reference, or from 2.47 what the server was built with.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum FlavorField<'a> {
+    Reference(Reference<'a>),
+    Embedded(EmbeddedFlavor),
+}
+
+#[derive(Serialize)]
+struct EmbeddedFlavor {
+    vcpus: u32,
+    ram: u32,
+    disk: u32,
+    ephemeral: u32,
+    swap: u32,
+    original_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra_specs: Option<BTreeMap<String, String>>,
+}
+
+impl EmbeddedFlavor {
+    fn of(server: &Server, extra_specs: bool) -> Self {
+        let flavor = netcache_domain::flavor::find(&server.flavor_ref);
+        Self {
+            vcpus: flavor.map_or(0, |f| f.vcpus),
+            ram: flavor.map_or(0, |f| f.ram_mb),
+            disk: flavor.map_or(0, |f| f.disk_gb),
+            ephemeral: 0,
+            swap: 0,
+            original_name: flavor.map_or_else(|| server.flavor_ref.clone(), |f| f.name.to_owned()),
+            extra_specs: extra_specs.then(BTreeMap::new),
+        }
+    }
 }
 
 /// One address of `addresses`; the OS-EXT-IPS keys only in the extended form.
@@ -126,7 +209,7 @@ pub struct ServerDetail<'a> {
     #[serde(rename = "hostId")]
     host_id: String,
     image: ImageField<'a>,
-    flavor: Reference<'a>,
+    flavor: FlavorField<'a>,
     created: String,
     updated: String,
     addresses: Addresses<'a>,
@@ -141,16 +224,15 @@ pub struct ServerDetail<'a> {
     availability_zone: &'a str,
     config_drive: &'static str,
     key_name: Option<&'a str>,
+    #[serde(flatten)]
+    extended: Option<Extended<'a>>,
+    /// 2.90 shows the hostname to everyone.
+    #[serde(rename = "OS-EXT-SRV-ATTR:hostname", skip_serializing_if = "Option::is_none")]
+    hostname: Option<&'a Option<String>>,
     #[serde(rename = "OS-SRV-USG:launched_at")]
     launched_at: Option<String>,
     #[serde(rename = "OS-SRV-USG:terminated_at")]
     terminated_at: Option<String>,
-    #[serde(rename = "OS-EXT-SRV-ATTR:host")]
-    host: Option<&'a str>,
-    #[serde(rename = "OS-EXT-SRV-ATTR:hypervisor_hostname")]
-    hypervisor_hostname: Option<&'a str>,
-    #[serde(rename = "OS-EXT-SRV-ATTR:instance_name")]
-    instance_name: String,
     #[serde(rename = "OS-EXT-STS:task_state")]
     task_state: Option<&'static str>,
     #[serde(rename = "OS-EXT-STS:vm_state")]
@@ -168,20 +250,136 @@ pub struct ServerDetail<'a> {
     /// …and a fault only on a server that failed or is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     fault: Option<FaultView<'a>>,
+    #[serde(flatten)]
+    later: Later<'a>,
+}
+
+/// `OS-EXT-SRV-ATTR:*`, for callers the policy lets see them; 2.3 adds the
+/// second group.
+#[derive(Serialize)]
+struct Extended<'a> {
+    #[serde(rename = "OS-EXT-SRV-ATTR:host")]
+    host: Option<&'a str>,
+    #[serde(rename = "OS-EXT-SRV-ATTR:hypervisor_hostname")]
+    hypervisor_hostname: Option<&'a str>,
+    #[serde(rename = "OS-EXT-SRV-ATTR:instance_name")]
+    instance_name: String,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    since_2_3: Option<Extended23<'a>>,
+}
+
+#[derive(Serialize)]
+struct Extended23<'a> {
+    #[serde(rename = "OS-EXT-SRV-ATTR:hostname")]
+    hostname: &'a Option<String>,
+    #[serde(rename = "OS-EXT-SRV-ATTR:reservation_id")]
+    reservation_id: &'a Option<String>,
+    #[serde(rename = "OS-EXT-SRV-ATTR:launch_index")]
+    launch_index: u32,
+    #[serde(rename = "OS-EXT-SRV-ATTR:kernel_id")]
+    kernel_id: &'static str,
+    #[serde(rename = "OS-EXT-SRV-ATTR:ramdisk_id")]
+    ramdisk_id: &'static str,
+    /// The fake guest's root disk, once it has booted.
+    #[serde(rename = "OS-EXT-SRV-ATTR:root_device_name")]
+    root_device_name: Option<&'static str>,
+    #[serde(rename = "OS-EXT-SRV-ATTR:user_data")]
+    user_data: &'a Option<String>,
+}
+
+/// The fields later microversions add, each from its version on (`None`:
+/// not shown; `Some(None)`: shown as null).
+#[derive(Default, Serialize)]
+struct Later<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locked: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_status: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tags: Option<Vec<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trusted_image_certificates: Option<&'a Option<Vec<String>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locked_reason: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pinned_availability_zone: Option<&'a Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduler_hints: Option<&'a BTreeMap<String, serde_json::Value>>,
+}
+
+impl<'a> Later<'a> {
+    fn of(server: &'a Server, options: ViewOptions) -> Self {
+        let at = |minor| options.version.at_least(minor);
+        let attributes = &server.attributes;
+        Self {
+            locked: at(9).then_some(server.locked_by.is_some()),
+            host_status: (at(16) && options.host_status).then(|| host_status(server)),
+            description: at(19).then_some(&attributes.description),
+            tags: at(26).then(|| attributes.tags.iter().map(String::as_str).collect()),
+            trusted_image_certificates: at(63).then_some(&attributes.trusted_image_certificates),
+            locked_reason: at(73).then(|| {
+                attributes
+                    .locked_reason
+                    .as_deref()
+                    .filter(|_| server.locked_by.is_some())
+            }),
+            pinned_availability_zone: at(96).then_some(&attributes.pinned_availability_zone),
+            scheduler_hints: at(100).then_some(&attributes.scheduler_hints),
+        }
+    }
+}
+
+/// Nova's `host_status` of the server's host: none before it has one; netcache's
+/// hosts run in the process that builds on them, so a host that has the server is up.
+fn host_status(server: &Server) -> &'static str {
+    if server.host.is_some() { "UP" } else { "" }
 }
 
 impl<'a> ServerDetail<'a> {
     /// `security_groups` are the names of the server's ports' groups.
     #[must_use]
-    pub fn new(base: &str, server: &'a Server, info: &'a CacheAddresses, security_groups: &'a [String]) -> Self {
+    pub fn new(
+        base: &str,
+        server: &'a Server,
+        info: &'a CacheAddresses,
+        security_groups: &'a [String],
+        options: ViewOptions,
+    ) -> Self {
         let id = server.id.to_string();
         let status = server.api_status();
+        let at = |minor| options.version.at_least(minor);
         let image = if server.image_ref.is_empty() {
             ImageField::None("")
         } else {
-            ImageField::Image(Reference::new(base, "images", &server.image_ref))
+            ImageField::Image(ImageView {
+                reference: Reference::new(base, "images", &server.image_ref),
+                // The images netcache serves carry none of Nova's image properties.
+                properties: at(98).then(BTreeMap::new),
+            })
+        };
+        let flavor = if at(47) {
+            FlavorField::Embedded(EmbeddedFlavor::of(server, options.flavor_extra_specs))
+        } else {
+            FlavorField::Reference(Reference::new(base, "flavors", &server.flavor_ref))
         };
         let host = server.host.as_ref().map(netcache_domain::HostName::as_str);
+        let attributes = &server.attributes;
+        let extended = options.extended_attributes.then(|| Extended {
+            host,
+            hypervisor_hostname: host,
+            instance_name: format!("instance-{}", &id[..8]),
+            since_2_3: at(3).then(|| Extended23 {
+                hostname: &attributes.hostname,
+                reservation_id: &attributes.reservation_id,
+                launch_index: attributes.launch_index,
+                kernel_id: "",
+                ramdisk_id: "",
+                root_device_name: server.launched_at.map(|_| "/dev/vda"),
+                user_data: &attributes.user_data,
+            }),
+        });
         Self {
             name: &server.name,
             status,
@@ -190,7 +388,7 @@ impl<'a> ServerDetail<'a> {
             metadata: &server.metadata,
             host_id: host_id(server),
             image,
-            flavor: Reference::new(base, "flavors", &server.flavor_ref),
+            flavor,
             created: iso(server.created_at),
             updated: iso(server.updated_at),
             addresses: Addresses::of(server, info, true),
@@ -201,11 +399,10 @@ impl<'a> ServerDetail<'a> {
             availability_zone: &server.availability_zone,
             config_drive: "",
             key_name: server.key_name.as_deref(),
+            extended,
+            hostname: (at(90) && !options.extended_attributes).then_some(&attributes.hostname),
             launched_at: server.launched_at.map(iso_micro),
             terminated_at: server.deleted_at.map(iso_micro),
-            host,
-            hypervisor_hostname: host,
-            instance_name: format!("instance-{}", &id[..8]),
             task_state: server.task_state.map(TaskState::as_str),
             vm_state: server.vm_state.as_str(),
             power_state: server.power_state(),
@@ -225,6 +422,7 @@ impl<'a> ServerDetail<'a> {
                     created: iso(fault.created),
                     message: &fault.message,
                 }),
+            later: Later::of(server, options),
             id,
         }
     }

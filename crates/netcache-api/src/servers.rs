@@ -15,7 +15,9 @@ use netcache_domain::server::Server;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
 use crate::server_query::ServerQuery;
+use crate::server_view::ViewOptions;
 use crate::wire;
 use crate::{AppState, Caller, server_create};
 
@@ -57,10 +59,11 @@ async fn page_of_servers(
     caller: &Caller,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     rules: ListRules,
+    version: Microversion,
 ) -> ApiResult<(Vec<Server>, wire::Paging)> {
     caller.authorize(rules.list)?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    let query = ServerQuery::parse(&pairs, caller.ctx.is_admin(), state.config.max_limit)?;
+    let query = ServerQuery::parse(&pairs, caller.ctx.is_admin(), state.config.max_limit, version)?;
     let all_tenants = pairs
         .iter()
         .any(|(k, v)| k == "all_tenants" && !matches!(v.to_lowercase().as_str(), "0" | "false" | "off" | "no"));
@@ -144,10 +147,11 @@ async fn infos_to_filter(
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
-    let (servers, paging) = page_of_servers(&state, &caller, query, INDEX).await?;
+    let (servers, paging) = page_of_servers(&state, &caller, query, INDEX, version).await?;
     let views = servers.iter().map(|s| wire::server_summary(base, s)).collect();
     Ok(Json(wire::page("servers", base, "servers", views, paging.limit)))
 }
@@ -155,28 +159,35 @@ async fn list(
 async fn list_detail(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Response> {
     let base = &state.config.public_url;
     // Never closed, so always a turn: held until the body is serialized.
     let _turn = state.config.detail_pages.acquire().await;
-    let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL).await?;
+    let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL, version).await?;
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
     // Two reads on two pooled connections, so their decoding runs side by side.
     let (groups, infos) = tokio::try_join!(state.compute.security_groups_of(&ids), state.compute.addresses_of(&ids))?;
     let (no_info, no_groups) = (CacheAddresses::default(), Vec::new());
+    let options = ViewOptions::of(&caller, version);
     let views = servers
         .iter()
         .map(|server| {
             let info = infos.get(&server.id).unwrap_or(&no_info);
             let names = groups.get(&server.id).unwrap_or(&no_groups);
-            wire::ServerDetail::new(base, server, info, names)
+            wire::ServerDetail::new(base, server, info, names, options)
         })
         .collect();
     Ok(Json(wire::DetailPage::new(base, views, paging.limit)).into_response())
 }
 
-async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
     let info = state.compute.addresses(server.id).await?;
     let names = state
@@ -186,7 +197,7 @@ async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<Stri
         .remove(&server.id)
         .unwrap_or_default();
     Ok(Json(
-        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names)}),
+        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names, ViewOptions::of(&caller, version))}),
     ))
 }
 

@@ -6,19 +6,22 @@ use std::net::IpAddr;
 use chrono::SecondsFormat;
 use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
-use netcache_domain::network_info::CacheAddresses;
 use netcache_domain::server::Server;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
-use crate::schema;
-pub use crate::server_view::{Addresses, DetailPage, ServerDetail};
+use crate::microversion::Microversion;
+pub use crate::server_view::{Addresses, DetailPage, ServerDetail, ViewOptions};
+use crate::{AppState, Caller, schema};
 
 /// `POST /servers` body.
 #[derive(Debug, Deserialize)]
 pub struct CreateServerBody {
     pub server: CreateServerFields,
+    /// Kept as asked and shown back from 2.100 (group placement is the scheduler's).
+    #[serde(rename = "os:scheduler_hints", alias = "OS-SCH-HNT:scheduler_hints")]
+    pub scheduler_hints: Option<Map<String, Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -45,6 +48,14 @@ pub struct CreateServerFields {
     pub return_reservation_id: Option<Value>,
     /// `[{"name": …}, …]`, checked by `server_create`.
     pub security_groups: Option<Value>,
+    /// The fields of later microversions and of Nova's boot extensions, kept
+    /// and shown back (the request's version decides which may appear).
+    pub description: Option<Value>,
+    pub tags: Option<Value>,
+    pub hostname: Option<Value>,
+    pub trusted_image_certificates: Option<Value>,
+    pub user_data: Option<Value>,
+    pub availability_zone: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -175,23 +186,37 @@ const DETAIL_ONLY: &[&str] = &[
     "OS-EXT-STS:task_state",
     "OS-EXT-STS:vm_state",
     "OS-EXT-STS:power_state",
-    "OS-EXT-SRV-ATTR:host",
-    "OS-EXT-SRV-ATTR:hypervisor_hostname",
-    "OS-EXT-SRV-ATTR:instance_name",
     "os-extended-volumes:volumes_attached",
 ];
 
-/// Nova's basic server view: what an update and a rebuild answer below
-/// microversion 2.75 (no extension keys, addresses without type and MAC).
-#[must_use]
-pub fn server_basic(base: &str, server: &Server, info: &CacheAddresses) -> Value {
-    // Without the detail view's groups: no Neutron look-up for them.
-    let mut view = json!(ServerDetail::new(base, server, info, &[]));
-    if let Value::Object(fields) = &mut view {
-        fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()));
+/// What an update and a rebuild answer: below 2.75 Nova's basic view (no
+/// extension keys, addresses without type and MAC), from 2.75 the server as
+/// `GET /servers/{id}` shows it.
+pub async fn server_answer(
+    state: &AppState,
+    caller: &Caller,
+    version: Microversion,
+    server: &Server,
+) -> ApiResult<Value> {
+    let base = &state.config.public_url;
+    let info = state.compute.addresses(server.id).await?;
+    let options = ViewOptions::of(caller, version);
+    if version.at_least(75) {
+        let groups = state
+            .compute
+            .security_groups_of(&[server.id])
+            .await?
+            .remove(&server.id)
+            .unwrap_or_default();
+        return Ok(json!(ServerDetail::new(base, server, &info, &groups, options)));
     }
-    view["addresses"] = json!(Addresses::of(server, info, false));
-    view
+    // Without the detail view's groups: no Neutron look-up for them.
+    let mut view = json!(ServerDetail::new(base, server, &info, &[], options));
+    if let Value::Object(fields) = &mut view {
+        fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()) && !key.starts_with("OS-EXT-SRV-ATTR:"));
+    }
+    view["addresses"] = json!(Addresses::of(server, &info, false));
+    Ok(view)
 }
 
 /// Nova's os-interface view.

@@ -163,24 +163,24 @@ async fn server_lists_page_by_limit_and_marker_and_ignore_unknown_parameters() {
 }
 
 /// The microversion a request asks for is negotiated as Nova does: none means
-/// 2.1, `latest` the maximum (2.1), a malformed one 400, one out of range 406;
-/// the answer says which it used.
+/// 2.1, `latest` the maximum (Nova 34's 2.104), a malformed one 400, one out of
+/// range 406; the answer says which it used.
 #[tokio::test]
 async fn microversions_are_negotiated_as_nova_does() {
     let api = Api::start().await;
     const COMPUTE: Option<&str> = Some("openstack-api-version");
     const LEGACY: Option<&str> = Some("x-openstack-nova-api-version");
-    let used = "2.1";
-    for (header, value, status) in [
-        (None, "", StatusCode::OK),
-        (COMPUTE, "compute 2.1", StatusCode::OK),
-        (COMPUTE, "compute latest", StatusCode::OK),
-        (COMPUTE, "image 2.5, compute 2.1", StatusCode::OK),
-        (LEGACY, "2.1", StatusCode::OK),
-        (COMPUTE, "compute 2.99", StatusCode::NOT_ACCEPTABLE),
-        (COMPUTE, "compute 3.0", StatusCode::NOT_ACCEPTABLE),
-        (COMPUTE, "compute 2.x", StatusCode::BAD_REQUEST),
-        (LEGACY, "2.01", StatusCode::BAD_REQUEST),
+    for (header, value, status, used) in [
+        (None, "", StatusCode::OK, "2.1"),
+        (COMPUTE, "compute 2.1", StatusCode::OK, "2.1"),
+        (COMPUTE, "compute latest", StatusCode::OK, "2.104"),
+        (COMPUTE, "image 2.5, compute 2.60", StatusCode::OK, "2.60"),
+        (LEGACY, "2.1", StatusCode::OK, "2.1"),
+        (COMPUTE, "compute 2.104", StatusCode::OK, "2.104"),
+        (COMPUTE, "compute 2.105", StatusCode::NOT_ACCEPTABLE, "2.1"),
+        (COMPUTE, "compute 3.0", StatusCode::NOT_ACCEPTABLE, "2.1"),
+        (COMPUTE, "compute 2.x", StatusCode::BAD_REQUEST, "2.1"),
+        (LEGACY, "2.01", StatusCode::BAD_REQUEST, "2.1"),
     ] {
         let headers: Vec<(&str, &str)> = header.map(|h| (h, value)).into_iter().collect();
         let (got, answer, body) = api
@@ -192,7 +192,7 @@ async fn microversions_are_negotiated_as_nova_does() {
         match status {
             StatusCode::NOT_ACCEPTABLE => {
                 let message = body["computeFault"]["message"].as_str().unwrap();
-                assert!(message.contains("Minimum is 2.1 and maximum is 2.1"), "{message}");
+                assert!(message.contains("Minimum is 2.1 and maximum is 2.104"), "{message}");
             }
             StatusCode::BAD_REQUEST => assert_eq!(body["badRequest"]["code"], 400),
             _ => assert!(body["servers"].is_array()),
@@ -200,7 +200,7 @@ async fn microversions_are_negotiated_as_nova_does() {
     }
     let (_, version) = api.get("/v2.1/").await;
     assert_eq!(version["version"]["min_version"], "2.1");
-    assert_eq!(version["version"]["version"], "2.1");
+    assert_eq!(version["version"]["version"], "2.104");
 }
 
 /// `/v2` is Nova's legacy v2.0 API: listed first in the version document, served
@@ -221,11 +221,15 @@ async fn the_legacy_v2_api_serves_the_same_resources_without_microversions() {
     assert_eq!(version["version"]["id"], "v2.0", "{version}");
     assert_eq!(version["version"]["links"][0]["href"], format!("{BASE}/v2/"));
 
+    // 2.1's schema: "none" came with 2.37, so a legacy boot without networks lists none.
     let boot = json!({"server": {"name": "legacy", "flavorRef": "1", "imageRef": IMAGE, "networks": "none"}});
+    let (status, refused) = api.call(Method::POST, "/v2/servers", Some(boot)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    let boot = json!({"server": {"name": "legacy", "flavorRef": "1", "imageRef": IMAGE}});
     let (status, created) = api.call(Method::POST, "/v2/servers", Some(boot)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{created}");
     let id = created["server"]["id"].as_str().unwrap();
-    let headers = [("openstack-api-version", "compute 2.99")];
+    let headers = [("openstack-api-version", "compute 2.105")];
     let (status, answer, body) = api
         .call_with_headers(Method::GET, &format!("/v2/servers/{id}"), &headers, None)
         .await;

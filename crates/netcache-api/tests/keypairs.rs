@@ -25,6 +25,15 @@ async fn call_as(api: &Api, user: &str, method: Method, uri: &str, body: Option<
     (status, body)
 }
 
+/// A boot at 2.37 (`"networks": "none"`) as `user`.
+async fn boot_as(api: &Api, user: &str, body: Value) -> (StatusCode, Value) {
+    let headers = [("x-user-id", user), ("openstack-api-version", "compute 2.37")];
+    let (status, _, body) = api
+        .call_with_headers(Method::POST, "/v2.1/servers", &headers, Some(body))
+        .await;
+    (status, body)
+}
+
 async fn create(api: &Api, user: &str, keypair: Value) -> (StatusCode, Value) {
     let (status, body) = call_as(
         api,
@@ -271,14 +280,7 @@ async fn a_boot_names_one_of_the_callers_keypairs_and_the_server_shows_it() {
     assert_eq!(status, StatusCode::OK);
     let boot = |key_name: Value| json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": IMAGE, "networks": "none", "key_name": key_name}});
 
-    let (status, created) = call_as(
-        &api,
-        "alice",
-        Method::POST,
-        "/v2.1/servers",
-        Some(boot(json!("boot key"))),
-    )
-    .await;
+    let (status, created) = boot_as(&api, "alice", boot(json!("boot key"))).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{created}");
     let id = created["server"]["id"].as_str().unwrap();
     let (status, shown) = call_as(&api, "alice", Method::GET, &format!("/v2.1/servers/{id}"), None).await;
@@ -295,7 +297,7 @@ async fn a_boot_names_one_of_the_callers_keypairs_and_the_server_shows_it() {
     // Not a key pair of the caller's: Nova's 400, and no server.
     for (user, key_name) in [("alice", "nope"), ("bob", "boot key")] {
         assert_nova_error(
-            call_as(&api, user, Method::POST, "/v2.1/servers", Some(boot(json!(key_name)))).await,
+            boot_as(&api, user, boot(json!(key_name))).await,
             StatusCode::BAD_REQUEST,
             "Invalid key_name provided.",
         );

@@ -231,28 +231,20 @@ async fn a_boot_is_refused_as_nova_refuses_it() {
         ),
     ];
     for (fields, status, message) in cases {
-        let got = api
-            .call(Method::POST, "/v2.1/servers", Some(boot(fields.clone())))
-            .await;
+        let got = api.post_boot(boot(fields.clone())).await;
         assert_refused(&fields.to_string(), got, status, Some(&message));
     }
     // Tempest's too-long keys: 256 and more characters.
     for size in [256, 257, 511, 1023] {
         let key = "k".repeat(size);
-        let got = api
-            .call(
-                Method::POST,
-                "/v2.1/servers",
-                Some(boot(json!({"metadata": {key: "data1"}}))),
-            )
-            .await;
+        let got = api.post_boot(boot(json!({"metadata": {key: "data1"}}))).await;
         assert_refused(&format!("a key of {size}"), got, bad, None);
     }
     let (_, servers) = api.get("/v2.1/servers").await;
     assert_eq!(servers["servers"], json!([]), "no refused boot left a server");
     // 128 items and a flavor's URL are fine.
     let fields = json!({"metadata": metadata_items("key", 128), "flavorRef": "http://127.0.0.1:8774/flavors/2"});
-    let (status, body) = api.call(Method::POST, "/v2.1/servers", Some(boot(fields))).await;
+    let (status, body) = api.post_boot(boot(fields)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
 }
 

@@ -24,6 +24,7 @@ use chrono::{DateTime, Utc};
 use common::{Api, BASE};
 use insta::assert_json_snapshot;
 use netcache_api::ApiError;
+use netcache_api::microversion::Microversion;
 use netcache_api::wire::{self, Flavor, Image};
 use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
@@ -70,6 +71,7 @@ fn server() -> Server {
         key_name: None,
         security_groups: vec![],
         locked_by: None,
+        attributes: Default::default(),
         tried_hosts: vec![HostName::from("compute-1")],
         created_at: at("2026-01-02T03:04:05Z"),
         updated_at: at("2026-01-02T03:04:21Z"),
@@ -186,13 +188,18 @@ fn assert_server_view(view: &Value) {
 }
 
 /// The names of the groups of a server's ports (two ports in `default`: twice, as Nova shows them).
+/// An admin's view at 2.1, the view the snapshots hold.
+fn admin_view() -> wire::ViewOptions {
+    wire::ViewOptions::everything(Microversion::MIN)
+}
+
 fn groups() -> Vec<String> {
     vec!["default".into(), "web".into(), "default".into()]
 }
 
 #[test]
 fn server_show_active() {
-    let view = json!({"server": wire::ServerDetail::new(BASE, &server(), &network_info(), &groups())});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &server(), &network_info(), &groups(), admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_active", view);
 }
@@ -208,7 +215,7 @@ fn server_show_building() {
         ..server()
     };
     // The cache already holds ports, yet a building server shows no addresses.
-    let view = json!({"server": wire::ServerDetail::new(BASE, &building, &network_info(), &groups())});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &building, &network_info(), &groups(), admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_building", view);
 }
@@ -225,7 +232,7 @@ fn server_show_error_with_fault() {
         launched_at: None,
         ..server()
     };
-    let view = json!({"server": wire::ServerDetail::new(BASE, &failed, &CacheAddresses::default(), &[])});
+    let view = json!({"server": wire::ServerDetail::new(BASE, &failed, &CacheAddresses::default(), &[], admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_error_with_fault", view);
 }
@@ -237,7 +244,8 @@ fn server_show_deleted() {
         deleted_at: Some(at("2026-01-03T00:00:00.5Z")),
         ..server()
     };
-    let view = json!({"server": wire::ServerDetail::new(BASE, &deleted, &CacheAddresses::default(), &[])});
+    let view =
+        json!({"server": wire::ServerDetail::new(BASE, &deleted, &CacheAddresses::default(), &[], admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_deleted", view);
 }
@@ -268,7 +276,7 @@ fn server_index_page() {
 #[test]
 fn server_detail_list() {
     let (server, info) = (server(), CacheAddresses::default());
-    let views = vec![wire::ServerDetail::new(BASE, &server, &info, &[])];
+    let views = vec![wire::ServerDetail::new(BASE, &server, &info, &[], admin_view())];
     let page = json!(wire::DetailPage::new(BASE, views, None));
     assert_satisfies("GET /servers/detail", &nova_schema::list_servers_detail(), &page);
     assert_json_snapshot!("server_detail_list", page);
@@ -516,7 +524,7 @@ async fn create_response_and_version_documents() {
     let api = Api::start().await;
 
     let boot = json!({"server": {"name": "web-1", "flavorRef": "1", "imageRef": IMAGE, "networks": "none"}});
-    let (status, mut created) = api.call(Method::POST, "/v2.1/servers", Some(boot)).await;
+    let (status, mut created) = api.post_boot(boot).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{created}");
     // Minted per run: check the shape, then replace with placeholders.
     let id = created["server"]["id"].as_str().unwrap().to_owned();

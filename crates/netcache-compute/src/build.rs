@@ -10,6 +10,7 @@ use netcache_domain::change::Change;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::operation::{Operation, OperationKind, OperationParams, resumes_in_place};
 use netcache_domain::server::{NetworkRequest, NetworkRequests, Server, TaskState, VmState};
+use netcache_domain::server_attributes::{ServerAttributes, sanitize_hostname};
 use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::visibility::{NetworkAccess, User, network_access};
 use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
@@ -35,6 +36,9 @@ pub struct CreateServer {
     pub key_name: Option<String>,
     /// Security groups by name or id, each once (none: Neutron's default).
     pub security_groups: Vec<String>,
+    /// What only the API shows back; each server of the request gets its own
+    /// `launch_index`, and a `hostname` from its name if none was asked for.
+    pub attributes: ServerAttributes,
 }
 
 /// A boot request with what its checks resolved: "auto" networks, group ids.
@@ -137,16 +141,8 @@ impl Compute {
         count: u32,
         claim: Change,
     ) -> Result<Vec<Server>> {
-        let (servers, ops): (Vec<Server>, Vec<_>) = (1..=count)
-            .map(|index| {
-                let name = if count > 1 {
-                    format!("{}-{index}", boot.request.name)
-                } else {
-                    boot.request.name.clone()
-                };
-                self.new_build(ctx, boot, name)
-            })
-            .unzip();
+        let (servers, ops): (Vec<Server>, Vec<_>) =
+            (1..=count).map(|index| self.new_build(ctx, boot, index, count)).unzip();
         let ops = ops
             .into_iter()
             .map(|(op, changes, unsent)| {
@@ -173,12 +169,23 @@ impl Compute {
         &self,
         ctx: &RequestContext,
         boot: &Boot<'_>,
-        name: String,
+        index: u32,
+        count: u32,
     ) -> (Server, (Operation, Vec<Change>, Vec<PortIntent>)) {
         let (request, now) = (boot.request, self.clock.now());
+        let id = ServerId::new_v4();
+        // Nova's `_populate_instance_names`: one of several is named, and
+        // hostnamed, with its 1-based index.
+        let numbered = |text: String| if count > 1 { format!("{text}-{index}") } else { text };
+        let mut attributes = request.attributes.clone();
+        attributes.launch_index = index - 1;
+        if attributes.hostname.is_none() {
+            attributes.hostname =
+                Some(sanitize_hostname(&request.name).map_or_else(|| format!("Server-{id}"), numbered));
+        }
         let mut server = Server {
-            id: ServerId::new_v4(),
-            name,
+            id,
+            name: numbered(request.name.clone()),
             project_id: ProjectId::from(ctx.project_id.as_str()),
             user_id: ctx.user_id.clone(),
             host: None,
@@ -195,6 +202,7 @@ impl Compute {
             key_name: request.key_name.clone(),
             security_groups: boot.security_groups.to_vec(),
             locked_by: None,
+            attributes,
             tried_hosts: vec![],
             created_at: now,
             updated_at: now,

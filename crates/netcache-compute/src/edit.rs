@@ -4,13 +4,14 @@
 //! (see `Compute::save_server`), so a rename during a build is never lost. A lock
 //! or unlock is an instance action, recorded in the edit's own commit.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use netcache_domain::ServerId;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::server::{LockedBy, Server, VmState};
+use netcache_domain::server_attributes::MAX_TAGS;
 
 use crate::build::action;
 use crate::{Compute, Error, RequestContext, Result};
@@ -26,6 +27,10 @@ pub enum ServerEdit {
         name: Option<String>,
         access_ip_v4: Option<Ipv4Addr>,
         access_ip_v6: Option<Ipv6Addr>,
+        /// 2.19: `Some(None)` clears it.
+        description: Option<Option<String>>,
+        /// 2.90.
+        hostname: Option<String>,
     },
     /// Metadata items merged into the server's (`replace`: in place of all of them).
     SetMetadata {
@@ -35,9 +40,21 @@ pub enum ServerEdit {
     DeleteMetadata {
         key: String,
     },
-    /// Nova's lock (`lockServer`) and unlock: who may unlock is the API's policy.
-    Lock(LockedBy),
+    /// Nova's lock (`lockServer`, with 2.73's reason) and unlock: who may
+    /// unlock is the API's policy.
+    Lock(LockedBy, Option<String>),
     Unlock,
+    /// 2.26's server tags.
+    Tags(TagEdit),
+}
+
+/// A change of a server's tags (`/servers/{id}/tags`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TagEdit {
+    Replace(BTreeSet<String>),
+    Add(String),
+    Remove(String),
+    Clear,
 }
 
 impl ServerEdit {
@@ -52,9 +69,17 @@ impl ServerEdit {
                 name,
                 access_ip_v4,
                 access_ip_v6,
+                description,
+                hostname,
             } => {
                 if let Some(name) = name {
                     edited.name.clone_from(name);
+                }
+                if let Some(description) = description {
+                    edited.attributes.description.clone_from(description);
+                }
+                if let Some(hostname) = hostname {
+                    edited.attributes.hostname = Some(hostname.clone());
                 }
                 edited.access_ip_v4 = access_ip_v4.or(server.access_ip_v4);
                 edited.access_ip_v6 = access_ip_v6.or(server.access_ip_v6);
@@ -67,9 +92,39 @@ impl ServerEdit {
                     edited.metadata.extend(items.clone());
                 }
             }
-            Self::Lock(by) if !owners_relock(*by, server) => edited.locked_by = Some(*by),
-            Self::Lock(_) => {}
-            Self::Unlock => edited.locked_by = None,
+            Self::Lock(by, reason) if !owners_relock(*by, server) => {
+                edited.locked_by = Some(*by);
+                edited.attributes.locked_reason.clone_from(reason);
+            }
+            Self::Lock(..) => {}
+            Self::Unlock => {
+                edited.locked_by = None;
+                edited.attributes.locked_reason = None;
+            }
+            Self::Tags(tags) => {
+                tags_changeable(server, tags)?;
+                let stored = &mut edited.attributes.tags;
+                match tags {
+                    TagEdit::Replace(new) => stored.clone_from(new),
+                    TagEdit::Add(tag) if stored.len() >= MAX_TAGS && !stored.contains(tag) => {
+                        return Err(Error::InvalidInput(format!(
+                            "The number of tags exceeded the per-server limit {MAX_TAGS}"
+                        )));
+                    }
+                    TagEdit::Add(tag) => {
+                        stored.insert(tag.clone());
+                    }
+                    TagEdit::Remove(tag) => {
+                        if !stored.remove(tag) {
+                            return Err(Error::TagNotFound {
+                                server: server.id,
+                                tag: tag.clone(),
+                            });
+                        }
+                    }
+                    TagEdit::Clear => stored.clear(),
+                }
+            }
             Self::DeleteMetadata { key } => {
                 if edited.metadata.remove(key).is_none() {
                     return Err(Error::MetadataItemNotFound);
@@ -85,10 +140,10 @@ impl ServerEdit {
     /// an owner's lock of a locked server.
     fn recorded_action(&self, server: &Server) -> Option<&'static str> {
         match self {
-            Self::Lock(by) if owners_relock(*by, server) => None,
-            Self::Lock(_) => Some("lock"),
+            Self::Lock(by, _) if owners_relock(*by, server) => None,
+            Self::Lock(..) => Some("lock"),
             Self::Unlock => Some("unlock"),
-            Self::Update { .. } | Self::SetMetadata { .. } | Self::DeleteMetadata { .. } => None,
+            Self::Update { .. } | Self::SetMetadata { .. } | Self::DeleteMetadata { .. } | Self::Tags(_) => None,
         }
     }
 }
@@ -97,6 +152,24 @@ impl ServerEdit {
 /// as it is (an admin's lock stays an admin's).
 fn owners_relock(by: LockedBy, server: &Server) -> bool {
     by == LockedBy::Owner && server.locked_by.is_some()
+}
+
+/// Nova's tags change only on an active, paused, suspended or stopped server (409).
+fn tags_changeable(server: &Server, edit: &TagEdit) -> Result<()> {
+    let allowed = [VmState::Active, VmState::Paused, VmState::Suspended, VmState::Stopped];
+    if allowed.contains(&server.vm_state) {
+        return Ok(());
+    }
+    Err(Error::InvalidState {
+        server: server.id,
+        action: match edit {
+            TagEdit::Replace(_) => "update tags",
+            TagEdit::Add(_) => "update tag",
+            TagEdit::Remove(_) => "delete tag",
+            TagEdit::Clear => "delete tags",
+        },
+        vm_state: server.vm_state.to_string(),
+    })
 }
 
 /// Nova's `check_instance_lock` and `check_instance_state` of the metadata calls

@@ -97,6 +97,8 @@ pub enum Error {
     BadQuotaLimit(netcache_domain::quota::BadLimit),
     #[error("Metadata item was not found")]
     MetadataItemNotFound,
+    #[error("Instance {server} has no tag '{tag}'")]
+    TagNotFound { server: ServerId, tag: String },
     #[error("Cannot '{action}' instance {server} while it is in task_state {kind}")]
     OperationInFlight {
         server: ServerId,

@@ -56,7 +56,7 @@ pub use build::CreateServer;
 #[cfg(feature = "testing")]
 pub use config::Sabotage;
 pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, RetentionConfig, VirtConfig};
-pub use edit::ServerEdit;
+pub use edit::{ServerEdit, TagEdit};
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
 pub use gc::GcReport;

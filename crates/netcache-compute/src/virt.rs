@@ -204,6 +204,7 @@ mod tests {
             key_name: None,
             security_groups: vec![],
             locked_by: None,
+            attributes: Default::default(),
             tried_hosts: vec![],
             created_at: at,
             updated_at: at,

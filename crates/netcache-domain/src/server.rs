@@ -5,6 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use chrono::{DateTime, Utc};
 
+use crate::server_attributes::ServerAttributes;
 use crate::{HostName, NetworkId, PortId, ProjectId, ServerId};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +35,8 @@ pub struct Server {
     pub security_groups: Vec<String>,
     /// Nova's lock: who locked the server, if it is locked.
     pub locked_by: Option<LockedBy>,
+    /// What only the API shows back (description, tags, hostname, …).
+    pub attributes: ServerAttributes,
     /// Hosts already tried by this build, in order (the reschedule history).
     pub tried_hosts: Vec<HostName>,
     pub created_at: DateTime<Utc>,
@@ -107,6 +110,7 @@ impl Server {
             access_ip_v6: current.access_ip_v6,
             metadata: current.metadata.clone(),
             locked_by: current.locked_by,
+            attributes: current.attributes.clone(),
             generation: current.generation,
             ..self
         }
@@ -315,6 +319,7 @@ pub(crate) fn fixture() -> Server {
         key_name: None,
         security_groups: vec![],
         locked_by: None,
+        attributes: ServerAttributes::default(),
         requested_networks: NetworkRequests::None,
         tried_hosts: vec![],
         created_at: at,

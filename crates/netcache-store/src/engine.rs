@@ -330,6 +330,7 @@ where
             .bind(s.key_name.as_deref())
             .bind(s.locked_by.map(netcache_domain::server::LockedBy::as_str))
             .bind(json::strings_to_json(&s.security_groups))
+            .bind(json::attributes_to_json(&s.attributes))
     }
 
     /// `$1` server, `$2` port, then the other columns (see [`sql::UPDATE_VIF`]).

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
+use netcache_domain::server_attributes::ServerAttributes;
 use netcache_domain::{HostName, NetworkId, PortId};
 use serde::{Deserialize, Serialize};
 
@@ -113,6 +114,14 @@ pub(crate) fn strings_to_json(items: &[String]) -> String {
 }
 
 pub(crate) fn strings_from_json(text: &str) -> Result<Vec<String>, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+pub(crate) fn attributes_to_json(attributes: &ServerAttributes) -> String {
+    serde_json::to_string(attributes).expect("server attributes are always serialisable")
+}
+
+pub(crate) fn attributes_from_json(text: &str) -> Result<ServerAttributes, serde_json::Error> {
     serde_json::from_str(text)
 }
 

@@ -19,14 +19,14 @@ macro_rules! server_columns {
         "id, name, project_id, user_id, host, availability_zone, vm_state, task_state, fault_code, \
          fault_message, fault_created, flavor_ref, image_ref, metadata, requested_networks, tried_hosts, \
          created_at, updated_at, launched_at, deleted_at, access_ip_v4, access_ip_v6, generation, key_name, \
-         locked_by, security_groups"
+         locked_by, security_groups, attributes"
     };
 }
 
 pub(crate) const INSERT_SERVER: &str = concat!(
     "INSERT INTO servers (",
     server_columns!(),
-    ") VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $2, $24, $25, $26)"
+    ") VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $2, $24, $25, $26, $27)"
 );
 
 /// Compare-and-swap on the generation the caller read.
@@ -35,7 +35,7 @@ pub(crate) const UPDATE_SERVER: &str = "UPDATE servers SET name = $3, project_id
      fault_message = $11, fault_created = $12, flavor_ref = $13, image_ref = $14, metadata = $15, \
      requested_networks = $16, tried_hosts = $17, created_at = $18, updated_at = $19, \
      launched_at = $20, deleted_at = $21, access_ip_v4 = $22, access_ip_v6 = $23, key_name = $24, locked_by = $25, \
-     security_groups = $26, \
+     security_groups = $26, attributes = $27, \
      generation = generation + 1 \
      WHERE id = $1 AND generation = $2";
 

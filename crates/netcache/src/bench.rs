@@ -228,6 +228,7 @@ fn server(id: ServerId, i: usize, now: chrono::DateTime<Utc>) -> Server {
         key_name: None,
         security_groups: vec![],
         locked_by: None,
+        attributes: Default::default(),
         tried_hosts: vec![HostName::from("host1")],
         created_at: now + chrono::TimeDelta::microseconds(i64::try_from(i).unwrap_or(i64::MAX)),
         updated_at: now,

@@ -93,8 +93,10 @@ impl Api {
         let mut request = Request::builder()
             .method(method)
             .uri(uri)
-            .header("content-type", "application/json")
-            .header("x-roles", "admin,member,reader");
+            .header("content-type", "application/json");
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("x-roles")) {
+            request = request.header("x-roles", "admin,member,reader");
+        }
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
@@ -114,18 +116,35 @@ impl Api {
         self.boot_with(json!({"name": name})).await
     }
 
-    /// Boots with `fields` added to a valid request (no networks); returns the id.
+    /// Boots with `fields` added to a valid request (no networks: 2.37's
+    /// `"none"`); returns the id.
     pub async fn boot_with(&self, fields: Value) -> String {
         let mut server = json!({"name": "vm", "flavorRef": "1", "imageRef": IMAGE, "networks": "none"});
         server
             .as_object_mut()
             .unwrap()
             .extend(fields.as_object().unwrap().clone());
-        let (status, body) = self
-            .call(Method::POST, "/v2.1/servers", Some(json!({ "server": server })))
-            .await;
+        let (status, body) = self.post_boot(json!({ "server": server })).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         body["server"]["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A call at microversion `2.minor` (as the harness's admin).
+    pub async fn at(&self, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let version = format!("compute 2.{minor}");
+        let (status, _, body) = self
+            .call_with_headers(method, uri, &[("openstack-api-version", &version)], body)
+            .await;
+        (status, body)
+    }
+
+    /// `POST /v2.1/servers` at 2.37, where `"networks": "none"` is allowed.
+    pub async fn post_boot(&self, body: Value) -> (StatusCode, Value) {
+        let headers = [("openstack-api-version", "compute 2.37")];
+        let (status, _, body) = self
+            .call_with_headers(Method::POST, "/v2.1/servers", &headers, Some(body))
+            .await;
+        (status, body)
     }
 
     /// Waits until the server leaves BUILD; answers its status.

@@ -73,6 +73,7 @@ fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {
         key_name: None,
         security_groups: vec![],
         networks: NetworkRequests::None,
+        attributes: Default::default(),
     }
 }
 
@@ -99,6 +100,8 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
         name: Some("renamed".into()),
         access_ip_v4: Some("192.0.2.7".parse().unwrap()),
         access_ip_v6: None,
+        description: Some(Some("renamed in flight".into())),
+        hostname: None,
     };
     let edited = h
         .compute

@@ -128,6 +128,7 @@ fn staged_server(id: ServerId, now: chrono::DateTime<chrono::Utc>) -> Server {
         key_name: None,
         security_groups: vec![],
         locked_by: None,
+        attributes: Default::default(),
         tried_hosts: vec![HostName::from("host1")],
         created_at: now,
         updated_at: now,

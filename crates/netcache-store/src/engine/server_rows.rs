@@ -57,6 +57,7 @@ where
             requested_networks: c.json("requested_networks", json::requests_from_json)?,
             key_name: c.get("key_name")?,
             locked_by: c.parse_opt("locked_by")?,
+            attributes: c.json("attributes", json::attributes_from_json)?,
             security_groups: c.json("security_groups", json::strings_from_json)?,
             tried_hosts: c.json("tried_hosts", json::hosts_from_json)?,
             created_at: c.ts("created_at")?,

@@ -58,6 +58,7 @@ pub fn server(project: &str, created: DateTime<Utc>) -> Server {
         key_name: Some("laptop key_1".into()),
         security_groups: vec!["5e0c4f4e-1b9a-4e8e-9a53-6d8f4f0a2b11".into()],
         locked_by: Some(LockedBy::Owner),
+        attributes: Default::default(),
         tried_hosts: vec![HostName::from("host1"), HostName::from("host2")],
         created_at: created,
         updated_at: created + Duration::seconds(1),
@@ -81,6 +82,7 @@ pub fn bare_server(project: &str, created: DateTime<Utc>) -> Server {
         key_name: None,
         security_groups: vec![],
         locked_by: None,
+        attributes: Default::default(),
         tried_hosts: vec![],
         launched_at: None,
         ..server(project, created)
