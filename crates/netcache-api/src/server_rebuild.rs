@@ -16,7 +16,7 @@ use crate::server_create::admin_password;
 use crate::{AppState, Caller, images, schema, wire};
 
 /// The fields of `base_rebuild`, in its order (the order Nova checks them in).
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 8] = [
     "name",
     "imageRef",
     "adminPass",
@@ -25,7 +25,16 @@ const FIELDS: [&str; 9] = [
     "OS-DCF:diskConfig",
     "accessIPv4",
     "accessIPv6",
-    "personality",
+];
+
+/// The fields later microversions add to a rebuild, with the version that
+/// adds it (`personality` is there until 2.57 removes it).
+const LATER_FIELDS: [(&str, u16); 5] = [
+    ("description", 19),
+    ("key_name", 54),
+    ("user_data", 57),
+    ("trusted_image_certificates", 63),
+    ("hostname", 90),
 ];
 
 pub async fn act(
@@ -35,7 +44,7 @@ pub async fn act(
     id: &str,
     args: &Value,
 ) -> ApiResult<Response> {
-    let (request, password) = parse(args)?;
+    let (request, password) = parse(args, version)?;
     let server = caller.server(state, id, "os_compute_api:servers:rebuild").await?;
     let server = state.compute.rebuild(&caller.ctx, server.id, request).await?;
     let base = &state.config.public_url;
@@ -56,7 +65,7 @@ pub async fn act(
 /// no ephemeral disk and its disk config is always `MANUAL`; `personality`
 /// files are checked (not their base64) and dropped: the fake guest has no
 /// disk to write them to.
-fn parse(args: &Value) -> ApiResult<(RebuildServer, String)> {
+fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, String)> {
     let Value::Object(fields) = args else {
         return Err(schema::not_of_type("rebuild", args, "object"));
     };
@@ -75,10 +84,43 @@ fn parse(args: &Value) -> ApiResult<(RebuildServer, String)> {
     }
     let access_ip_v4 = fields.get("accessIPv4").map(schema::access_ip_v4).transpose()?;
     let access_ip_v6 = fields.get("accessIPv6").map(schema::access_ip_v6).transpose()?;
-    if let Some(files) = fields.get("personality") {
+    let personality_allowed = !version.at_least(57);
+    if let Some(files) = fields.get("personality").filter(|_| personality_allowed) {
         personality(files)?;
     }
-    schema::object(Some("rebuild"), args, &FIELDS, &["imageRef"])?;
+    let mut allowed: Vec<&str> = FIELDS.to_vec();
+    allowed.extend(
+        LATER_FIELDS
+            .iter()
+            .filter(|(_, minor)| version.at_least(*minor))
+            .map(|(key, _)| *key),
+    );
+    if personality_allowed {
+        allowed.push("personality");
+    }
+    schema::object(Some("rebuild"), args, &allowed, &["imageRef"])?;
+    let nullable_string = |key: &str| -> ApiResult<Option<Option<String>>> {
+        fields
+            .get(key)
+            .map(|v| match v {
+                Value::Null => Ok(None),
+                other => schema::string(key, other).map(|s| Some(s.to_owned())),
+            })
+            .transpose()
+    };
+    let trusted_image_certificates = fields
+        .get("trusted_image_certificates")
+        .map(|v| match v {
+            Value::Null => Ok(None),
+            Value::Array(ids) => ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| schema::string(&i.to_string(), id).map(str::to_owned))
+                .collect::<ApiResult<Vec<_>>>()
+                .map(Some),
+            other => Err(schema::not_of_type("trusted_image_certificates", other, "array")),
+        })
+        .transpose()?;
     let image_ref = image_ref.unwrap_or_default();
     Ok((
         RebuildServer {
@@ -88,6 +130,14 @@ fn parse(args: &Value) -> ApiResult<(RebuildServer, String)> {
             metadata,
             access_ip_v4,
             access_ip_v6,
+            description: fields.get("description").map(schema::description).transpose()?,
+            key_name: nullable_string("key_name")?,
+            user_data: nullable_string("user_data")?,
+            trusted_image_certificates,
+            hostname: fields
+                .get("hostname")
+                .map(|h| schema::hostname(h, version.at_least(94)))
+                .transpose()?,
         },
         password,
     ))
@@ -133,28 +183,58 @@ mod tests {
     const IMAGE: &str = images::IMAGES[1].id;
 
     fn message(args: &Value) -> String {
-        parse(args).unwrap_err().to_string()
+        parse(args, Microversion::MIN).unwrap_err().to_string()
     }
 
     #[test]
     fn a_rebuild_names_an_image_and_may_replace_the_users_fields() {
-        let (request, password) = parse(&json!({
-            "imageRef": IMAGE, "name": "new", "metadata": {"rebuild": "server"},
-            "adminPass": "rebuildPassw0rd", "accessIPv4": "192.0.2.1", "accessIPv6": "::1",
-            "preserve_ephemeral": false, "OS-DCF:diskConfig": "AUTO",
-            "personality": [{"path": "/etc/motd", "contents": "aGk="}],
-        }))
+        let (request, password) = parse(
+            &json!({
+                "imageRef": IMAGE, "name": "new", "metadata": {"rebuild": "server"},
+                "adminPass": "rebuildPassw0rd", "accessIPv4": "192.0.2.1", "accessIPv6": "::1",
+                "preserve_ephemeral": false, "OS-DCF:diskConfig": "AUTO",
+                "personality": [{"path": "/etc/motd", "contents": "aGk="}],
+            }),
+            Microversion::MIN,
+        )
         .unwrap();
         assert_eq!(password, "rebuildPassw0rd");
         assert!(request.image_known);
         assert_eq!(request.name.as_deref(), Some("new"));
         assert_eq!(request.metadata.unwrap()["rebuild"], "server");
         assert_eq!(request.access_ip_v4.unwrap().to_string(), "192.0.2.1");
-        let (bare, generated) = parse(&json!({"imageRef": IMAGE})).unwrap();
+        let (bare, generated) = parse(&json!({"imageRef": IMAGE}), Microversion::MIN).unwrap();
         assert_eq!((bare.name, bare.metadata, bare.access_ip_v6), (None, None, None));
         assert_eq!(generated.len(), 12);
-        let (unknown, _) = parse(&json!({"imageRef": "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01"})).unwrap();
+        let (unknown, _) = parse(
+            &json!({"imageRef": "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01"}),
+            Microversion::MIN,
+        )
+        .unwrap();
         assert!(!unknown.image_known, "refused by Compute, after its state checks");
+    }
+
+    #[test]
+    fn later_microversions_add_fields_and_take_personality_away() {
+        let at = |minor, args: Value| parse(&args, Microversion::new(minor));
+        let all = json!({
+            "imageRef": IMAGE, "description": "d", "key_name": null, "user_data": "aGk=",
+            "trusted_image_certificates": ["c"], "hostname": "web",
+        });
+        let (request, _) = at(90, all.clone()).unwrap();
+        assert_eq!(request.description, Some(Some("d".into())));
+        assert_eq!(request.key_name, Some(None), "2.54: null takes the key pair away");
+        assert_eq!(request.user_data, Some(Some("aGk=".into())));
+        assert_eq!(request.trusted_image_certificates, Some(Some(vec!["c".into()])));
+        assert_eq!(request.hostname.as_deref(), Some("web"));
+        for (key, minor) in LATER_FIELDS {
+            let args = json!({"imageRef": IMAGE, key: all[key]});
+            assert!(at(minor - 1, args.clone()).is_err(), "{key} before 2.{minor}");
+            assert!(at(minor, args).is_ok(), "{key} at 2.{minor}");
+        }
+        let files = json!({"imageRef": IMAGE, "personality": []});
+        assert!(at(56, files.clone()).is_ok());
+        assert!(at(57, files).is_err());
     }
 
     #[test]

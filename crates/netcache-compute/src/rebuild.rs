@@ -34,6 +34,16 @@ pub struct RebuildServer {
     pub metadata: Option<BTreeMap<String, String>>,
     pub access_ip_v4: Option<Ipv4Addr>,
     pub access_ip_v6: Option<Ipv6Addr>,
+    /// Later microversions' fields: `Some(None)` clears one.
+    pub description: Option<Option<String>>,
+    /// 2.54: one of the caller's key pairs, or none.
+    pub key_name: Option<Option<String>>,
+    /// 2.57.
+    pub user_data: Option<Option<String>>,
+    /// 2.63.
+    pub trusted_image_certificates: Option<Option<Vec<String>>>,
+    /// 2.90.
+    pub hostname: Option<String>,
 }
 
 const ACTION: &str = "rebuild";
@@ -89,8 +99,26 @@ impl Compute {
         if let Some(metadata) = &request.metadata {
             self.check_metadata_quota(ctx, metadata.len()).await?;
         }
+        if let Some(Some(key_name)) = &request.key_name {
+            self.check_key_name(ctx, key_name).await?;
+        }
         let now = self.clock.now();
+        let mut attributes = server.attributes.clone();
+        if let Some(description) = request.description {
+            attributes.description = description;
+        }
+        if let Some(user_data) = request.user_data {
+            attributes.user_data = user_data;
+        }
+        if let Some(certificates) = request.trusted_image_certificates {
+            attributes.trusted_image_certificates = certificates;
+        }
+        if let Some(hostname) = request.hostname {
+            attributes.hostname = Some(hostname);
+        }
         let running = Server {
+            key_name: request.key_name.unwrap_or(server.key_name),
+            attributes,
             task_state: Some(TaskState::Rebuilding),
             image_ref: request.image_ref,
             name: request.name.unwrap_or(server.name),
