@@ -10,7 +10,7 @@
 # Needs, on 127.0.0.1: Keystone as scripts/keystone.sh makes it (admin user and
 # project; catalog compute = netcache's /v2.1, image = netcache's /image,
 # network = a real Neutron with Keystone auth), netcache with
-# auth.strategy = keystone. clouds.yaml (made here): `ansible-admin` (admin),
+# auth.strategy = keystone. clouds.yaml (scripts/clouds_yaml.py): `ansible-admin` (admin),
 # which create.yml uses to make project ansible-check and user ansible-member
 # (member role), and `ansible-member`, which does the rest; both
 # auth_type password, interface public, endpoints from the catalog.
@@ -25,6 +25,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=venv-pins.sh
+. "$HERE/venv-pins.sh"
 VENV=${ANSIBLE_VENV:-$HOME/.cache/netcache/ansible-venv}
 # ansible-core 2.19 is the newest for Python 3.11; the `ansible` package of the
 # same line carries openstack.cloud 2.5.0, the only file taken from it, which
@@ -42,24 +44,13 @@ KS_URL=${1%/}
 KS_URL=${KS_URL%/v3}/v3
 [[ $KS_URL =~ ^http://(127\.[0-9.]+|localhost)(:[0-9]+)?/v3$ ]] || die "refusing non-loopback Keystone URL $KS_URL"
 
-installed() {
-    "$VENV/bin/python" - "$ANSIBLE_CORE_SPEC" "$OPENSTACKSDK_SPEC" <<'PY' 2>/dev/null
-import sys
-from importlib import metadata
-for spec in sys.argv[1:]:
-    name, version = spec.split("==")
-    if metadata.version(name) != version:
-        sys.exit(1)
-PY
-}
-
 # The venv and the collection, made once; under a lock so two runs do not
 # install at once.
 ensure_venv() {
     mkdir -p "$(dirname "$VENV")"
     exec 7>"$VENV.lock"
     flock -w 1200 7 || die "timed out waiting for $VENV.lock"
-    if ! installed || [ ! -f "$COLLECTIONS/ansible_collections/openstack/cloud/MANIFEST.json" ]; then
+    if ! venv_has "$VENV" "$ANSIBLE_CORE_SPEC" "$OPENSTACKSDK_SPEC" || [ ! -f "$COLLECTIONS/ansible_collections/openstack/cloud/MANIFEST.json" ]; then
         log "installing $ANSIBLE_CORE_SPEC, $OPENSTACKSDK_SPEC and openstack.cloud (from $COLLECTION_FROM) into $VENV"
         "${PYTHON:-python3}" -m venv "$VENV"
         "$VENV/bin/python" -m pip install --quiet "$ANSIBLE_CORE_SPEC" "$OPENSTACKSDK_SPEC" >&2 \
@@ -89,36 +80,16 @@ trap 'rm -rf "$TMP"' EXIT
 # One key for all four runs (a key pair found with another key would be a change).
 ssh-keygen -q -t ed25519 -N '' -C ansible-check -f "$TMP/id" || die "ssh-keygen failed"
 
-yaml_string() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
-ADMIN_PASSWORD=$(yaml_string "${CHECK_KEYSTONE_ADMIN_PASSWORD:-secret}")
 USER_PASSWORD=${CHECK_USER_PASSWORD:-ansible-check-secret}
-cloud() { # NAME USER PASSWORD(JSON) PROJECT
-    cat <<EOF
-  $1:
-    auth_type: password
-    auth:
-      auth_url: $KS_URL
-      username: $2
-      password: $3
-      project_name: $4
-      user_domain_name: Default
-      project_domain_name: Default
-    identity_api_version: '3'
-    region_name: RegionOne
-    interface: public
-EOF
-}
-{
-    echo "clouds:"
-    cloud ansible-admin admin "$ADMIN_PASSWORD" admin
-    cloud ansible-member ansible-member "$(yaml_string "$USER_PASSWORD")" ansible-check
-} > "$TMP/clouds.yaml"
+python3 "$HERE/clouds_yaml.py" "$KS_URL" "$TMP/clouds.yaml" \
+    ansible-admin admin "${CHECK_KEYSTONE_ADMIN_PASSWORD:-secret}" admin \
+    ansible-member ansible-member "$USER_PASSWORD" ansible-check || die "writing clouds.yaml failed"
 
 # Only these clouds and this collection, whatever the environment says.
 while IFS= read -r var; do unset "$var"; done < <(env | sed -n 's/^\(OS_[A-Z_]*\)=.*/\1/p')
 export OS_CLIENT_CONFIG_FILE=$TMP/clouds.yaml
 export ANSIBLE_COLLECTIONS_PATH=$COLLECTIONS ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False
-export ANSIBLE_HOME=$TMP/ansible-home ANSIBLE_LOCAL_TEMP=$TMP/ansible-tmp
+export ANSIBLE_HOME=$TMP/ansible-home ANSIBLE_LOCAL_TEMP=$TMP/ansible-tmp ANSIBLE_REMOTE_TEMP=$TMP/ansible-remote
 export ANSIBLE_NOCOLOR=1 ANSIBLE_LOCALHOST_WARNING=False ANSIBLE_INVENTORY_UNPARSED_WARNING=False
 export ANSIBLE_RETRY_FILES_ENABLED=False PYTHONWARNINGS=ignore
 export ANSIBLE_CHECK_PASSWORD=$USER_PASSWORD ANSIBLE_CHECK_PUBLIC_KEY

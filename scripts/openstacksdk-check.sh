@@ -11,9 +11,10 @@
 # Needs, on 127.0.0.1: Keystone as scripts/keystone.sh makes it (admin user and
 # project; catalog compute = netcache's /v2.1, image = netcache's /image,
 # network = a real Neutron with Keystone auth), netcache with
-# auth.strategy = keystone. scripts/openstacksdk/prepare.py makes, as admin,
-# the projects, users, networks and the clouds.yaml the tests read (devstack,
-# devstack-alt, devstack-admin, devstack-system-admin). Upstream's assumption of
+# auth.strategy = keystone. The clouds.yaml the tests read (scripts/clouds_yaml.py):
+# devstack (user demo), devstack-alt (alt_demo), devstack-admin and
+# devstack-system-admin (admin); scripts/openstacksdk/prepare.py makes, as admin,
+# the projects, users and networks. Upstream's assumption of
 # a block-storage service is lifted by scripts/openstacksdk/without_block_storage.py.
 #
 # The venv (openstacksdk and the tests' own requirements) is made once under a lock.
@@ -30,6 +31,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=venv-pins.sh
+. "$HERE/venv-pins.sh"
 VENV=${OPENSTACKSDK_VENV:-$HOME/.cache/netcache/openstacksdk-venv}
 # The tests' requirements are openstacksdk's test-requirements.txt, less what
 # only its unit tests use.
@@ -47,14 +50,7 @@ ensure_venv() {
     mkdir -p "$(dirname "$VENV")"
     exec 7>"$VENV.lock"
     flock -w 1200 7 || die "timed out waiting for $VENV.lock"
-    if ! "$VENV/bin/python" - "${REQUIREMENTS[@]}" <<'PY' 2>/dev/null; then
-import sys
-from importlib import metadata
-for spec in sys.argv[1:]:
-    name, _, version = spec.partition("==")
-    if metadata.version(name) != (version or metadata.version(name)):
-        sys.exit(1)
-PY
+    if ! venv_has "$VENV" "${REQUIREMENTS[@]}"; then
         log "installing ${REQUIREMENTS[*]} into $VENV"
         "${PYTHON:-python3}" -m venv "$VENV"
         "$VENV/bin/python" -m pip install --quiet "${REQUIREMENTS[@]}" >&2 || die "pip install failed"
@@ -68,8 +64,13 @@ trap 'rm -rf "$TMP"' EXIT
 # Only these clouds, whatever the environment says.
 while IFS= read -r var; do unset "$var"; done < <(env | sed -n 's/^\(OS_[A-Z_]*\)=.*/\1/p')
 export OS_CLIENT_CONFIG_FILE=$TMP/clouds.yaml PYTHONWARNINGS=ignore
-"$VENV/bin/python" "$HERE/openstacksdk/prepare.py" "$KS_URL" "${CHECK_KEYSTONE_ADMIN_PASSWORD:-secret}" \
-    "${CHECK_USER_PASSWORD:-sdk-check-secret}" "$OS_CLIENT_CONFIG_FILE" || die "set-up failed"
+USER_PASSWORD=${CHECK_USER_PASSWORD:-sdk-check-secret}
+ADMIN_PASSWORD=${CHECK_KEYSTONE_ADMIN_PASSWORD:-secret}
+python3 "$HERE/clouds_yaml.py" "$KS_URL" "$OS_CLIENT_CONFIG_FILE" \
+    devstack demo "$USER_PASSWORD" demo devstack-alt alt_demo "$USER_PASSWORD" alt_demo \
+    devstack-admin admin "$ADMIN_PASSWORD" admin devstack-system-admin admin "$ADMIN_PASSWORD" @system \
+    || die "writing clouds.yaml failed"
+"$VENV/bin/python" "$HERE/openstacksdk/prepare.py" "$USER_PASSWORD" || die "set-up failed"
 
 if [ -z "${OPENSTACKSDK_IMAGE:-}" ]; then
     OPENSTACKSDK_IMAGE=$("$VENV/bin/python" -c '

@@ -1,52 +1,20 @@
 """Set-up for openstacksdk's functional tests (scripts/openstacksdk-check.sh).
 
-Usage: prepare.py KEYSTONE_URL ADMIN_PASSWORD USER_PASSWORD CLOUDS_YAML
+Usage: prepare.py USER_PASSWORD   (the clouds of OS_CLIENT_CONFIG_FILE)
 
-As Keystone's admin, idempotently: projects demo and alt_demo (devstack's
-names: some tests name `demo`), each with a member user of the same name
-(password USER_PASSWORD, reset when the user exists) and one network with a
-subnet (so that Nova's "auto" finds exactly one); the external network `public` (reused if there is one, as
-scripts/openstack-cli-check.sh makes it) and a router from demo's subnet to
-it (floating IPs). Writes CLOUDS_YAML with the clouds the tests read:
-devstack (demo), devstack-alt (alt_demo), devstack-admin (admin in
-project admin) and devstack-system-admin (admin, system scope); password auth,
-endpoints from the catalog (interface public, RegionOne).
+As devstack-admin (Keystone's admin), idempotently: projects demo and alt_demo
+(devstack's names: some tests name `demo`), each with a member user of the
+same name (password USER_PASSWORD, reset when the user exists) and one
+network with a subnet (so that Nova's "auto" finds exactly one); the external
+network `public` (reused if there is one, as scripts/openstack-cli-check.sh
+makes it) and a router from demo's subnet to it (floating IPs).
 """
 import sys
 
 import openstack
-import yaml
 
-auth_url, admin_password, user_password, clouds_yaml = sys.argv[1:]
-
-
-def cloud(username, password, **scope):
-    return {
-        'auth_type': 'password',
-        'auth': dict(
-            auth_url=auth_url, username=username, password=password,
-            user_domain_name='Default', **scope),
-        'identity_api_version': '3',
-        'region_name': 'RegionOne',
-        'interface': 'public',
-    }
-
-
-def project_scope(name):
-    return {'project_name': name, 'project_domain_name': 'Default'}
-
-
-clouds = {
-    'devstack': cloud('demo', user_password, **project_scope('demo')),
-    'devstack-alt': cloud('alt_demo', user_password, **project_scope('alt_demo')),
-    'devstack-admin': cloud('admin', admin_password, **project_scope('admin')),
-    'devstack-system-admin': cloud('admin', admin_password, system_scope='all'),
-}
-with open(clouds_yaml, 'w') as f:
-    yaml.safe_dump({'clouds': clouds}, f)
-
-admin = openstack.connection.Connection(config=openstack.config.OpenStackConfig(
-    config_files=[clouds_yaml]).get_one('devstack-admin'))
+(user_password,) = sys.argv[1:]
+admin = openstack.connect(cloud='devstack-admin')
 identity, network = admin.identity, admin.network
 member = identity.find_role('member', ignore_missing=False)
 
@@ -104,4 +72,3 @@ for index, name in enumerate(['demo', 'alt_demo']):
                 external_gateway_info={'network_id': public.id}))
         if not first(network.ports(device_id=router.id, network_id=net.id)):
             network.add_interface_to_router(router, subnet_id=subnet.id)
-print(f'wrote {clouds_yaml}')
