@@ -25,8 +25,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=venv-pins.sh
-. "$HERE/venv-pins.sh"
+CHECK_NAME=ansible-check
+# shellcheck source=client-checks.sh
+. "$HERE/client-checks.sh"
 VENV=${ANSIBLE_VENV:-$HOME/.cache/netcache/ansible-venv}
 # ansible-core 2.19 is the newest for Python 3.11; the `ansible` package of the
 # same line carries openstack.cloud 2.5.0, the only file taken from it, which
@@ -36,20 +37,11 @@ OPENSTACKSDK_SPEC=openstacksdk==4.14.0
 COLLECTION_FROM=ansible==12.3.0
 COLLECTIONS=$VENV/collections
 
-die() { echo "ansible-check: $*" >&2; exit 1; }
-log() { echo "ansible-check: $*" >&2; }
+keystone_url_arg "$@"
 
-[ $# -eq 1 ] || { sed -n '2,/^set -e/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
-KS_URL=${1%/}
-KS_URL=${KS_URL%/v3}/v3
-[[ $KS_URL =~ ^http://(127\.[0-9.]+|localhost)(:[0-9]+)?/v3$ ]] || die "refusing non-loopback Keystone URL $KS_URL"
-
-# The venv and the collection, made once; under a lock so two runs do not
-# install at once.
+# The venv and the collection, made once (under the venv's lock).
 ensure_venv() {
-    mkdir -p "$(dirname "$VENV")"
-    exec 7>"$VENV.lock"
-    flock -w 1200 7 || die "timed out waiting for $VENV.lock"
+    lock_venv "$VENV"
     if ! venv_has "$VENV" "$ANSIBLE_CORE_SPEC" "$OPENSTACKSDK_SPEC" || [ ! -f "$COLLECTIONS/ansible_collections/openstack/cloud/MANIFEST.json" ]; then
         log "installing $ANSIBLE_CORE_SPEC, $OPENSTACKSDK_SPEC and openstack.cloud (from $COLLECTION_FROM) into $VENV"
         "${PYTHON:-python3}" -m venv "$VENV"

@@ -31,25 +31,18 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=venv-pins.sh
-. "$HERE/venv-pins.sh"
+CHECK_NAME=openstacksdk-check
+# shellcheck source=client-checks.sh
+. "$HERE/client-checks.sh"
 VENV=${OPENSTACKSDK_VENV:-$HOME/.cache/netcache/openstacksdk-venv}
 # The tests' requirements are openstacksdk's test-requirements.txt, less what
 # only its unit tests use.
 REQUIREMENTS=(openstacksdk==4.22.0 pytest==8.4.2 oslotest fixtures testtools)
 
-die() { echo "openstacksdk-check: $*" >&2; exit 1; }
-log() { echo "openstacksdk-check: $*" >&2; }
-
-[ $# -eq 1 ] || { sed -n '2,/^set -e/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
-KS_URL=${1%/}
-KS_URL=${KS_URL%/v3}/v3
-[[ $KS_URL =~ ^http://(127\.[0-9.]+|localhost)(:[0-9]+)?/v3$ ]] || die "refusing non-loopback Keystone URL $KS_URL"
+keystone_url_arg "$@"
 
 ensure_venv() {
-    mkdir -p "$(dirname "$VENV")"
-    exec 7>"$VENV.lock"
-    flock -w 1200 7 || die "timed out waiting for $VENV.lock"
+    lock_venv "$VENV"
     if ! venv_has "$VENV" "${REQUIREMENTS[@]}"; then
         log "installing ${REQUIREMENTS[*]} into $VENV"
         "${PYTHON:-python3}" -m venv "$VENV"
