@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod flavors;
 pub mod quotas;
 
 use serde_json::{Value, json};
