@@ -273,6 +273,8 @@ async fn flavor_lists_filter_and_page_as_nova_does() {
         ("", vec!["1", "2", "3", "4", "5"]),
         ("?minRam=4096", vec!["3", "4", "5"]),
         ("?minDisk=80", vec!["4", "5"]),
+        // Nova reads the floors with Python's `int()`: a negative one is a floor.
+        ("?minDisk=-1", vec!["1", "2", "3", "4", "5"]),
         ("?marker=2", vec!["3", "4", "5"]),
         ("?limit=2&marker=1", vec!["2", "3"]),
         ("?is_public=None&sort_key=flavorid", vec!["1", "2", "3", "4", "5"]),
@@ -288,7 +290,7 @@ async fn flavor_lists_filter_and_page_as_nova_does() {
         page["flavors_links"][0]["href"],
         format!("{BASE}/v2.1/flavors?limit=2&marker=2")
     );
-    for bad in ["?minRam=lots", "?minDisk=-1", "?limit=x", "?marker=99"] {
+    for bad in ["?minRam=lots", "?minDisk=1.5", "?limit=x", "?marker=99"] {
         let (status, body) = api.get(&format!("/v2.1/flavors{bad}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
         assert_eq!(body["badRequest"]["code"], 400, "{bad}");
