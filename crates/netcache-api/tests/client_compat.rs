@@ -11,12 +11,7 @@ use common::{Api, BASE, IMAGE};
 use serde_json::{Value, json};
 
 fn ids(body: &Value) -> Vec<String> {
-    body["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap().to_owned())
-        .collect()
+    common::ids_of(body, "servers")
 }
 
 #[tokio::test]
@@ -261,14 +256,7 @@ async fn a_wrong_method_is_a_405_with_novas_body() {
 #[tokio::test]
 async fn flavor_lists_filter_and_page_as_nova_does() {
     let api = Api::start().await;
-    let ids = |body: &Value| -> Vec<String> {
-        body["flavors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["id"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let ids = |body: &Value| common::ids_of(body, "flavors");
     for (query, expected) in [
         ("", vec!["1", "2", "3", "4", "5"]),
         ("?minRam=4096", vec!["3", "4", "5"]),

@@ -9,7 +9,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
-use nova_schema::{assert_satisfies, flavors};
+use nova_schema::{assert_nova_error, assert_satisfies, flavors};
 use serde_json::{Value, json};
 
 const ADMIN: &str = "admin,member,reader";
@@ -42,22 +42,6 @@ fn member(project: &str) -> (&str, &'static str) {
     (project, MEMBER)
 }
 
-/// Nova's error body of `status`, with exactly `message`.
-#[track_caller]
-fn assert_nova_error(got: (StatusCode, Value), status: StatusCode, message: &str) {
-    let (code, body) = got;
-    assert_eq!(code, status, "{body}");
-    assert_satisfies("an error", &nova_schema::nova_error(), &body);
-    let key = match status.as_u16() {
-        400 => "badRequest",
-        403 => "forbidden",
-        404 => "itemNotFound",
-        409 => "conflictingRequest",
-        other => panic!("unexpected {other}"),
-    };
-    assert_eq!(body[key]["message"], message, "{body}");
-}
-
 async fn create(api: &Api, minor: u16, flavor: Value) -> Value {
     let (status, body) = call(
         api,
@@ -74,12 +58,7 @@ async fn create(api: &Api, minor: u16, flavor: Value) -> Value {
 }
 
 fn ids(body: &Value) -> Vec<String> {
-    body["flavors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap().to_owned())
-        .collect()
+    common::ids_of(body, "flavors")
 }
 
 #[tokio::test]

@@ -144,3 +144,13 @@ impl Api {
         panic!("server {id} is still building");
     }
 }
+
+/// The ids of a list answer's `collection` (`servers`, `flavors`), in order.
+pub fn ids_of(body: &Value, collection: &str) -> Vec<String> {
+    body[collection]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["id"].as_str().unwrap().to_owned())
+        .collect()
+}
