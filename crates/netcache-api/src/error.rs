@@ -73,7 +73,10 @@ impl ApiError {
                 | C::TagNotFound { .. }
                 | C::SecurityGroupNotFoundForProject { .. }
                 | C::NoPortsForSecurityGroups(_)
-                | C::SecurityGroupNotAssociated { .. } => StatusCode::NOT_FOUND,
+                | C::SecurityGroupNotAssociated { .. }
+                | C::FlavorNotFound(_)
+                | C::FlavorAccessNotFound { .. }
+                | C::FlavorExtraSpecNotFound { .. } => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -87,7 +90,9 @@ impl ApiError {
                 | C::RebuildImageNotFound
                 | C::BadQuotaLimit(_)
                 | C::SecurityGroupNotFound(_)
-                | C::SecurityGroupCannotBeApplied(_) => StatusCode::BAD_REQUEST,
+                | C::SecurityGroupCannotBeApplied(_)
+                | C::BootFlavorNotFound(_)
+                | C::FlavorMarkerNotFound(_) => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
                 C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
@@ -100,7 +105,11 @@ impl ApiError {
                 | C::InvalidState { .. }
                 | C::KeypairExists(_)
                 | C::Locked(_)
-                | C::SecurityGroupAmbiguous(_) => StatusCode::CONFLICT,
+                | C::SecurityGroupAmbiguous(_)
+                | C::FlavorExists(_)
+                | C::FlavorIdExists(_)
+                | C::FlavorIsPublic
+                | C::FlavorAccessExists { .. } => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }

@@ -1,105 +1,256 @@
-//! `/v2.1/flavors`: a fixed catalog in Nova's shape, so clients can resolve a
-//! flavor name (`openstack server create --flavor m1.tiny`) and show flavor
-//! names; a boot's `flavorRef` must name one of them.
+//! `/v2.1/flavors` as Nova 34's flavors controller: the list (summary and
+//! detail) with its filters, sort keys and pages, a flavor, and an admin's
+//! create, delete and description update (2.55), with Nova's views per
+//! microversion (`flavor_view.rs`) and its request checks (`flavor_create.rs`).
 
+use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
+use netcache_domain::ProjectId;
+use netcache_domain::flavor::{ListQuery, SortKey};
+use regex::Regex;
 use serde_json::{Value, json};
 
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::wire::{self, Flavor};
+use crate::flavor_view::FlavorView;
+use crate::microversion::Microversion;
+use crate::server_query::{MAX_LIMIT, invalid};
+use crate::{AppState, Caller, flavor_access, flavor_create, flavor_extra_specs, wire};
 
-pub use netcache_domain::flavor::{FLAVORS, find};
+/// Nova's sort keys of a flavor list (2.102 drops `rxtx_factor`).
+const SORT_KEYS: [&str; 15] = [
+    "created_at",
+    "description",
+    "disabled",
+    "ephemeral_gb",
+    "flavorid",
+    "id",
+    "is_public",
+    "memory_mb",
+    "name",
+    "root_gb",
+    "rxtx_factor",
+    "swap",
+    "updated_at",
+    "vcpu_weight",
+    "vcpus",
+];
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/v2.1/flavors", get(list))
+        .route("/v2.1/flavors", get(list).post(create))
         .route("/v2.1/flavors/detail", get(list_detail))
-        .route("/v2.1/flavors/{id}", get(show))
+        .route("/v2.1/flavors/{id}", get(show).delete(delete).put(update))
+        .merge(flavor_access::routes())
+        .merge(flavor_extra_specs::routes())
 }
 
-/// The flavors a list query asks for, as Nova reads it: `minRam` and `minDisk`
-/// (at least that much; 400 if not a number), ordered by id, after `marker` (400
-/// if it names none), at most `limit`; `is_public` and sorting are accepted and
-/// change nothing (every flavor is public).
-fn page(pairs: &[(String, String)]) -> ApiResult<(Vec<&'static Flavor>, Option<usize>)> {
-    let mut flavors: Vec<&'static Flavor> = FLAVORS.iter().collect();
-    let mut limit = None;
-    let mut marker = None;
-    for (key, value) in pairs {
-        let number = |what: &str| {
-            value
-                .parse::<u32>()
-                .map_err(|_| ApiError::BadRequest(format!("Invalid {what} filter [{value}]")))
+/// How this caller sees flavors at this version.
+pub(crate) fn view<'a>(state: &'a AppState, caller: &Caller, version: Microversion) -> FlavorView<'a> {
+    FlavorView {
+        base: &state.config.public_url,
+        version,
+        extra_specs: caller
+            .authorize_project("os_compute_api:os-flavor-extra-specs:index", &caller.ctx.project_id)
+            .is_ok(),
+    }
+}
+
+/// A list query's parameters, as Nova's schema and controller read them.
+struct Params {
+    is_public: Option<bool>,
+    min_ram: Option<i64>,
+    min_disk: Option<i64>,
+    name: Option<Regex>,
+    sort_key: SortKey,
+    descending: bool,
+    marker: Option<String>,
+    limit: Option<usize>,
+}
+
+impl Params {
+    fn parse(pairs: &[(String, String)], admin: bool, version: Microversion) -> ApiResult<Self> {
+        let mut params = Self {
+            is_public: Some(true),
+            min_ram: None,
+            min_disk: None,
+            name: None,
+            sort_key: SortKey::FlavorId,
+            descending: false,
+            marker: None,
+            limit: None,
         };
-        match key.as_str() {
-            "minRam" => {
-                let min = number("minRam")?;
-                flavors.retain(|f| f.ram_mb >= min);
+        let number = |key: &str, value: &str| {
+            value
+                .parse::<i64>()
+                .map_err(|_| ApiError::BadRequest(format!("Invalid {key} filter [{value}]")))
+        };
+        for (key, value) in pairs {
+            match key.as_str() {
+                "minRam" => params.min_ram = Some(number("minRam", value)?),
+                "minDisk" => params.min_disk = Some(number("minDisk", value)?),
+                "limit" => {
+                    let parsed = value
+                        .parse::<usize>()
+                        .map_err(|_| invalid("limit", value, &format!("'{value}' does not match '^[0-9]*$'")))?;
+                    params.limit = Some(parsed.min(MAX_LIMIT));
+                }
+                "marker" => params.marker = Some(value.clone()),
+                "sort_key" => {
+                    let known =
+                        SORT_KEYS.contains(&value.as_str()) && !(version.at_least(102) && value == "rxtx_factor");
+                    params.sort_key = SortKey::parse(value)
+                        .filter(|_| known)
+                        .ok_or_else(|| invalid("sort_key", value, &format!("'{value}' is not one of the sort keys")))?;
+                }
+                "sort_dir" => match value.as_str() {
+                    "asc" => params.descending = false,
+                    "desc" => params.descending = true,
+                    _ => {
+                        return Err(invalid(
+                            "sort_dir",
+                            value,
+                            &format!("'{value}' is not one of ['asc', 'desc']"),
+                        ));
+                    }
+                },
+                // Only an admin chooses (Nova ignores it for the others).
+                "is_public" if admin => params.is_public = is_public(value)?,
+                "is_public" => {}
+                "name" if version.at_least(102) => {
+                    let regex = Regex::new(value)
+                        .map_err(|_| invalid("name", value, &format!("'{value}' is not a 'regex'")))?;
+                    params.name = Some(regex);
+                }
+                // 2.75 refuses what its schema does not name.
+                other if version.at_least(75) => {
+                    return Err(ApiError::BadRequest(format!(
+                        "Invalid input for query parameters {other}. Additional properties are not allowed ('{other}' was unexpected)"
+                    )));
+                }
+                _ => {}
             }
-            "minDisk" => {
-                let min = number("minDisk")?;
-                flavors.retain(|f| f.disk_gb >= min);
-            }
-            "limit" => {
-                let parsed = value.parse::<usize>().map_err(|_| {
-                    ApiError::BadRequest(format!(
-                        "Invalid input for query parameters limit. Value: {value}. '{value}' does not match '^[0-9]*$'"
-                    ))
-                })?;
-                limit = Some(parsed.min(crate::server_query::MAX_LIMIT));
-            }
-            "marker" => marker = Some(value.clone()),
-            _ => {}
         }
+        Ok(params)
     }
-    if let Some(marker) = marker {
-        let after = FLAVORS
-            .iter()
-            .position(|f| f.id == marker)
-            .ok_or_else(|| ApiError::BadRequest(format!("marker [{marker}] not found")))?;
-        flavors.retain(|f| FLAVORS.iter().position(|g| g.id == f.id) > Some(after));
-    }
-    if let Some(limit) = limit {
-        flavors.truncate(limit);
-    }
-    Ok((flavors, limit))
 }
 
-/// A page of flavors in Nova's list form.
-fn flavors_page(
+/// Nova's `is_public`: `none` (any case) for all, else a strict boolean word.
+fn is_public(value: &str) -> ApiResult<Option<bool>> {
+    match value.to_lowercase().as_str() {
+        "none" => Ok(None),
+        "1" | "t" | "true" | "on" | "y" | "yes" => Ok(Some(true)),
+        "0" | "f" | "false" | "off" | "n" | "no" => Ok(Some(false)),
+        _ => Err(ApiError::BadRequest(format!("Invalid is_public filter [{value}]"))),
+    }
+}
+
+async fn flavors_page(
     state: &AppState,
+    caller: &Caller,
+    version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    path: &str,
-    view: fn(&str, &Flavor) -> Value,
+    detail: bool,
 ) -> ApiResult<Json<Value>> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    let (flavors, limit) = page(&pairs)?;
-    let base = &state.config.public_url;
-    let views: Vec<Value> = flavors.iter().map(|f| view(base, f)).collect();
-    Ok(Json(wire::page("flavors", base, path, views, limit)))
+    let admin = caller.ctx.is_admin();
+    let params = Params::parse(&pairs, admin, version)?;
+    let project = ProjectId::from(caller.ctx.project_id.as_str());
+    let name_matches = |name: &str| params.name.as_ref().is_none_or(|r| r.is_match(name));
+    let list = ListQuery {
+        project: &project,
+        admin,
+        is_public: params.is_public,
+        min_ram: params.min_ram,
+        min_disk: params.min_disk,
+        name: params
+            .name
+            .as_ref()
+            .map(|_| &name_matches as &(dyn Fn(&str) -> bool + Sync)),
+        sort_key: params.sort_key,
+        descending: params.descending,
+        marker: params.marker.as_deref(),
+        limit: params.limit,
+    };
+    let flavors = state.compute.flavors(&list).await?;
+    let view = view(state, caller, version);
+    let (views, path): (Vec<Value>, _) = if detail {
+        (flavors.iter().map(|f| view.detail(f)).collect(), "flavors/detail")
+    } else {
+        (flavors.iter().map(|f| view.summary(f)).collect(), "flavors")
+    };
+    Ok(Json(wire::page("flavors", view.base, path, views, params.limit)))
 }
 
 async fn list(
     State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    flavors_page(&state, query, "flavors", wire::flavor_summary)
+    flavors_page(&state, &caller, version, query, false).await
 }
 
 async fn list_detail(
     State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    flavors_page(&state, query, "flavors/detail", wire::flavor_detail)
+    flavors_page(&state, &caller, version, query, true).await
 }
 
-async fn show(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let flavor = find(&id).ok_or_else(|| ApiError::NotFound(format!("Flavor {id} could not be found.")))?;
-    Ok(Json(
-        json!({"flavor": wire::flavor_detail(&state.config.public_url, flavor)}),
-    ))
+async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let flavor = state.compute.flavor(&caller.ctx, &id).await?;
+    Ok(Json(json!({"flavor": view(&state, &caller, version).detail(&flavor)})))
+}
+
+/// Nova answers a create 200, with the new flavor (extra specs empty).
+async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    // Nova checks the body's schema before the policy.
+    let flavor = flavor_create::parse(&body, version)?;
+    caller.authorize("os_compute_api:os-flavor-manage:create")?;
+    let flavor = state.compute.create_flavor(flavor).await?;
+    Ok(Json(json!({"flavor": view(&state, &caller, version).detail(&flavor)})))
+}
+
+/// Nova answers a delete 202, without a body.
+async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    caller.authorize("os_compute_api:os-flavor-manage:delete")?;
+    state.compute.delete_flavor(&id).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// 2.55: the description alone may change.
+async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    if !version.at_least(55) {
+        // Nova's answer to a method not in this version: as if it were not there.
+        return Err(ApiError::NotFound("The resource could not be found.".into()));
+    }
+    let description = flavor_create::parse_update(&body)?;
+    caller.authorize("os_compute_api:os-flavor-manage:update")?;
+    let flavor = state
+        .compute
+        .set_flavor_description(&caller.ctx, &id, description)
+        .await?;
+    Ok(Json(json!({"flavor": view(&state, &caller, version).detail(&flavor)})))
 }

@@ -18,7 +18,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::servers::parse_uuid;
 use crate::wire::{self, CreateServerBody, NetworksField};
-use crate::{AppState, Caller, flavors, images, schema};
+use crate::{AppState, Caller, images, schema};
 
 pub async fn create(
     State(state): State<AppState>,
@@ -33,7 +33,7 @@ pub async fn create(
     let count = Count::of(&body.server)?;
     let password = admin_password(body.server.admin_pass.as_ref())?;
     let attributes = attributes(&body, version, &state.compute.config().availability_zone, count.max)?;
-    let (mut request, security_groups) = parse_create(body, version)?;
+    let (mut request, security_groups) = parse_create(body, version, &state, &caller).await?;
     request.attributes = attributes;
     count.check(&request.networks)?;
     let servers = state
@@ -152,7 +152,12 @@ fn positive(field: &str, value: &Value) -> ApiResult<u32> {
 /// image at all (only a boot from volume may go without, and netcache has no
 /// volumes), the flavor, then the image. Also returns the security groups as
 /// the answer echoes them.
-fn parse_create(body: CreateServerBody, version: Microversion) -> ApiResult<(CreateServer, Value)> {
+async fn parse_create(
+    body: CreateServerBody,
+    version: Microversion,
+    state: &AppState,
+    caller: &Caller,
+) -> ApiResult<(CreateServer, Value)> {
     let fields = body.server;
     let name = schema::name(fields.name.as_ref().ok_or_else(|| {
         ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
@@ -249,15 +254,15 @@ fn parse_create(body: CreateServerBody, version: Microversion) -> ApiResult<(Cre
     }
     // Nova takes the id from a flavor's URL too.
     let flavor_id = flavor_ref.rsplit('/').next().unwrap_or_default();
-    if flavors::find(flavor_id).is_none() {
-        return Err(ApiError::BadRequest(format!("Flavor {flavor_id} could not be found.")));
-    }
+    // One the caller sees (a private one its project was given), else Nova's 400.
+    let flavor = state.compute.boot_flavor(&caller.ctx, flavor_id).await?.snapshot();
     if images::find(&image_ref).is_none() {
         return Err(ApiError::BadRequest("Can not find requested image".into()));
     }
     let request = CreateServer {
         name,
         flavor_ref: flavor_id.to_owned(),
+        flavor,
         image_ref,
         metadata,
         access_ip_v4,

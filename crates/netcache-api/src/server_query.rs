@@ -223,7 +223,7 @@ pub struct ServerQuery {
     pub paging: Paging,
 }
 
-fn invalid(key: &str, value: &str, why: &str) -> ApiError {
+pub(crate) fn invalid(key: &str, value: &str, why: &str) -> ApiError {
     ApiError::BadRequest(format!(
         "Invalid input for query parameters {key}. Value: {value}. {why}"
     ))

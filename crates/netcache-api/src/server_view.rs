@@ -84,38 +84,44 @@ struct ImageView<'a> {
     properties: Option<BTreeMap<String, String>>,
 }
 
-/// The flavor: a reference, or from 2.47 what the server was built with.
+/// The flavor: a reference, or from 2.47 what the server was built with
+/// (`{}` for a server that kept none, as Nova shows a flavor it lost).
 #[derive(Serialize)]
 #[serde(untagged)]
 enum FlavorField<'a> {
     Reference(Reference<'a>),
-    Embedded(EmbeddedFlavor),
+    Embedded(EmbeddedFlavor<'a>),
+    Lost(BTreeMap<String, String>),
 }
 
 #[derive(Serialize)]
-struct EmbeddedFlavor {
-    vcpus: u32,
-    ram: u32,
-    disk: u32,
-    ephemeral: u32,
-    swap: u32,
-    original_name: String,
+struct EmbeddedFlavor<'a> {
+    vcpus: i64,
+    ram: i64,
+    disk: i64,
+    ephemeral: i64,
+    swap: i64,
+    original_name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    extra_specs: Option<BTreeMap<String, String>>,
+    extra_specs: Option<&'a BTreeMap<String, String>>,
 }
 
-impl EmbeddedFlavor {
-    fn of(server: &Server, extra_specs: bool) -> Self {
-        let flavor = netcache_domain::flavor::find(&server.flavor_ref);
-        Self {
-            vcpus: flavor.map_or(0, |f| f.vcpus),
-            ram: flavor.map_or(0, |f| f.ram_mb),
-            disk: flavor.map_or(0, |f| f.disk_gb),
-            ephemeral: 0,
-            swap: 0,
-            original_name: flavor.map_or_else(|| server.flavor_ref.clone(), |f| f.name.to_owned()),
-            extra_specs: extra_specs.then(BTreeMap::new),
-        }
+impl<'a> FlavorField<'a> {
+    fn embedded(server: &'a Server, extra_specs: bool) -> Self {
+        server.flavor.as_ref().map_or_else(
+            || Self::Lost(BTreeMap::new()),
+            |flavor| {
+                Self::Embedded(EmbeddedFlavor {
+                    vcpus: flavor.vcpus,
+                    ram: flavor.ram_mb,
+                    disk: flavor.disk_gb,
+                    ephemeral: flavor.ephemeral_gb,
+                    swap: flavor.swap_mb,
+                    original_name: &flavor.name,
+                    extra_specs: extra_specs.then_some(&flavor.extra_specs),
+                })
+            },
+        )
     }
 }
 
@@ -360,7 +366,7 @@ impl<'a> ServerDetail<'a> {
             })
         };
         let flavor = if at(47) {
-            FlavorField::Embedded(EmbeddedFlavor::of(server, options.flavor_extra_specs))
+            FlavorField::embedded(server, options.flavor_extra_specs)
         } else {
             FlavorField::Reference(Reference::new(base, "flavors", &server.flavor_ref))
         };

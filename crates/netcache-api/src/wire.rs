@@ -363,32 +363,6 @@ pub fn page(collection: &str, base: &str, path: &str, views: Vec<Value>, limit: 
     Value::Object(body)
 }
 
-/// A flavor of the fixed catalog (`GET /v2.1/flavors`).
-pub use netcache_domain::flavor::Flavor;
-
-#[must_use]
-pub fn flavor_summary(base: &str, flavor: &Flavor) -> Value {
-    json!({"id": flavor.id, "name": flavor.name, "links": links(base, "flavors", flavor.id)})
-}
-
-/// Nova's flavor detail view at microversion 2.1.
-#[must_use]
-pub fn flavor_detail(base: &str, flavor: &Flavor) -> Value {
-    json!({
-        "id": flavor.id,
-        "name": flavor.name,
-        "ram": flavor.ram_mb,
-        "disk": flavor.disk_gb,
-        "vcpus": flavor.vcpus,
-        "swap": "",
-        "rxtx_factor": 1.0,
-        "OS-FLV-EXT-DATA:ephemeral": 0,
-        "OS-FLV-DISABLED:disabled": false,
-        "os-flavor-access:is_public": true,
-        "links": links(base, "flavors", flavor.id),
-    })
-}
-
 /// An image of the fixed catalog (`GET /image/v2/images`).
 #[derive(Debug, Clone, Copy)]
 pub struct Image {

@@ -11,12 +11,7 @@ use common::{Api, BASE, IMAGE};
 use serde_json::{Value, json};
 
 fn ids(body: &Value) -> Vec<String> {
-    body["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap().to_owned())
-        .collect()
+    common::ids_of(body, "servers")
 }
 
 #[tokio::test]
@@ -265,18 +260,13 @@ async fn a_wrong_method_is_a_405_with_novas_body() {
 #[tokio::test]
 async fn flavor_lists_filter_and_page_as_nova_does() {
     let api = Api::start().await;
-    let ids = |body: &Value| -> Vec<String> {
-        body["flavors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["id"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let ids = |body: &Value| common::ids_of(body, "flavors");
     for (query, expected) in [
         ("", vec!["1", "2", "3", "4", "5"]),
         ("?minRam=4096", vec!["3", "4", "5"]),
         ("?minDisk=80", vec!["4", "5"]),
+        // Nova reads the floors with Python's `int()`: a negative one is a floor.
+        ("?minDisk=-1", vec!["1", "2", "3", "4", "5"]),
         ("?marker=2", vec!["3", "4", "5"]),
         ("?limit=2&marker=1", vec!["2", "3"]),
         ("?is_public=None&sort_key=flavorid", vec!["1", "2", "3", "4", "5"]),
@@ -292,7 +282,7 @@ async fn flavor_lists_filter_and_page_as_nova_does() {
         page["flavors_links"][0]["href"],
         format!("{BASE}/v2.1/flavors?limit=2&marker=2")
     );
-    for bad in ["?minRam=lots", "?minDisk=-1", "?limit=x", "?marker=99"] {
+    for bad in ["?minRam=lots", "?minDisk=1.5", "?limit=x", "?marker=99"] {
         let (status, body) = api.get(&format!("/v2.1/flavors{bad}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
         assert_eq!(body["badRequest"]["code"], 400, "{bad}");

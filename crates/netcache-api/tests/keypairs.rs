@@ -8,7 +8,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, IMAGE};
-use nova_schema::assert_satisfies;
+use nova_schema::{assert_nova_error, assert_satisfies};
 use serde_json::{Value, json};
 
 // Made with `ssh-keygen -t rsa -b 2048` and `-t ed25519`; the fingerprints are
@@ -62,22 +62,6 @@ async fn show(api: &Api, user: &str, name: &str) -> (StatusCode, Value) {
         assert_satisfies("GET /os-keypairs/{name}", &nova_schema::get_keypair(), &body);
     }
     (status, body)
-}
-
-/// Nova's error body of `status`, with exactly `message`.
-#[track_caller]
-fn assert_nova_error(got: (StatusCode, Value), status: StatusCode, message: &str) {
-    let (code, body) = got;
-    assert_eq!(code, status, "{body}");
-    assert_satisfies("an error", &nova_schema::nova_error(), &body);
-    let key = match status.as_u16() {
-        400 => "badRequest",
-        404 => "itemNotFound",
-        409 => "conflictingRequest",
-        other => panic!("unexpected {other}"),
-    };
-    assert_eq!(body[key]["code"], status.as_u16(), "{body}");
-    assert_eq!(body[key]["message"], message, "{body}");
 }
 
 #[tokio::test]

@@ -24,16 +24,18 @@ use chrono::{DateTime, Utc};
 use common::{Api, BASE};
 use insta::assert_json_snapshot;
 use netcache_api::ApiError;
+use netcache_api::flavor_view::FlavorView;
 use netcache_api::microversion::Microversion;
-use netcache_api::wire::{self, Flavor, Image};
+use netcache_api::wire::{self, Image};
 use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::flavor::Flavor;
 use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
 use netcache_domain::neutron::PortFixedIp;
 use netcache_domain::server::{Fault, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{PortDetails, VifOrigin, VifRecord, VifState};
 use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId, SubnetId};
-use nova_schema::assert_satisfies;
+use nova_schema::{assert_satisfies, flavors};
 use serde_json::{Value, json};
 
 const SERVER_ID: &str = "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01";
@@ -63,6 +65,7 @@ fn server() -> Server {
         task_state: None,
         fault: None,
         flavor_ref: "1".into(),
+        flavor: netcache_domain::flavor::built_in_snapshot("1"),
         image_ref: IMAGE.into(),
         metadata: BTreeMap::from([("role".into(), "web".into())]),
         access_ip_v4: None,
@@ -424,22 +427,90 @@ fn instance_actions() {
 // Flavors, images, zones
 // ---------------------------------------------------------------------------
 
-const TINY: Flavor = Flavor {
-    id: "1",
-    name: "m1.tiny",
-    ram_mb: 512,
-    disk_gb: 1,
-    vcpus: 1,
-};
+/// m1.tiny as the store has it.
+fn tiny() -> Flavor {
+    Flavor {
+        id: "1".into(),
+        name: "m1.tiny".into(),
+        ram_mb: 512,
+        vcpus: 1,
+        disk_gb: 1,
+        ephemeral_gb: 0,
+        swap_mb: 0,
+        rxtx_factor: 1.0,
+        is_public: true,
+        description: None,
+        extra_specs: BTreeMap::new(),
+        projects: Default::default(),
+    }
+}
+
+fn flavor_view(minor: u16, extra_specs: bool) -> FlavorView<'static> {
+    FlavorView {
+        base: BASE,
+        version: Microversion::new(minor),
+        extra_specs,
+    }
+}
 
 #[test]
 fn flavors() {
-    let list = json!({"flavors": [wire::flavor_summary(BASE, &TINY)]});
+    let view = flavor_view(1, true);
+    let list = json!({"flavors": [view.summary(&tiny())]});
     assert_satisfies("GET /flavors", &nova_schema::list_flavors(), &list);
     assert_json_snapshot!("flavors", list);
-    let show = json!({"flavor": wire::flavor_detail(BASE, &TINY)});
+    let show = json!({"flavor": view.detail(&tiny())});
     assert_satisfies("GET /flavors/1", &nova_schema::get_flavor(), &show);
     assert_json_snapshot!("flavor", show);
+}
+
+#[test]
+fn flavor_views_follow_novas_schemas_of_each_microversion() {
+    let mut flavor = Flavor {
+        description: Some("for tests".into()),
+        extra_specs: BTreeMap::from([("hw:cpu_policy".to_owned(), "dedicated".to_owned())]),
+        ..tiny()
+    };
+    for minor in [1, 54, 55, 60, 61, 74, 75, 101, 102, 104] {
+        for swap_mb in [0, 512] {
+            flavor.swap_mb = swap_mb;
+            let view = flavor_view(minor, true);
+            let show = json!({"flavor": view.detail(&flavor)});
+            assert_satisfies(&format!("GET /flavors/1 at 2.{minor}"), &flavors::show(minor), &show);
+            let list = json!({"flavors": [view.summary(&flavor)]});
+            assert_satisfies(&format!("GET /flavors at 2.{minor}"), &flavors::list(minor), &list);
+            let detail = json!({"flavors": [view.detail(&flavor)]});
+            assert_satisfies(
+                &format!("GET /flavors/detail at 2.{minor}"),
+                &flavors::list_detail(minor),
+                &detail,
+            );
+        }
+    }
+    let keys = |minor, extra_specs| {
+        let view = flavor_view(minor, extra_specs).detail(&flavor);
+        let mut keys: Vec<String> = view.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    assert!(!keys(54, true).contains(&"description".to_owned()));
+    assert!(keys(55, true).contains(&"description".to_owned()));
+    assert!(!keys(60, true).contains(&"extra_specs".to_owned()));
+    assert!(keys(61, true).contains(&"extra_specs".to_owned()));
+    assert!(
+        !keys(61, false).contains(&"extra_specs".to_owned()),
+        "only for callers allowed to list them"
+    );
+    assert!(keys(101, true).contains(&"rxtx_factor".to_owned()));
+    let at_102 = keys(102, true);
+    assert!(!at_102.contains(&"rxtx_factor".to_owned()) && !at_102.contains(&"OS-FLV-DISABLED:disabled".to_owned()));
+    flavor.swap_mb = 0;
+    assert_eq!(
+        flavor_view(74, true).detail(&flavor)["swap"],
+        "",
+        "Nova's `swap or \"\"`"
+    );
+    assert_eq!(flavor_view(75, true).detail(&flavor)["swap"], 0);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
+use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::operation::{Operation, OperationKind, OperationParams, resumes_in_place};
 use netcache_domain::server::{NetworkRequest, NetworkRequests, Server, TaskState, VmState};
@@ -27,6 +28,8 @@ use crate::{Compute, Error, RequestContext, Result};
 pub struct CreateServer {
     pub name: String,
     pub flavor_ref: String,
+    /// The flavor `flavor_ref` names, as [`Compute::boot_flavor`] found it.
+    pub flavor: FlavorSnapshot,
     pub image_ref: String,
     pub metadata: BTreeMap<String, String>,
     pub access_ip_v4: Option<std::net::Ipv4Addr>,
@@ -121,7 +124,7 @@ impl Compute {
         };
         let mut attempt = 1;
         loop {
-            let (count, claim) = self.claim_servers(ctx, &request.flavor_ref, min, max).await?;
+            let (count, claim) = self.claim_servers(ctx, &request.flavor, min, max).await?;
             match self.submit_builds(ctx, &boot, count, claim).await {
                 // A boot racing this one took the room between the count and
                 // the record: count again (fewer may fit, or none).
@@ -194,6 +197,7 @@ impl Compute {
             task_state: Some(TaskState::Scheduling),
             fault: None,
             flavor_ref: request.flavor_ref.clone(),
+            flavor: Some(request.flavor.clone()),
             image_ref: request.image_ref.clone(),
             metadata: request.metadata.clone(),
             access_ip_v4: request.access_ip_v4,

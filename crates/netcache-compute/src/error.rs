@@ -123,6 +123,26 @@ pub enum Error {
         .0.as_deref().unwrap_or("Network requires port_security_enabled and subnet associated in order to apply security groups.")
     )]
     SecurityGroupCannotBeApplied(Option<String>),
+    /// Also the answer for a private flavor the caller's project may not use.
+    #[error("Flavor {0} could not be found.")]
+    FlavorNotFound(String),
+    /// A boot's flavor that is not one the caller sees: Nova's 400.
+    #[error("Flavor {0} could not be found.")]
+    BootFlavorNotFound(String),
+    #[error("Flavor with name {0} already exists.")]
+    FlavorExists(String),
+    #[error("Flavor with ID {0} already exists.")]
+    FlavorIdExists(String),
+    #[error("marker [{0}] not found")]
+    FlavorMarkerNotFound(String),
+    #[error("Can not add access to a public flavor.")]
+    FlavorIsPublic,
+    #[error("Flavor access already exists for flavor {flavor} and project {project} combination.")]
+    FlavorAccessExists { flavor: String, project: String },
+    #[error("Flavor access not found for {flavor} / {project} combination.")]
+    FlavorAccessNotFound { flavor: String, project: String },
+    #[error("Flavor {flavor} has no extra specs with key {key}.")]
+    FlavorExtraSpecNotFound { flavor: String, key: String },
     #[error("This service has too many operations in flight; retry later.")]
     Overloaded,
     /// A delete was queued while a build ran: the build stops, the delete follows.

@@ -31,6 +31,7 @@ mod error;
 mod events;
 mod first_attempt;
 mod fixed_ips;
+mod flavors;
 mod gc;
 mod heal;
 mod hooks;

@@ -13,6 +13,7 @@
 
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
+use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::quota::{Cost, KeyPairClaim, QuotaSet, Quotas, Resource, ServerClaim, Usage};
 
 use crate::{Compute, Error, RequestContext, Result};
@@ -86,7 +87,7 @@ impl Compute {
     pub(crate) async fn claim_servers(
         &self,
         ctx: &RequestContext,
-        flavor_ref: &str,
+        flavor: &FlavorSnapshot,
         min: u32,
         max: u32,
     ) -> Result<(u32, Change)> {
@@ -103,7 +104,7 @@ impl Compute {
             &Usage::of_servers(&servers, None),
             &Usage::of_servers(&servers, Some(&ctx.user_id)),
         );
-        let cost = Cost::of(flavor_ref);
+        let cost = Cost::of(flavor);
         let count = quotas
             .servers(&ctx.user_id, usage, cost, min, max)
             .map_err(Error::OverQuota)?;

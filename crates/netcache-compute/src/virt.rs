@@ -196,6 +196,7 @@ mod tests {
             task_state: None,
             fault: None,
             flavor_ref: "1".into(),
+            flavor: netcache_domain::flavor::built_in_snapshot("1"),
             image_ref: "img-1".into(),
             metadata: BTreeMap::new(),
             access_ip_v4: None,

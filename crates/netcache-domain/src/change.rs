@@ -3,6 +3,7 @@
 
 use crate::action::{Action, ActionEvent};
 use crate::cache::FoundRight;
+use crate::flavor::Flavor;
 use crate::ghost::GhostSighting;
 use crate::intent::{IntentState, PortIntent};
 use crate::keypair::KeyPair;
@@ -147,4 +148,40 @@ pub enum Change {
     RequireServerQuota(ServerClaim),
     /// The same for one more key pair of a user, under the user's lock.
     RequireKeyPairQuota(KeyPairClaim),
+    /// A new flavor, with its extra specs and projects; a conflict if a live
+    /// flavor has its id or its name.
+    InsertFlavor(Flavor),
+    /// Deletes a live flavor (its row is kept, marked deleted at `at`: servers
+    /// keep their own snapshot of it); not found if none has the id.
+    DeleteFlavor {
+        id: String,
+        at: chrono::DateTime<chrono::Utc>,
+    },
+    /// A live flavor's description; not found if none has the id.
+    SetFlavorDescription {
+        id: String,
+        description: Option<String>,
+    },
+    /// Gives a project access to a live flavor; not found if none has the id, a
+    /// conflict if the project has it already.
+    AddFlavorAccess {
+        id: String,
+        project_id: String,
+    },
+    /// Takes a project's access away; not found if it has none.
+    RemoveFlavorAccess {
+        id: String,
+        project_id: String,
+    },
+    /// Sets extra specs of a live flavor, each in place of the one stored; not
+    /// found if no live flavor has the id.
+    SetFlavorExtraSpecs {
+        id: String,
+        specs: std::collections::BTreeMap<String, String>,
+    },
+    /// Removes one extra spec of a live flavor; not found if it has none of that key.
+    DeleteFlavorExtraSpec {
+        id: String,
+        key: String,
+    },
 }

@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::ProjectId;
-use crate::flavor;
+use crate::flavor::{self, FlavorSnapshot};
 use crate::server::Server;
 
 /// The limit that means "no limit".
@@ -158,6 +158,9 @@ pub struct QuotaLimit {
 pub struct ServerCount {
     pub user_id: String,
     pub flavor_ref: String,
+    /// What each costs, from the flavor snapshot the servers keep (`None`:
+    /// servers recorded without one, which cost what the built-in flavor does).
+    pub cost: Option<Cost>,
     pub servers: i64,
 }
 
@@ -169,14 +172,20 @@ pub struct Cost {
 }
 
 impl Cost {
-    /// What a server of the catalog's flavor `flavor_ref` costs (nothing but
-    /// the instance for a flavor the catalog does not have).
+    /// What a server of this flavor costs.
     #[must_use]
-    pub fn of(flavor_ref: &str) -> Self {
-        flavor::find(flavor_ref).map_or(Self { vcpus: 0, ram_mb: 0 }, |f| Self {
-            vcpus: i64::from(f.vcpus),
-            ram_mb: i64::from(f.ram_mb),
-        })
+    pub fn of(flavor: &FlavorSnapshot) -> Self {
+        Self {
+            vcpus: flavor.vcpus,
+            ram_mb: flavor.ram_mb,
+        }
+    }
+
+    /// What a server without a snapshot of its flavor costs: that of the
+    /// built-in flavor `flavor_ref` (nothing but the instance for another).
+    #[must_use]
+    pub fn of_built_in(flavor_ref: &str) -> Self {
+        flavor::built_in_snapshot(flavor_ref).map_or(Self { vcpus: 0, ram_mb: 0 }, |f| Self::of(&f))
     }
 }
 
@@ -197,7 +206,7 @@ impl Usage {
             .iter()
             .filter(|c| user.is_none_or(|u| c.user_id == u))
             .fold(Self::default(), |usage, c| {
-                let cost = Cost::of(&c.flavor_ref);
+                let cost = c.cost.unwrap_or_else(|| Cost::of_built_in(&c.flavor_ref));
                 Self {
                     instances: usage.instances + c.servers,
                     cores: usage.cores + c.servers * cost.vcpus,
@@ -559,6 +568,7 @@ impl ServerClaim {
             .map(|s| ServerCount {
                 user_id: s.user_id.clone(),
                 flavor_ref: s.flavor_ref.clone(),
+                cost: s.flavor.as_ref().map(Cost::of),
                 servers: 1,
             })
             .collect();
@@ -624,6 +634,7 @@ mod tests {
         let tiny = |user: &str, servers| ServerCount {
             user_id: user.into(),
             flavor_ref: "1".into(),
+            cost: None,
             servers,
         };
         let (mine, yours) = (new_server("proj", "alice"), new_server("proj", "alice"));

@@ -5,6 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use chrono::{DateTime, Utc};
 
+use crate::flavor::FlavorSnapshot;
 use crate::server_attributes::ServerAttributes;
 use crate::{HostName, NetworkId, PortId, ProjectId, ServerId};
 
@@ -20,6 +21,9 @@ pub struct Server {
     pub task_state: Option<TaskState>,
     pub fault: Option<Fault>,
     pub flavor_ref: String,
+    /// The flavor as it was at boot (Nova's `instance.flavor`); `None` only for
+    /// a server recorded without one whose flavor is not a built-in one.
+    pub flavor: Option<FlavorSnapshot>,
     pub image_ref: String,
     pub metadata: BTreeMap<String, String>,
     /// Nova's `accessIPv4` / `accessIPv6`: addresses the user names for reaching
@@ -312,6 +316,7 @@ pub(crate) fn fixture() -> Server {
         task_state: Some(TaskState::Scheduling),
         fault: None,
         flavor_ref: "1".into(),
+        flavor: crate::flavor::built_in_snapshot("1"),
         image_ref: "i".into(),
         metadata: BTreeMap::new(),
         access_ip_v4: None,

@@ -10,6 +10,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
+use netcache_domain::flavor::Flavor;
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
@@ -33,6 +34,7 @@ use crate::{
 
 mod cols;
 mod counts;
+mod flavors;
 mod leases;
 mod operations;
 mod quotas;
@@ -271,6 +273,13 @@ where
             }
             Change::RequireServerQuota(claim) => Self::require_server_quota(conn, claim, batch).await?,
             Change::RequireKeyPairQuota(claim) => Self::require_keypair_quota(conn, claim).await?,
+            Change::InsertFlavor(_)
+            | Change::DeleteFlavor { .. }
+            | Change::SetFlavorDescription { .. }
+            | Change::AddFlavorAccess { .. }
+            | Change::RemoveFlavorAccess { .. }
+            | Change::SetFlavorExtraSpecs { .. }
+            | Change::DeleteFlavorExtraSpec { .. } => Self::apply_flavor_change(conn, change).await?,
         }
         Ok(())
     }
@@ -330,6 +339,9 @@ where
             .bind(s.key_name.as_deref())
             .bind(s.locked_by.map(netcache_domain::server::LockedBy::as_str))
             .bind(json::strings_to_json(&s.security_groups))
+            .bind(s.flavor.as_ref().map(json::flavor_to_json))
+            .bind(s.flavor.as_ref().map(|f| f.vcpus))
+            .bind(s.flavor.as_ref().map(|f| f.ram_mb))
             .bind(json::attributes_to_json(&s.attributes))
     }
 
@@ -893,6 +905,15 @@ where
 
     async fn keypair_count(&self, user_id: &str) -> Result<i64> {
         Sql::<B::Db>::keypair_count(&mut *self.pool().acquire().await?, user_id).await
+    }
+
+    async fn flavors(&self) -> Result<Vec<Flavor>> {
+        Sql::<B::Db>::flavors(&mut *self.pool().acquire().await?, None).await
+    }
+
+    async fn flavor(&self, id: &str) -> Result<Option<Flavor>> {
+        let flavors = Sql::<B::Db>::flavors(&mut *self.pool().acquire().await?, Some(id)).await?;
+        Ok(flavors.into_iter().next())
     }
 }
 

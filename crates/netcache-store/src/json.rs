@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
 use netcache_domain::server_attributes::ServerAttributes;
 use netcache_domain::{HostName, NetworkId, PortId};
@@ -123,6 +124,45 @@ pub(crate) fn attributes_to_json(attributes: &ServerAttributes) -> String {
 
 pub(crate) fn attributes_from_json(text: &str) -> Result<ServerAttributes, serde_json::Error> {
     serde_json::from_str(text)
+}
+
+/// `flavor`: the server's flavor snapshot.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredFlavor {
+    name: String,
+    vcpus: i64,
+    ram_mb: i64,
+    disk_gb: i64,
+    ephemeral_gb: i64,
+    swap_mb: i64,
+    extra_specs: BTreeMap<String, String>,
+}
+
+pub(crate) fn flavor_to_json(flavor: &FlavorSnapshot) -> String {
+    let stored = StoredFlavor {
+        name: flavor.name.clone(),
+        vcpus: flavor.vcpus,
+        ram_mb: flavor.ram_mb,
+        disk_gb: flavor.disk_gb,
+        ephemeral_gb: flavor.ephemeral_gb,
+        swap_mb: flavor.swap_mb,
+        extra_specs: flavor.extra_specs.clone(),
+    };
+    serde_json::to_string(&stored).expect("a flavor snapshot is always serialisable")
+}
+
+pub(crate) fn flavor_from_json(text: &str) -> Result<FlavorSnapshot, serde_json::Error> {
+    let s: StoredFlavor = serde_json::from_str(text)?;
+    Ok(FlavorSnapshot {
+        name: s.name,
+        vcpus: s.vcpus,
+        ram_mb: s.ram_mb,
+        disk_gb: s.disk_gb,
+        ephemeral_gb: s.ephemeral_gb,
+        swap_mb: s.swap_mb,
+        extra_specs: s.extra_specs,
+    })
 }
 
 #[cfg(test)]

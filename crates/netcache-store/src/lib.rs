@@ -13,6 +13,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::action::Action;
 use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
+use netcache_domain::flavor::Flavor;
 use netcache_domain::ghost::GhostSighting;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
@@ -305,6 +306,11 @@ pub trait Store: Send + Sync + 'static {
     async fn server_counts(&self, project: &ProjectId) -> Result<Vec<ServerCount>>;
     /// How many key pairs a user has.
     async fn keypair_count(&self, user_id: &str) -> Result<i64>;
+    /// Live flavors (not deleted), in the order they were created, each with
+    /// its extra specs and the projects given access.
+    async fn flavors(&self) -> Result<Vec<Flavor>>;
+    /// The live flavor with this id.
+    async fn flavor(&self, id: &str) -> Result<Option<Flavor>>;
 }
 
 /// Opens (creating and migrating if needed) the store named by `url`:

@@ -19,14 +19,14 @@ macro_rules! server_columns {
         "id, name, project_id, user_id, host, availability_zone, vm_state, task_state, fault_code, \
          fault_message, fault_created, flavor_ref, image_ref, metadata, requested_networks, tried_hosts, \
          created_at, updated_at, launched_at, deleted_at, access_ip_v4, access_ip_v6, generation, key_name, \
-         locked_by, security_groups, attributes"
+         locked_by, security_groups, flavor, flavor_vcpus, flavor_ram_mb, attributes"
     };
 }
 
 pub(crate) const INSERT_SERVER: &str = concat!(
     "INSERT INTO servers (",
     server_columns!(),
-    ") VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $2, $24, $25, $26, $27)"
+    ") VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $2, $24, $25, $26, $27, $28, $29, $30)"
 );
 
 /// Compare-and-swap on the generation the caller read.
@@ -35,7 +35,7 @@ pub(crate) const UPDATE_SERVER: &str = "UPDATE servers SET name = $3, project_id
      fault_message = $11, fault_created = $12, flavor_ref = $13, image_ref = $14, metadata = $15, \
      requested_networks = $16, tried_hosts = $17, created_at = $18, updated_at = $19, \
      launched_at = $20, deleted_at = $21, access_ip_v4 = $22, access_ip_v6 = $23, key_name = $24, locked_by = $25, \
-     security_groups = $26, attributes = $27, \
+     security_groups = $26, flavor = $27, flavor_vcpus = $28, flavor_ram_mb = $29, attributes = $30, \
      generation = generation + 1 \
      WHERE id = $1 AND generation = $2";
 
@@ -158,8 +158,10 @@ pub(crate) const LOCK_QUOTA: &str =
     "INSERT INTO quota_locks (scope) VALUES ($1) ON CONFLICT (scope) DO UPDATE SET scope = excluded.scope";
 
 /// `$1` project: its live servers per user and flavor.
-pub(crate) const COUNT_SERVERS_FOR_QUOTA: &str = "SELECT user_id, flavor_ref, COUNT(*) AS n FROM servers \
-     WHERE project_id = $1 AND vm_state <> 'deleted' GROUP BY user_id, flavor_ref ORDER BY user_id, flavor_ref";
+/// Counted per flavor snapshot too (cores and RAM; NULL: a built-in flavor's).
+pub(crate) const COUNT_SERVERS_FOR_QUOTA: &str = "SELECT user_id, flavor_ref, flavor_vcpus, flavor_ram_mb, \
+     COUNT(*) AS n FROM servers WHERE project_id = $1 AND vm_state <> 'deleted' \
+     GROUP BY user_id, flavor_ref, flavor_vcpus, flavor_ram_mb ORDER BY user_id, flavor_ref, flavor_vcpus, flavor_ram_mb";
 
 /// `$1` user.
 pub(crate) const COUNT_KEYPAIRS: &str = "SELECT COUNT(*) AS n FROM keypairs WHERE user_id = $1";
@@ -339,6 +341,71 @@ macro_rules! select_keypairs {
 
 pub(crate) const SELECT_KEYPAIRS: &str = select_keypairs!("WHERE user_id = $1 ORDER BY name, id");
 pub(crate) const SELECT_KEYPAIR: &str = select_keypairs!("WHERE user_id = $1 AND name = $2");
+
+// ---- flavors: only live ones (deleted_at NULL) are named by id ----
+
+pub(crate) const INSERT_FLAVOR: &str = "INSERT INTO flavors (id, name, ram_mb, vcpus, disk_gb, ephemeral_gb, \
+     swap_mb, rxtx_factor, is_public, description) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+
+/// `$1` flavor id, `$2` when.
+pub(crate) const DELETE_FLAVOR: &str = "UPDATE flavors SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL";
+
+/// `$1` flavor id, `$2` description.
+pub(crate) const SET_FLAVOR_DESCRIPTION: &str =
+    "UPDATE flavors SET description = $2 WHERE id = $1 AND deleted_at IS NULL";
+
+/// `$1` flavor id, `$2` project.
+pub(crate) const INSERT_FLAVOR_PROJECT: &str = "INSERT INTO flavor_projects (flavor_seq, project_id) \
+     SELECT seq, $2 FROM flavors WHERE id = $1 AND deleted_at IS NULL";
+
+/// `$1` flavor id, `$2` project.
+pub(crate) const DELETE_FLAVOR_PROJECT: &str = "DELETE FROM flavor_projects WHERE project_id = $2 \
+     AND flavor_seq = (SELECT seq FROM flavors WHERE id = $1 AND deleted_at IS NULL)";
+
+/// `$1` flavor id, `$2` key, `$3` value.
+pub(crate) const UPSERT_FLAVOR_EXTRA_SPEC: &str = "INSERT INTO flavor_extra_specs (flavor_seq, key, value) \
+     SELECT seq, $2, $3 FROM flavors WHERE id = $1 AND deleted_at IS NULL \
+     ON CONFLICT (flavor_seq, key) DO UPDATE SET value = excluded.value";
+
+/// `$1` flavor id, `$2` key.
+pub(crate) const DELETE_FLAVOR_EXTRA_SPEC: &str = "DELETE FROM flavor_extra_specs WHERE key = $2 \
+     AND flavor_seq = (SELECT seq FROM flavors WHERE id = $1 AND deleted_at IS NULL)";
+
+macro_rules! live_flavors {
+    ($and:literal) => {
+        concat!(
+            "SELECT id, name, ram_mb, vcpus, disk_gb, ephemeral_gb, swap_mb, rxtx_factor, is_public, description \
+             FROM flavors WHERE deleted_at IS NULL ",
+            $and,
+            " ORDER BY seq"
+        )
+    };
+}
+
+macro_rules! live_flavor_rows {
+    ($table:literal, $columns:literal, $and:literal) => {
+        concat!(
+            "SELECT f.id AS flavor_id, ",
+            $columns,
+            " FROM ",
+            $table,
+            " t JOIN flavors f ON f.seq = t.flavor_seq WHERE f.deleted_at IS NULL ",
+            $and
+        )
+    };
+}
+
+/// Live flavors in creation order.
+pub(crate) const SELECT_FLAVORS: &str = live_flavors!("");
+/// `$1` flavor id.
+pub(crate) const SELECT_FLAVOR: &str = live_flavors!("AND id = $1");
+pub(crate) const SELECT_FLAVORS_EXTRA_SPECS: &str = live_flavor_rows!("flavor_extra_specs", "t.key, t.value", "");
+/// `$1` flavor id.
+pub(crate) const SELECT_FLAVOR_EXTRA_SPECS: &str =
+    live_flavor_rows!("flavor_extra_specs", "t.key, t.value", "AND f.id = $1");
+pub(crate) const SELECT_FLAVORS_PROJECTS: &str = live_flavor_rows!("flavor_projects", "t.project_id", "");
+/// `$1` flavor id.
+pub(crate) const SELECT_FLAVOR_PROJECTS: &str = live_flavor_rows!("flavor_projects", "t.project_id", "AND f.id = $1");
 
 // ---- retention: deleted servers that no VIF record or operation names ----
 

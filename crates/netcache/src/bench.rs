@@ -220,6 +220,7 @@ fn server(id: ServerId, i: usize, now: chrono::DateTime<Utc>) -> Server {
         task_state: None,
         fault: None,
         flavor_ref: "1".into(),
+        flavor: netcache_domain::flavor::built_in_snapshot("1"),
         image_ref: IMAGE.into(),
         metadata: BTreeMap::new(),
         access_ip_v4: None,

@@ -94,6 +94,7 @@ impl Api {
             .method(method)
             .uri(uri)
             .header("content-type", "application/json");
+        // An admin unless the caller names other roles.
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("x-roles")) {
             request = request.header("x-roles", "admin,member,reader");
         }
@@ -159,4 +160,14 @@ impl Api {
         }
         panic!("server {id} is still building");
     }
+}
+
+/// The ids of a list answer's `collection` (`servers`, `flavors`), in order.
+pub fn ids_of(body: &Value, collection: &str) -> Vec<String> {
+    body[collection]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["id"].as_str().unwrap().to_owned())
+        .collect()
 }

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod flavors;
 pub mod quotas;
 
 use serde_json::{Value, json};
@@ -466,6 +467,23 @@ pub fn get_keypair() -> Value {
 }
 
 /// Every error body: one key naming the kind (`itemNotFound`, …) over code and message.
+/// Nova's error body of `status`, with exactly `message`.
+#[track_caller]
+pub fn assert_nova_error(got: (axum::http::StatusCode, Value), status: axum::http::StatusCode, message: &str) {
+    let (code, body) = got;
+    assert_eq!(code, status, "{body}");
+    assert_satisfies("an error", &nova_error(), &body);
+    let key = match status.as_u16() {
+        400 => "badRequest",
+        403 => "forbidden",
+        404 => "itemNotFound",
+        409 => "conflictingRequest",
+        other => panic!("unexpected {other}"),
+    };
+    assert_eq!(body[key]["code"], status.as_u16(), "{body}");
+    assert_eq!(body[key]["message"], message, "{body}");
+}
+
 pub fn nova_error() -> Value {
     let fault = object(
         json!({"code": {"type": "integer"}, "message": {"type": "string"}}),

@@ -66,6 +66,7 @@ fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {
     CreateServer {
         name: "vm".into(),
         flavor_ref: "1".into(),
+        flavor: netcache_domain::flavor::built_in_snapshot("1").unwrap(),
         image_ref: "img".into(),
         metadata,
         access_ip_v4: None,

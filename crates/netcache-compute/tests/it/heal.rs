@@ -120,6 +120,7 @@ fn staged_server(id: ServerId, now: chrono::DateTime<chrono::Utc>) -> Server {
         task_state: None::<TaskState>,
         fault: None,
         flavor_ref: "1".into(),
+        flavor: netcache_domain::flavor::built_in_snapshot("1"),
         image_ref: "img".into(),
         metadata: BTreeMap::new(),
         access_ip_v4: None,

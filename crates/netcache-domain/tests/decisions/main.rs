@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 mod allocation;
 mod cache_membership;
 mod cache_render;
+mod flavors;
 mod gc_judge;
 mod gc_recheck;
 mod ghosts;

@@ -78,11 +78,13 @@ fn usage_is_counted_from_servers_and_their_flavors() {
         ServerCount {
             user_id: ALICE.into(),
             flavor_ref: "1".into(),
+            cost: None,
             servers: 2,
         },
         ServerCount {
             user_id: BOB.into(),
             flavor_ref: "3".into(),
+            cost: None,
             servers: 1,
         },
     ];
@@ -90,6 +92,36 @@ fn usage_is_counted_from_servers_and_their_flavors() {
     assert_eq!(Usage::of_servers(&counts, Some(ALICE)), usage(2, 2, 1024));
     assert_eq!(Usage::of_servers(&counts, Some("carol")), usage(0, 0, 0));
     assert_eq!(usage(3, 4, 5120).in_use(Resource::KeyPairs), 0, "shown as 0, as Nova");
+}
+
+#[test]
+fn servers_that_keep_their_flavor_are_counted_from_it_not_the_built_in_one() {
+    let counts = [
+        ServerCount {
+            user_id: ALICE.into(),
+            flavor_ref: "1".into(),
+            cost: Some(MEDIUM),
+            servers: 2,
+        },
+        ServerCount {
+            user_id: ALICE.into(),
+            flavor_ref: "gone".into(),
+            cost: Some(TINY),
+            servers: 1,
+        },
+        ServerCount {
+            user_id: BOB.into(),
+            flavor_ref: "unknown".into(),
+            cost: None,
+            servers: 1,
+        },
+    ];
+    assert_eq!(Usage::of_servers(&counts, Some(ALICE)), usage(3, 5, 8704));
+    assert_eq!(
+        Usage::of_servers(&counts, Some(BOB)),
+        usage(1, 0, 0),
+        "no snapshot and no built-in flavor: the instance alone"
+    );
 }
 
 #[test]

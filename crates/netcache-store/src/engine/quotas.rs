@@ -7,7 +7,7 @@
 
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
-use netcache_domain::quota::{KeyPairClaim, QuotaLimit, Resource, ServerClaim, ServerCount};
+use netcache_domain::quota::{Cost, KeyPairClaim, QuotaLimit, Resource, ServerClaim, ServerCount};
 use netcache_domain::server::Server;
 use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 
@@ -94,9 +94,12 @@ where
         rows.iter()
             .map(|row| {
                 let c = Cols::<DB>(row);
+                let vcpus: Option<i64> = c.get("flavor_vcpus")?;
+                let ram_mb: Option<i64> = c.get("flavor_ram_mb")?;
                 Ok(ServerCount {
                     user_id: c.get("user_id")?,
                     flavor_ref: c.get("flavor_ref")?,
+                    cost: vcpus.zip(ram_mb).map(|(vcpus, ram_mb)| Cost { vcpus, ram_mb }),
                     servers: c.get("n")?,
                 })
             })

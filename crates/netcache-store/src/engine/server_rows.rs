@@ -1,6 +1,7 @@
 //! Decoding a server row: whole, and as heal and the audit read it (the
 //! columns of a `WatchedServer`).
 
+use netcache_domain::flavor::built_in_snapshot;
 use netcache_domain::server::{Fault, Server, VmState, WatchedServer};
 use netcache_domain::{HostName, ProjectId, ServerId};
 use sqlx::{ColumnIndex, Decode, Type};
@@ -39,6 +40,11 @@ where
                 created: c.ts("fault_created")?,
             }),
         };
+        let flavor_ref: String = c.get("flavor_ref")?;
+        // A server recorded before servers kept their flavor booted a built-in one.
+        let flavor = c
+            .json_opt("flavor", json::flavor_from_json)?
+            .or_else(|| built_in_snapshot(&flavor_ref));
         Ok(Server {
             id: ServerId(c.uuid("id")?),
             name: c.get("name")?,
@@ -49,7 +55,8 @@ where
             vm_state: c.parse("vm_state")?,
             task_state: c.parse_opt("task_state")?,
             fault,
-            flavor_ref: c.get("flavor_ref")?,
+            flavor_ref,
+            flavor,
             image_ref: c.get("image_ref")?,
             metadata: c.json("metadata", json::metadata_from_json)?,
             access_ip_v4: c.parse_opt("access_ip_v4")?,

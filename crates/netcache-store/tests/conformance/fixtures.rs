@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
@@ -35,6 +36,15 @@ pub fn server(project: &str, created: DateTime<Utc>) -> Server {
             created: created + Duration::seconds(3),
         }),
         flavor_ref: "m1.small".into(),
+        flavor: Some(FlavorSnapshot {
+            name: "m1.small \"x\" ünï".into(),
+            vcpus: 2,
+            ram_mb: 3000,
+            disk_gb: 20,
+            ephemeral_gb: 5,
+            swap_mb: 512,
+            extra_specs: BTreeMap::from([("hw:cpu_policy".into(), "dedicated".into())]),
+        }),
         image_ref: "cirros".into(),
         metadata: BTreeMap::from([("role".into(), "db".into()), ("empty".into(), String::new())]),
         access_ip_v4: Some("192.0.2.10".parse().unwrap()),
@@ -85,6 +95,7 @@ pub fn bare_server(project: &str, created: DateTime<Utc>) -> Server {
         attributes: Default::default(),
         tried_hosts: vec![],
         launched_at: None,
+        flavor: None,
         ..server(project, created)
     }
 }

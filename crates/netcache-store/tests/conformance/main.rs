@@ -79,6 +79,10 @@ conformance!(
     quota_usage_counts_live_servers_and_key_pairs,
     a_quota_claim_applies_its_batch_only_if_it_fits,
     racing_quota_claims_never_pass_the_limit,
+    the_built_in_flavors_are_seeded,
+    flavors_round_trip_and_are_unique_among_live_ones,
+    flavor_access_and_extra_specs_change_only_live_flavors,
+    a_server_keeps_its_flavor_snapshot_and_is_counted_from_it,
     purge_removes_old_deleted_servers_with_their_rows_and_nothing_else,
 );
 

@@ -164,6 +164,7 @@ impl Harness {
         CreateServer {
             name: "vm".into(),
             flavor_ref: "1".into(),
+            flavor: netcache_domain::flavor::built_in_snapshot("1").unwrap(),
             image_ref: "img".into(),
             metadata: BTreeMap::new(),
             access_ip_v4: None,

@@ -18,6 +18,7 @@ use crate::fixtures::*;
 use crate::harness::Db;
 
 mod batches;
+mod flavors;
 mod intents;
 mod keypairs;
 mod operations;
@@ -29,6 +30,7 @@ mod sorted_pages;
 mod vifs;
 
 pub use batches::*;
+pub use flavors::*;
 pub use intents::*;
 pub use keypairs::*;
 pub use operations::*;

@@ -123,6 +123,7 @@ pub async fn quota_usage_counts_live_servers_and_key_pairs(db: &Db) {
     let count = |user: &str, flavor: &str, servers| ServerCount {
         user_id: user.into(),
         flavor_ref: flavor.into(),
+        cost: None,
         servers,
     };
     assert_eq!(

@@ -1,0 +1,166 @@
+//! Flavors (Nova's flavor-manage, flavor-access and flavor-extra-specs): an
+//! admin's flavors in the store, which a caller sees (public ones and those his
+//! project was given), and the flavor a boot names.
+
+use std::collections::BTreeMap;
+
+use netcache_domain::ProjectId;
+use netcache_domain::change::Change;
+use netcache_domain::flavor::{self, Flavor, ListQuery};
+use tracing::info;
+
+use crate::{Compute, Error, RequestContext, Result};
+
+impl Compute {
+    /// A page of the flavors the caller sees, as Nova lists them.
+    pub async fn flavors(&self, query: &ListQuery<'_>) -> Result<Vec<Flavor>> {
+        let all = self.store.flavors().await?;
+        flavor::list(all, query).map_err(|_| Error::FlavorMarkerNotFound(query.marker.unwrap_or_default().to_owned()))
+    }
+
+    /// A live flavor the caller sees (another project's private one is not found).
+    pub async fn flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor> {
+        self.store
+            .flavor(id)
+            .await?
+            .filter(|f| f.visible_to(&ProjectId::from(ctx.project_id.as_str()), ctx.is_admin()))
+            .ok_or_else(|| Error::FlavorNotFound(id.to_owned()))
+    }
+
+    /// The flavor a boot names: one the caller sees, else Nova's 400.
+    pub async fn boot_flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor> {
+        self.flavor(ctx, id).await.map_err(|e| match e {
+            Error::FlavorNotFound(id) => Error::BootFlavorNotFound(id),
+            other => other,
+        })
+    }
+
+    /// A new flavor; Nova's conflict if a live flavor has its id or its name.
+    pub async fn create_flavor(&self, flavor: Flavor) -> Result<Flavor> {
+        match self.store.commit(vec![Change::InsertFlavor(flavor.clone())]).await {
+            Ok(()) => {
+                info!(flavor.id = %flavor.id, flavor.name = %flavor.name, "Created flavor {}", flavor.id);
+                Ok(flavor)
+            }
+            // Which of the two is taken, as Nova tells them apart.
+            Err(e) if e.is_conflict() => match self.store.flavor(&flavor.id).await? {
+                Some(_) => Err(Error::FlavorIdExists(flavor.id)),
+                None => Err(Error::FlavorExists(flavor.name)),
+            },
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Deletes a flavor: servers booted with it keep their snapshot of it.
+    pub async fn delete_flavor(&self, id: &str) -> Result<()> {
+        let at = self.clock.now();
+        self.commit_on_flavor(id, Change::DeleteFlavor { id: id.to_owned(), at })
+            .await?;
+        info!(flavor.id = %id, "Deleted flavor {id}");
+        Ok(())
+    }
+
+    /// Sets a flavor's description (2.55).
+    pub async fn set_flavor_description(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        description: Option<String>,
+    ) -> Result<Flavor> {
+        self.commit_on_flavor(
+            id,
+            Change::SetFlavorDescription {
+                id: id.to_owned(),
+                description,
+            },
+        )
+        .await?;
+        self.flavor(ctx, id).await
+    }
+
+    /// Gives a project access to a private flavor (Nova's 409 for a public
+    /// one from 2.7: `refuse_public`).
+    pub async fn add_flavor_access(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        project: &str,
+        refuse_public: bool,
+    ) -> Result<Flavor> {
+        let flavor = self.flavor(ctx, id).await?;
+        if refuse_public && flavor.is_public {
+            return Err(Error::FlavorIsPublic);
+        }
+        let change = Change::AddFlavorAccess {
+            id: id.to_owned(),
+            project_id: project.to_owned(),
+        };
+        match self.commit_on_flavor(id, change).await {
+            Err(Error::Store(e)) if e.is_conflict() => Err(Error::FlavorAccessExists {
+                flavor: id.to_owned(),
+                project: project.to_owned(),
+            }),
+            other => other,
+        }?;
+        self.flavor(ctx, id).await
+    }
+
+    /// Takes a project's access to a flavor away.
+    pub async fn remove_flavor_access(&self, ctx: &RequestContext, id: &str, project: &str) -> Result<Flavor> {
+        self.flavor(ctx, id).await?;
+        let change = Change::RemoveFlavorAccess {
+            id: id.to_owned(),
+            project_id: project.to_owned(),
+        };
+        self.store.commit(vec![change]).await.map_err(|e| match e {
+            netcache_store::Error::NotFound(_) => Error::FlavorAccessNotFound {
+                flavor: id.to_owned(),
+                project: project.to_owned(),
+            },
+            other => other.into(),
+        })?;
+        self.flavor(ctx, id).await
+    }
+
+    /// Sets extra specs of a flavor, each in place of the one it has.
+    pub async fn set_flavor_extra_specs(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        specs: BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.flavor(ctx, id).await?;
+        self.commit_on_flavor(
+            id,
+            Change::SetFlavorExtraSpecs {
+                id: id.to_owned(),
+                specs,
+            },
+        )
+        .await
+    }
+
+    /// Removes one extra spec of a flavor.
+    pub async fn delete_flavor_extra_spec(&self, ctx: &RequestContext, id: &str, key: &str) -> Result<()> {
+        self.flavor(ctx, id).await?;
+        let change = Change::DeleteFlavorExtraSpec {
+            id: id.to_owned(),
+            key: key.to_owned(),
+        };
+        self.store.commit(vec![change]).await.map_err(|e| match e {
+            netcache_store::Error::NotFound(_) => Error::FlavorExtraSpecNotFound {
+                flavor: id.to_owned(),
+                key: key.to_owned(),
+            },
+            other => other.into(),
+        })
+    }
+
+    /// Commits a change of a live flavor: not found if it is gone (or was never).
+    async fn commit_on_flavor(&self, id: &str, change: Change) -> Result<()> {
+        self.store.commit(vec![change]).await.map_err(|e| match e {
+            netcache_store::Error::NotFound(_) => Error::FlavorNotFound(id.to_owned()),
+            other => other.into(),
+        })
+    }
+}
