@@ -80,6 +80,10 @@ conformance!(
     a_quota_claim_applies_its_batch_only_if_it_fits,
     racing_quota_claims_never_pass_the_limit,
     purge_removes_old_deleted_servers_with_their_rows_and_nothing_else,
+    services_are_registered_once_per_host_by_any_process,
+    a_service_is_up_while_its_heartbeat_is_ahead_of_the_databases_clock,
+    service_changes_compare_and_swap_and_feed_the_scheduler,
+    live_servers_are_counted_per_host_and_flavor,
 );
 
 /// Not per backend: what `open` accepts.

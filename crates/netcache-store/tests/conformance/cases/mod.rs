@@ -25,6 +25,7 @@ mod quotas;
 mod records;
 mod retention;
 mod servers;
+mod services;
 mod sorted_pages;
 mod vifs;
 
@@ -36,6 +37,7 @@ pub use quotas::*;
 pub use records::*;
 pub use retention::*;
 pub use servers::*;
+pub use services::*;
 pub use sorted_pages::*;
 pub use vifs::*;
 
