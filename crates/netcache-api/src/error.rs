@@ -72,7 +72,9 @@ impl ApiError {
                 | C::MetadataItemNotFound
                 | C::SecurityGroupNotFoundForProject { .. }
                 | C::NoPortsForSecurityGroups(_)
-                | C::SecurityGroupNotAssociated { .. } => StatusCode::NOT_FOUND,
+                | C::SecurityGroupNotAssociated { .. }
+                | C::ServiceNotFound(_)
+                | C::HostNotMapped(_) => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -86,7 +88,9 @@ impl ApiError {
                 | C::RebuildImageNotFound
                 | C::BadQuotaLimit(_)
                 | C::SecurityGroupNotFound(_)
-                | C::SecurityGroupCannotBeApplied(_) => StatusCode::BAD_REQUEST,
+                | C::SecurityGroupCannotBeApplied(_)
+                | C::ServiceNotUpdatable(_)
+                | C::ServiceUpdateRefused(_) => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
                 C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
@@ -99,7 +103,8 @@ impl ApiError {
                 | C::InvalidState { .. }
                 | C::KeypairExists(_)
                 | C::Locked(_)
-                | C::SecurityGroupAmbiguous(_) => StatusCode::CONFLICT,
+                | C::SecurityGroupAmbiguous(_)
+                | C::ServiceHostsInstances => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }
