@@ -49,6 +49,7 @@ mod server_security_groups;
 mod server_update;
 mod server_view;
 mod servers;
+mod services;
 mod versions;
 pub mod wire;
 mod zones;
@@ -102,6 +103,7 @@ pub fn router(state: AppState) -> Router {
         .merge(events::routes())
         .merge(flavors::routes())
         .merge(zones::routes())
+        .merge(services::routes())
         .merge(images::routes())
         .merge(quota_sets::routes())
         .merge(limits::routes())

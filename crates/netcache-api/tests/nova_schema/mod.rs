@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod quotas;
+pub mod services;
 
 use serde_json::{Value, json};
 
