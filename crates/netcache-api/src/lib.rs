@@ -29,6 +29,7 @@ mod error;
 mod events;
 mod extensions;
 mod flavors;
+mod hypervisors;
 pub mod images;
 mod interfaces;
 mod keypairs;
@@ -104,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .merge(flavors::routes())
         .merge(zones::routes())
         .merge(services::routes())
+        .merge(hypervisors::routes())
         .merge(images::routes())
         .merge(quota_sets::routes())
         .merge(limits::routes())

@@ -72,6 +72,35 @@ impl Service {
     }
 }
 
+/// A fake host's fixed capacity, the same on every host (netcache's hosts
+/// run no guests: os-hypervisors shows plausible figures, nothing schedules
+/// by them).
+pub const HOST_VCPUS: u64 = 64;
+pub const HOST_MEMORY_MB: u64 = 262_144;
+pub const HOST_LOCAL_GB: u64 = 2_048;
+
+/// What a host's live servers use, from their flavors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostUsage {
+    pub running_vms: u64,
+    pub vcpus: u64,
+    pub memory_mb: u64,
+    pub local_gb: u64,
+}
+
+impl HostUsage {
+    /// Adds `count` servers of `flavor` (one unknown to the catalog counts
+    /// as a server using nothing).
+    pub fn add(&mut self, flavor_ref: &str, count: u64) {
+        self.running_vms += count;
+        if let Some(flavor) = crate::flavor::find(flavor_ref) {
+            self.vcpus += u64::from(flavor.vcpus) * count;
+            self.memory_mb += u64::from(flavor.ram_mb) * count;
+            self.local_gb += u64::from(flavor.disk_gb) * count;
+        }
+    }
+}
+
 /// `enabled` or `disabled`, as Nova's `status` says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
@@ -129,6 +158,17 @@ mod tests {
         };
         assert!(service().updated(&refused).unwrap_err().contains("'disabled_reason'"));
         assert!(service().updated(&ServiceUpdate::default()).is_err());
+    }
+
+    #[test]
+    fn usage_adds_each_servers_flavor() {
+        let mut usage = HostUsage::default();
+        let flavor = crate::flavor::find("1").unwrap();
+        usage.add("1", 2);
+        usage.add("no-such-flavor", 1);
+        assert_eq!(usage.running_vms, 3);
+        assert_eq!(usage.vcpus, 2 * u64::from(flavor.vcpus));
+        assert_eq!(usage.memory_mb, 2 * u64::from(flavor.ram_mb));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod hypervisors;
 pub mod quotas;
 pub mod services;
 
