@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::services::service_view;
+use crate::services::{last_value, service_view};
 use crate::{AppState, Caller, schema};
 
 pub fn routes() -> Router<AppState> {
@@ -88,7 +88,7 @@ impl Hypervisor {
 
 /// Nova's statistics fields of one host (or, summed, of all).
 fn figures(usage: &HostUsage) -> Value {
-    let hosts_figures = json!({
+    json!({
         "vcpus": HOST_VCPUS,
         "memory_mb": HOST_MEMORY_MB,
         "local_gb": HOST_LOCAL_GB,
@@ -100,8 +100,7 @@ fn figures(usage: &HostUsage) -> Value {
         "current_workload": 0,
         "running_vms": usage.running_vms,
         "disk_available_least": HOST_LOCAL_GB.saturating_sub(usage.local_gb),
-    });
-    hosts_figures
+    })
 }
 
 /// Every host's hypervisor, by service id; with each one's servers if asked.
@@ -149,12 +148,12 @@ fn list_query(
     if !version.at_least(53) {
         return Ok((None, false));
     }
-    let last = |key: &str| pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let last = |key: &str| last_value(&pairs, key);
     let with_servers = last("with_servers")
         .map(|v| schema::boolean("with_servers", &json!(v)))
         .transpose()?
         .unwrap_or(false);
-    let pattern = last("hypervisor_hostname_pattern");
+    let pattern = last("hypervisor_hostname_pattern").map(str::to_owned);
     if pattern.is_some() && (last("limit").is_some() || last("marker").is_some()) {
         return Err(ApiError::BadRequest(
             "Paging over hypervisors with the hypervisor_hostname_pattern query parameter is not supported.".into(),

@@ -52,6 +52,11 @@ pub fn service_view(stored: &StoredService, zone: &str, version: Microversion) -
     view
 }
 
+/// webob's `req.GET[key]`: the last value of `key` in the query.
+pub(crate) fn last_value<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -64,16 +69,9 @@ async fn list(
         let params: Map<String, Value> = pairs.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         schema::object(None, &Value::Object(params), &["host", "binary"], &[])?;
     }
-    // webob's `req.GET[key]`: the last value given; an empty one filters nothing.
-    let last = |key: &str| {
-        pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-            .filter(|v| !v.is_empty())
-    };
-    let (host, binary) = (last("host"), last("binary"));
+    // An empty value filters nothing.
+    let filter = |key: &str| last_value(&pairs, key).filter(|v| !v.is_empty());
+    let (host, binary) = (filter("host"), filter("binary"));
     let zone = &state.compute.config().availability_zone;
     let services: Vec<Value> = state
         .compute

@@ -49,6 +49,14 @@ const FIGURES: [&str; 11] = [
     "vcpus_used",
 ];
 
+/// A figure's type: some may be null.
+fn figure(field: &str) -> Value {
+    match field {
+        "current_workload" | "free_disk_gb" | "free_ram_mb" | "running_vms" => json!({"type": ["null", "integer"]}),
+        _ => json!({"type": "integer"}),
+    }
+}
+
 /// `_hypervisor_detail_response` at `version`.
 pub fn detail_item(version: u16) -> Value {
     let service = object(
@@ -87,10 +95,7 @@ pub fn detail_item(version: u16) -> Value {
             properties[field] = match field {
                 "cpu_info" if version >= 28 => json!({"type": "object"}),
                 "cpu_info" => json!({"type": "string"}),
-                "current_workload" | "free_disk_gb" | "free_ram_mb" | "running_vms" => {
-                    json!({"type": ["null", "integer"]})
-                }
-                _ => json!({"type": "integer"}),
+                _ => figure(field),
             };
             required.push(field);
         }
@@ -117,29 +122,14 @@ pub fn show(version: u16) -> Value {
 }
 
 pub fn statistics() -> Value {
-    let nullable = json!({"type": ["null", "integer"]});
-    let integer = json!({"type": "integer"});
-    let stats = object(
-        json!({
-            "count": integer, "current_workload": nullable, "disk_available_least": nullable,
-            "free_disk_gb": nullable, "free_ram_mb": nullable, "local_gb": integer,
-            "local_gb_used": integer, "memory_mb": integer, "memory_mb_used": integer,
-            "running_vms": nullable, "vcpus": integer, "vcpus_used": integer,
-        }),
-        &[
-            "count",
-            "current_workload",
-            "disk_available_least",
-            "free_disk_gb",
-            "free_ram_mb",
-            "local_gb",
-            "local_gb_used",
-            "memory_mb",
-            "memory_mb_used",
-            "running_vms",
-            "vcpus",
-            "vcpus_used",
-        ],
-    );
-    object(json!({"hypervisor_statistics": stats}), &["hypervisor_statistics"])
+    let mut properties = json!({"count": {"type": "integer"}, "disk_available_least": {"type": ["null", "integer"]}});
+    let mut required = vec!["count", "disk_available_least"];
+    for field in FIGURES.iter().filter(|f| **f != "cpu_info") {
+        properties[*field] = figure(field);
+        required.push(field);
+    }
+    object(
+        json!({"hypervisor_statistics": object(properties, &required)}),
+        &["hypervisor_statistics"],
+    )
 }
