@@ -91,7 +91,8 @@ impl Compute {
                         heartbeat_live: stored.heartbeat_live,
                     });
                 }
-                Err(e) if e.is_conflict() => continue,
+                // Another admin's change came first: read it and apply this one to it.
+                Err(e) if e.is_conflict() => {}
                 Err(e) => return Err(e.into()),
             }
         }
