@@ -76,7 +76,9 @@ impl ApiError {
                 | C::SecurityGroupNotAssociated { .. }
                 | C::FlavorNotFound(_)
                 | C::FlavorAccessNotFound { .. }
-                | C::FlavorExtraSpecNotFound { .. } => StatusCode::NOT_FOUND,
+                | C::FlavorExtraSpecNotFound { .. }
+                | C::ServiceNotFound(_)
+                | C::HostNotMapped(_) => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -92,7 +94,9 @@ impl ApiError {
                 | C::SecurityGroupNotFound(_)
                 | C::SecurityGroupCannotBeApplied(_)
                 | C::BootFlavorNotFound(_)
-                | C::FlavorMarkerNotFound(_) => StatusCode::BAD_REQUEST,
+                | C::FlavorMarkerNotFound(_)
+                | C::ServiceNotUpdatable(_)
+                | C::ServiceUpdateRefused(_) => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
                 C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
@@ -109,7 +113,8 @@ impl ApiError {
                 | C::FlavorExists(_)
                 | C::FlavorIdExists(_)
                 | C::FlavorIsPublic
-                | C::FlavorAccessExists { .. } => StatusCode::CONFLICT,
+                | C::FlavorAccessExists { .. }
+                | C::ServiceHostsInstances => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }

@@ -33,6 +33,7 @@ mod flavor_create;
 mod flavor_extra_specs;
 pub mod flavor_view;
 mod flavors;
+mod hypervisors;
 pub mod images;
 mod interfaces;
 mod keypairs;
@@ -54,6 +55,7 @@ mod server_tags;
 mod server_update;
 mod server_view;
 mod servers;
+mod services;
 mod versions;
 pub mod wire;
 mod zones;
@@ -108,6 +110,8 @@ pub fn router(state: AppState) -> Router {
         .merge(events::routes())
         .merge(flavors::routes())
         .merge(zones::routes())
+        .merge(services::routes())
+        .merge(hypervisors::routes())
         .merge(images::routes())
         .merge(quota_sets::routes())
         .merge(limits::routes())

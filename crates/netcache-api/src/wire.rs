@@ -412,17 +412,34 @@ pub fn image_versions(base: &str) -> Value {
     }]})
 }
 
-/// Nova's `os-availability-zone` view; with `hosts`, the admin `detail` view.
+/// A host in the admin's zone view: its `nova-compute` service up or not,
+/// enabled or not, and its last heartbeat.
+#[derive(Clone, Debug)]
+pub struct ZoneHost {
+    pub host: String,
+    pub available: bool,
+    pub active: bool,
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Nova's `os-availability-zone` view; with `hosts`, the admin `detail` view,
+/// where a zone with no host left (every service disabled) is unavailable
+/// and lists none, as Nova's is.
 #[must_use]
-pub fn availability_zones(zone: &str, hosts: Option<&[String]>) -> Value {
+pub fn availability_zones(zone: &str, hosts: Option<&[ZoneHost]>) -> Value {
+    if hosts.is_some_and(<[ZoneHost]>::is_empty) {
+        return json!({"availabilityZoneInfo": [{"zoneName": zone, "zoneState": {"available": false}, "hosts": null}]});
+    }
     let hosts = hosts.map(|hosts| {
         let services: Map<String, Value> = hosts
             .iter()
             .map(|h| {
-                (
-                    h.clone(),
-                    json!({"nova-compute": {"available": true, "active": true, "updated_at": null}}),
-                )
+                let service = json!({
+                    "available": h.available,
+                    "active": h.active,
+                    "updated_at": h.updated_at.map(iso_micro),
+                });
+                (h.host.clone(), json!({"nova-compute": service}))
             })
             .collect();
         Value::Object(services)

@@ -529,7 +529,12 @@ fn images() {
 #[test]
 fn availability_zones() {
     assert_json_snapshot!("availability_zones", wire::availability_zones("nova", None));
-    let hosts = ["compute-1".to_owned(), "compute-2".to_owned()];
+    let hosts = ["compute-1", "compute-2"].map(|host| wire::ZoneHost {
+        host: host.to_owned(),
+        available: true,
+        active: true,
+        updated_at: None,
+    });
     assert_json_snapshot!(
         "availability_zones_detail",
         wire::availability_zones("nova", Some(&hosts))

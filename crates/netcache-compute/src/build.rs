@@ -49,6 +49,8 @@ struct Boot<'a> {
     request: &'a CreateServer,
     networks: &'a NetworkRequests,
     security_groups: &'a [String],
+    /// Hosts disabled or forced down when the boot was accepted.
+    unschedulable: &'a HashSet<HostName>,
 }
 
 /// The build; at the cap its server goes to ERROR, as a failed build does.
@@ -117,10 +119,12 @@ impl Compute {
             self.check_key_name(ctx, key_name).await?;
         }
         let networks = self.validate_networks(user, &request.networks).await?;
+        let unschedulable = self.unschedulable_hosts().await?;
         let boot = Boot {
             request: &request,
             networks: &networks,
             security_groups: &security_groups,
+            unschedulable: &unschedulable,
         };
         let mut attempt = 1;
         loop {
@@ -214,7 +218,7 @@ impl Compute {
             deleted_at: None,
             generation: 0,
         };
-        let unsent = self.plan_first_attempt(&mut server);
+        let unsent = self.plan_first_attempt(&mut server, boot.unschedulable);
         let op = self.new_operation(server.id, OperationParams::Build, ctx);
         let mut changes = vec![
             Change::InsertServer(server.clone()),
@@ -391,13 +395,19 @@ impl Compute {
                     .await?;
                     continue;
                 }
-                _ => match self.pick_host(&server.tried_hosts) {
+                _ => match self.pick_host(&server.tried_hosts, &self.unschedulable_hosts().await?) {
                     Some(host) if (server.tried_hosts.len() as u32) < self.config.max_attempts => {
                         server.host = Some(host.clone());
                         server.tried_hosts.push(host.clone());
                         server.task_state = Some(TaskState::Networking);
                         server = self.save_server(server).await?;
                         host
+                    }
+                    // Every host disabled or forced down: Nova's scheduler finds none.
+                    None if server.tried_hosts.is_empty() => {
+                        let reason = "There are not enough hosts available.".to_owned();
+                        self.fail_build(server, request_id, Error::NoValidHost(reason)).await?;
+                        return Ok(Next::Done);
                     }
                     _ => {
                         let reason = format!(
@@ -647,13 +657,14 @@ impl Compute {
         Ok(())
     }
 
-    /// Round-robin over the hosts not tried yet.
-    pub(crate) fn pick_host(&self, tried: &[HostName]) -> Option<HostName> {
+    /// Round-robin over the hosts not tried yet that an admin has not disabled
+    /// or forced down.
+    pub(crate) fn pick_host(&self, tried: &[HostName], unschedulable: &HashSet<HostName>) -> Option<HostName> {
         let hosts = &self.config.hosts;
         let start = self.next_host.fetch_add(1, Ordering::Relaxed);
         (0..hosts.len())
             .map(|i| &hosts[(start + i) % hosts.len()])
-            .find(|h| !tried.contains(h))
+            .find(|h| !tried.contains(h) && !unschedulable.contains(*h))
             .cloned()
     }
 

@@ -143,6 +143,19 @@ pub enum Error {
     FlavorAccessNotFound { flavor: String, project: String },
     #[error("Flavor {flavor} has no extra specs with key {key}.")]
     FlavorExtraSpecNotFound { flavor: String, key: String },
+    /// A service that no id, uuid or host names (Nova's `ServiceNotFound`).
+    #[error("Service {0} could not be found.")]
+    ServiceNotFound(String),
+    /// Nova's `HostMappingNotFound`: no compute service on that host.
+    #[error("Host '{0}' is not mapped to any cell")]
+    HostNotMapped(String),
+    #[error("Updating a {0} service is not supported. Only nova-compute services can be updated.")]
+    ServiceNotUpdatable(String),
+    /// An admin's service update Nova refuses (its reason, in its words).
+    #[error("{0}")]
+    ServiceUpdateRefused(&'static str),
+    #[error("Unable to delete compute service that is hosting instances. Migrate or delete the instances first.")]
+    ServiceHostsInstances,
     #[error("This service has too many operations in flight; retry later.")]
     Overloaded,
     /// A delete was queued while a build ran: the build stops, the delete follows.

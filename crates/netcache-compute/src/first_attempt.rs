@@ -7,12 +7,12 @@
 //! another process taking the build over) cannot tell whether a POST went out,
 //! so it resolves them by their marker like any pending intent (invariant 3).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use netcache_domain::ServerId;
 use netcache_domain::intent::PortIntent;
 use netcache_domain::server::{NetworkRequest, Server, TaskState};
+use netcache_domain::{HostName, ServerId};
 
 use crate::Compute;
 use crate::allocate::NewPortSlot;
@@ -39,14 +39,15 @@ impl UnsentIntents {
 }
 
 impl Compute {
-    /// Places a new server on its first host (round-robin) and returns an
-    /// intent for each port its build creates there; none if no host is left,
-    /// and the build then fails as Nova's `NoValidHost`.
-    pub(crate) fn plan_first_attempt(&self, server: &mut Server) -> Vec<PortIntent> {
+    /// Places a new server on its first host (round-robin, skipping the
+    /// `unschedulable` ones) and returns an intent for each port its build
+    /// creates there; none if no host is left, and the build then fails as
+    /// Nova's `NoValidHost`.
+    pub(crate) fn plan_first_attempt(&self, server: &mut Server, unschedulable: &HashSet<HostName>) -> Vec<PortIntent> {
         if self.config.max_attempts == 0 {
             return Vec::new();
         }
-        let Some(host) = self.pick_host(&[]) else {
+        let Some(host) = self.pick_host(&[], unschedulable) else {
             return Vec::new();
         };
         server.host = Some(host.clone());

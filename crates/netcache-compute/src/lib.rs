@@ -49,6 +49,7 @@ mod retention;
 mod runner;
 mod security_groups;
 mod server_state;
+mod services;
 mod singleton;
 pub mod virt;
 
@@ -67,12 +68,14 @@ pub use hooks::Held;
 pub use hooks::HoldPoint;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::NewKeyPair;
+pub use netcache_store::{HostServers, StoredService};
 /// The orders of server list pages (`Compute::servers_page`).
 pub use netcache_store::{Sort, SortKey};
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
 pub use security_groups::ServerSecurityGroups;
+pub use services::ServiceKey;
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;
@@ -160,6 +163,7 @@ impl Compute {
         let compute = Self::new(node, config, store, neutron, virt).await?;
         let lock = compute.lock_node().await?;
         compute.runner.hold_node_lock(lock).await;
+        compute.register_services().await?;
         compute.release_earlier_leases().await?;
         compute.claim_orphaned_operations().await?;
         Ok(compute)

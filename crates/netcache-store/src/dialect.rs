@@ -23,6 +23,8 @@ pub(crate) trait Dialect: Database {
     fn now_plus_millis(param: &str) -> String;
     /// The operation statements on this backend's clock, built once.
     fn lease_sql() -> &'static crate::operation_sql::LeaseSql;
+    /// The compute services' statements on this backend's clock, built once.
+    fn service_sql() -> &'static crate::service_sql::ServiceSql;
     /// The singleton-lease statements, on the database's clock.
     const LEASES: crate::sql::LeaseSql;
 

@@ -28,8 +28,8 @@ use uuid::Uuid;
 use crate::dialect::Dialect;
 use crate::group_commit::GroupWriter;
 use crate::{
-    CacheGeneration, CacheText, DeletedWatch, Error, NodeLock, Result, ServerFilter, Sort, Store, StoredCache,
-    StoredKeyPair, json, sorted, sql, telemetry,
+    CacheGeneration, CacheText, DeletedWatch, Error, HostServers, NodeLock, Result, ServerFilter, Sort, Store,
+    StoredCache, StoredKeyPair, StoredService, json, sorted, sql, telemetry,
 };
 
 mod cols;
@@ -40,6 +40,7 @@ mod operations;
 mod quotas;
 mod retention;
 mod server_rows;
+mod services;
 mod sets;
 
 use cols::Cols;
@@ -914,6 +915,38 @@ where
     async fn flavor(&self, id: &str) -> Result<Option<Flavor>> {
         let flavors = Sql::<B::Db>::flavors(&mut *self.pool().acquire().await?, Some(id)).await?;
         Ok(flavors.into_iter().next())
+    }
+
+    async fn register_services(&self, hosts: &[HostName], heartbeat: TimeDelta) -> Result<()> {
+        Sql::<B::Db>::register_services(self.writer(), hosts, heartbeat).await
+    }
+
+    async fn renew_service_heartbeats(&self, hosts: &[HostName], heartbeat: TimeDelta) -> Result<u64> {
+        Sql::<B::Db>::renew_service_heartbeats(self.writer(), hosts, heartbeat).await
+    }
+
+    async fn services(&self) -> Result<Vec<StoredService>> {
+        Sql::<B::Db>::services(self.pool()).await
+    }
+
+    async fn update_service(&self, service: &netcache_domain::service::Service) -> Result<()> {
+        Sql::<B::Db>::update_service(self.writer(), service).await
+    }
+
+    async fn delete_service(&self, id: i64) -> Result<bool> {
+        Sql::<B::Db>::delete_service(self.writer(), id).await
+    }
+
+    async fn unschedulable_hosts(&self) -> Result<Vec<HostName>> {
+        Sql::<B::Db>::unschedulable_hosts(self.pool()).await
+    }
+
+    async fn server_counts_by_host(&self) -> Result<Vec<HostServers>> {
+        Sql::<B::Db>::server_counts_by_host(self.pool()).await
+    }
+
+    async fn servers_on_host(&self, host: &HostName) -> Result<Vec<(ServerId, String)>> {
+        Sql::<B::Db>::servers_on_host(self.pool(), host).await
     }
 }
 

@@ -22,8 +22,9 @@ use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
 use netcache_domain::server::{Server, WatchedServer};
+use netcache_domain::service::Service;
 use netcache_domain::vif::VifRecord;
-use netcache_domain::{DeploymentId, IntentId, PortId, ProjectId, ServerId};
+use netcache_domain::{DeploymentId, HostName, IntentId, PortId, ProjectId, ServerId};
 
 mod dialect;
 mod engine;
@@ -34,6 +35,7 @@ mod operation_sql;
 #[cfg(feature = "testing")]
 pub mod plans;
 mod postgres;
+mod service_sql;
 mod sorted;
 mod sql;
 mod sqlite;
@@ -140,6 +142,22 @@ impl CacheText {
 pub struct StoredKeyPair {
     pub id: i64,
     pub keypair: KeyPair,
+}
+
+/// A compute service's row, and whether its heartbeat is ahead of the
+/// database's now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredService {
+    pub service: Service,
+    pub heartbeat_live: bool,
+}
+
+/// How many live servers of a flavor a host has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostServers {
+    pub host: HostName,
+    pub flavor_ref: String,
+    pub servers: i64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -311,6 +329,27 @@ pub trait Store: Send + Sync + 'static {
     async fn flavors(&self) -> Result<Vec<Flavor>>;
     /// The live flavor with this id.
     async fn flavor(&self, id: &str) -> Result<Option<Flavor>>;
+
+    /// Registers a `nova-compute` service for each host that has none (safe
+    /// to run by several processes at once) and renews every one's heartbeat
+    /// to `heartbeat` from the database's now.
+    async fn register_services(&self, hosts: &[HostName], heartbeat: TimeDelta) -> Result<()>;
+    /// Renews the heartbeats of the hosts' services; returns how many rows.
+    async fn renew_service_heartbeats(&self, hosts: &[HostName], heartbeat: TimeDelta) -> Result<u64>;
+    /// Every service, by id, each with whether its heartbeat is live.
+    async fn services(&self) -> Result<Vec<StoredService>>;
+    /// Writes an admin's change of a service (disabled, its reason, forced
+    /// down); [`Error::Conflict`] unless the row is still at `service.generation`.
+    async fn update_service(&self, service: &Service) -> Result<()>;
+    /// Deletes a service's row; false if there was none.
+    async fn delete_service(&self, id: i64) -> Result<bool>;
+    /// The hosts whose compute service is disabled or forced down, in one
+    /// statement: the scheduler picks none of them.
+    async fn unschedulable_hosts(&self) -> Result<Vec<HostName>>;
+    /// Live servers counted per host and flavor.
+    async fn server_counts_by_host(&self) -> Result<Vec<HostServers>>;
+    /// A host's live servers (id and name), oldest first.
+    async fn servers_on_host(&self, host: &HostName) -> Result<Vec<(ServerId, String)>>;
 }
 
 /// Opens (creating and migrating if needed) the store named by `url`:

@@ -126,6 +126,12 @@ impl Dialect for Postgres {
         format!("(statement_timestamp() + {param} * interval '1 millisecond')")
     }
 
+    fn service_sql() -> &'static crate::service_sql::ServiceSql {
+        static SQL: LazyLock<crate::service_sql::ServiceSql> =
+            LazyLock::new(crate::service_sql::ServiceSql::new::<Postgres>);
+        &SQL
+    }
+
     fn lease_sql() -> &'static LeaseSql {
         static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Postgres>);
         &SQL

@@ -192,6 +192,12 @@ impl Dialect for Sqlite {
         format!("(strftime('%Y-%m-%dT%H:%M:%f', 'now', ({param} / 1000.0) || ' seconds') || '000Z')")
     }
 
+    fn service_sql() -> &'static crate::service_sql::ServiceSql {
+        static SQL: LazyLock<crate::service_sql::ServiceSql> =
+            LazyLock::new(crate::service_sql::ServiceSql::new::<Sqlite>);
+        &SQL
+    }
+
     fn lease_sql() -> &'static LeaseSql {
         static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Sqlite>);
         &SQL

@@ -95,6 +95,7 @@ impl Api {
             .uri(uri)
             .header("content-type", "application/json");
         // An admin unless the caller names other roles.
+        // An admin, unless the test names the roles.
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("x-roles")) {
             request = request.header("x-roles", "admin,member,reader");
         }

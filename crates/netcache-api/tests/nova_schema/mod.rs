@@ -7,7 +7,9 @@
 #![allow(dead_code)]
 
 pub mod flavors;
+pub mod hypervisors;
 pub mod quotas;
+pub mod services;
 
 use serde_json::{Value, json};
 

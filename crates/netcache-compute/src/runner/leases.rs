@@ -73,6 +73,7 @@ impl Compute {
     pub async fn lease_tick(self: &Arc<Self>) {
         self.check_node_lock().await;
         self.renew_running_leases().await;
+        self.renew_service_heartbeats().await;
         if let Err(e) = self.claim_orphaned_operations().await {
             error!(error = %e, "Could not take over orphaned operations: {e}");
         }

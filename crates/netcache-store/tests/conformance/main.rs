@@ -84,6 +84,10 @@ conformance!(
     flavor_access_and_extra_specs_change_only_live_flavors,
     a_server_keeps_its_flavor_snapshot_and_is_counted_from_it,
     purge_removes_old_deleted_servers_with_their_rows_and_nothing_else,
+    services_are_registered_once_per_host_by_any_process,
+    a_service_is_up_while_its_heartbeat_is_ahead_of_the_databases_clock,
+    service_changes_compare_and_swap_and_feed_the_scheduler,
+    live_servers_are_counted_per_host_and_flavor,
 );
 
 /// Not per backend: what `open` accepts.

@@ -26,6 +26,7 @@ mod quotas;
 mod records;
 mod retention;
 mod servers;
+mod services;
 mod sorted_pages;
 mod vifs;
 
@@ -38,6 +39,7 @@ pub use quotas::*;
 pub use records::*;
 pub use retention::*;
 pub use servers::*;
+pub use services::*;
 pub use sorted_pages::*;
 pub use vifs::*;
 

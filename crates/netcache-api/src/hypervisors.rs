@@ -1,0 +1,248 @@
+//! `/v2.1/os-hypervisors` (admin): one fake hypervisor per host, named by it,
+//! its id its `nova-compute` service's (integer before 2.53, uuid from it),
+//! up/down and enabled/disabled as that service; a host whose service was
+//! deleted has none (Nova skips a compute node without a service). The list,
+//! `detail`, one by id, with `with_servers` and `hypervisor_hostname_pattern`
+//! (a substring, as Nova matches it) from 2.53, and `statistics` before 2.88.
+//! Before 2.88 a detail shows the host's figures: capacity fixed
+//! (`service::HOST_*`), usage from its live servers' flavors.
+
+use std::collections::HashMap;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use netcache_compute::StoredService;
+use netcache_domain::service::{HOST_LOCAL_GB, HOST_MEMORY_MB, HOST_VCPUS, HostUsage};
+use netcache_domain::{HostName, ServerId};
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
+use crate::services::{last_value, service_view};
+use crate::{AppState, Caller, schema};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v2.1/os-hypervisors", get(list))
+        .route("/v2.1/os-hypervisors/detail", get(detail))
+        .route("/v2.1/os-hypervisors/statistics", get(statistics))
+        .route("/v2.1/os-hypervisors/{id}", get(show))
+}
+
+/// The fake driver's version, as Nova's fake driver reports it.
+const HYPERVISOR_VERSION: u64 = 1000;
+
+/// One host's hypervisor: its service, usage and (if asked) servers.
+struct Hypervisor {
+    service: StoredService,
+    usage: HostUsage,
+    servers: Option<Vec<(ServerId, String)>>,
+}
+
+impl Hypervisor {
+    fn view(&self, detail: bool, version: Microversion) -> Value {
+        let service = &self.service.service;
+        let id = if version.at_least(53) {
+            json!(service.uuid)
+        } else {
+            json!(service.id)
+        };
+        let basic = service_view(&self.service, "", version);
+        let mut view = json!({
+            "id": id,
+            "hypervisor_hostname": service.host.as_str(),
+            "state": basic["state"],
+            "status": basic["status"],
+        });
+        if detail {
+            view["hypervisor_type"] = json!("fake");
+            view["hypervisor_version"] = json!(HYPERVISOR_VERSION);
+            view["host_ip"] = Value::Null;
+            view["service"] =
+                json!({"id": id, "host": service.host.as_str(), "disabled_reason": service.disabled_reason});
+            if version.at_least(88) {
+                view["uptime"] = Value::Null;
+            } else {
+                let figures = figures(&self.usage);
+                view.as_object_mut()
+                    .expect("an object")
+                    .extend(figures.as_object().expect("an object").clone());
+                view["cpu_info"] = if version.at_least(28) { json!({}) } else { json!("") };
+            }
+        }
+        if let Some(servers) = &self.servers {
+            let servers: Vec<Value> = servers
+                .iter()
+                .map(|(id, name)| json!({"uuid": id.to_string(), "name": name}))
+                .collect();
+            // Nova leaves an empty list out before 2.75.
+            if !servers.is_empty() || version.at_least(75) {
+                view["servers"] = json!(servers);
+            }
+        }
+        view
+    }
+}
+
+/// Nova's statistics fields of one host (or, summed, of all).
+fn figures(usage: &HostUsage) -> Value {
+    json!({
+        "vcpus": HOST_VCPUS,
+        "memory_mb": HOST_MEMORY_MB,
+        "local_gb": HOST_LOCAL_GB,
+        "vcpus_used": usage.vcpus,
+        "memory_mb_used": usage.memory_mb,
+        "local_gb_used": usage.local_gb,
+        "free_ram_mb": HOST_MEMORY_MB.saturating_sub(usage.memory_mb),
+        "free_disk_gb": HOST_LOCAL_GB.saturating_sub(usage.local_gb),
+        "current_workload": 0,
+        "running_vms": usage.running_vms,
+        "disk_available_least": HOST_LOCAL_GB.saturating_sub(usage.local_gb),
+    })
+}
+
+/// Every host's hypervisor, by service id; with each one's servers if asked.
+async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hypervisor>> {
+    let compute = &state.compute;
+    let mut usage: HashMap<HostName, HostUsage> = HashMap::new();
+    for count in compute
+        .store()
+        .server_counts_by_host()
+        .await
+        .map_err(netcache_compute::Error::from)?
+    {
+        let servers = u64::try_from(count.servers).unwrap_or_default();
+        let flavor = match compute.store().flavor(&count.flavor_ref).await {
+            Ok(Some(flavor)) => Some(flavor.snapshot()),
+            _ => netcache_domain::flavor::built_in_snapshot(&count.flavor_ref),
+        };
+        usage.entry(count.host).or_default().add(flavor.as_ref(), servers);
+    }
+    let mut found = Vec::new();
+    for service in compute.services().await? {
+        let servers = if with_servers {
+            let host = &service.service.host;
+            Some(
+                compute
+                    .store()
+                    .servers_on_host(host)
+                    .await
+                    .map_err(netcache_compute::Error::from)?,
+            )
+        } else {
+            None
+        };
+        found.push(Hypervisor {
+            usage: usage.get(&service.service.host).copied().unwrap_or_default(),
+            service,
+            servers,
+        });
+    }
+    Ok(found)
+}
+
+/// 2.53's `hypervisor_hostname_pattern` and `with_servers`; ignored before.
+fn list_query(
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    version: Microversion,
+) -> ApiResult<(Option<String>, bool)> {
+    let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    if !version.at_least(53) {
+        return Ok((None, false));
+    }
+    let last = |key: &str| last_value(&pairs, key);
+    let with_servers = last("with_servers")
+        .map(|v| schema::boolean("with_servers", &json!(v)))
+        .transpose()?
+        .unwrap_or(false);
+    let pattern = last("hypervisor_hostname_pattern").map(str::to_owned);
+    if pattern.is_some() && (last("limit").is_some() || last("marker").is_some()) {
+        return Err(ApiError::BadRequest(
+            "Paging over hypervisors with the hypervisor_hostname_pattern query parameter is not supported.".into(),
+        ));
+    }
+    Ok((pattern, with_servers))
+}
+
+async fn listed(
+    state: &AppState,
+    version: Microversion,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    detail: bool,
+) -> ApiResult<Json<Value>> {
+    let (pattern, with_servers) = list_query(query, version)?;
+    let mut found = hypervisors(state, with_servers).await?;
+    if let Some(pattern) = &pattern {
+        found.retain(|h| h.service.service.host.as_str().contains(pattern.as_str()));
+        if found.is_empty() {
+            return Err(ApiError::NotFound(format!(
+                "No hypervisor matching '{pattern}' could be found."
+            )));
+        }
+    }
+    let views: Vec<Value> = found.iter().map(|h| h.view(detail, version)).collect();
+    Ok(Json(json!({"hypervisors": views})))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    caller.authorize("os_compute_api:os-hypervisors:list")?;
+    listed(&state, version, query, false).await
+}
+
+async fn detail(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    caller.authorize("os_compute_api:os-hypervisors:list-detail")?;
+    listed(&state, version, query, true).await
+}
+
+async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    caller.authorize("os_compute_api:os-hypervisors:show")?;
+    let (_, with_servers) = list_query(query, version)?;
+    let not_found = || ApiError::NotFound(format!("Hypervisor with ID '{id}' could not be found."));
+    let (by_uuid, by_id) = if version.at_least(53) {
+        let uuid = uuid::Uuid::parse_str(&id).map_err(|_| ApiError::BadRequest(format!("Invalid uuid {id}")))?;
+        (Some(uuid), None)
+    } else {
+        (None, Some(id.parse::<i64>().map_err(|_| not_found())?))
+    };
+    let found = hypervisors(&state, with_servers).await?;
+    let hypervisor = found
+        .iter()
+        .find(|h| by_uuid.map_or(Some(h.service.service.id) == by_id, |u| h.service.service.uuid == u))
+        .ok_or_else(not_found)?;
+    Ok(Json(json!({"hypervisor": hypervisor.view(true, version)})))
+}
+
+/// Every host's figures summed (gone at 2.88: Nova's 404).
+async fn statistics(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+    caller.authorize("os_compute_api:os-hypervisors:statistics")?;
+    if version.at_least(88) {
+        return Err(ApiError::NotFound("The resource could not be found.".into()));
+    }
+    let found = hypervisors(&state, false).await?;
+    let mut totals = json!({"count": found.len()});
+    for hypervisor in &found {
+        for (key, value) in figures(&hypervisor.usage).as_object().expect("an object") {
+            let sum = totals[key].as_u64().unwrap_or_default() + value.as_u64().unwrap_or_default();
+            totals[key] = json!(sum);
+        }
+    }
+    Ok(Json(json!({"hypervisor_statistics": totals})))
+}

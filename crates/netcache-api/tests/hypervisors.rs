@@ -1,0 +1,132 @@
+//! os-hypervisors: one fake hypervisor per host, its state and status its
+//! service's, its figures from its servers' flavors before 2.88; Nova's views
+//! per microversion (checked against `nova_schema::hypervisors`) and its
+//! admin-only policy. The caller is an admin of `demo` (see `common`).
+
+mod common;
+mod nova_schema;
+
+use axum::http::{Method, StatusCode};
+use common::Api;
+use nova_schema::assert_satisfies;
+use nova_schema::hypervisors as schema;
+use serde_json::{Value, json};
+
+async fn get_at(api: &Api, version: u16, uri: &str) -> (StatusCode, Value) {
+    let header = format!("compute 2.{version}");
+    let (status, _, body) = api
+        .call_with_headers(Method::GET, uri, &[("openstack-api-version", &header)], None)
+        .await;
+    (status, body)
+}
+
+async fn checked(api: &Api, version: u16, uri: &str, schema: &Value) -> Value {
+    let (status, body) = get_at(api, version, uri).await;
+    assert_eq!(status, StatusCode::OK, "{uri} at 2.{version}: {body}");
+    assert_satisfies(&format!("{uri} at 2.{version}"), schema, &body);
+    body
+}
+
+#[tokio::test]
+async fn hypervisors_are_the_hosts_with_novas_views_per_microversion() {
+    let api = Api::start().await;
+    let server = api.boot_with(json!({"flavorRef": "3"})).await;
+    assert_eq!(api.built(&server).await, "ACTIVE");
+    let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
+    let busy = shown["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned();
+
+    let listed = checked(&api, 1, "/v2.1/os-hypervisors", &schema::index(1)).await;
+    let names: Vec<&str> = listed["hypervisors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["hypervisor_hostname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["host1", "host2", "host3"]);
+
+    for version in [1, 28, 53, 88] {
+        checked(&api, version, "/v2.1/os-hypervisors/detail", &schema::detail(version)).await;
+    }
+    let detail = checked(&api, 1, "/v2.1/os-hypervisors/detail", &schema::detail(1)).await;
+    let on_busy = detail["hypervisors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["hypervisor_hostname"] == busy.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(on_busy["running_vms"], 1);
+    assert_eq!(on_busy["vcpus_used"], 2, "flavor 3's vcpus");
+    assert_eq!(on_busy["memory_mb_used"], 4096);
+    assert_eq!(on_busy["hypervisor_type"], "fake");
+
+    let id = on_busy["id"].as_i64().unwrap();
+    let one = checked(&api, 1, &format!("/v2.1/os-hypervisors/{id}"), &schema::show(1)).await;
+    assert_eq!(one["hypervisor"]["hypervisor_hostname"], busy.as_str());
+
+    let with_servers = checked(
+        &api,
+        53,
+        &format!("/v2.1/os-hypervisors?with_servers=true&hypervisor_hostname_pattern={busy}"),
+        &schema::index(53),
+    )
+    .await;
+    let hypervisor = &with_servers["hypervisors"][0];
+    assert_eq!(hypervisor["servers"], json!([{"uuid": server, "name": "vm"}]));
+    let uuid = hypervisor["id"].as_str().unwrap().to_owned();
+    let one = checked(&api, 88, &format!("/v2.1/os-hypervisors/{uuid}"), &schema::show(88)).await;
+    assert!(one["hypervisor"].get("vcpus").is_none(), "2.88 drops the figures");
+
+    let stats = checked(&api, 1, "/v2.1/os-hypervisors/statistics", &schema::statistics()).await;
+    assert_eq!(stats["hypervisor_statistics"]["count"], 3);
+    assert_eq!(stats["hypervisor_statistics"]["running_vms"], 1);
+    assert_eq!(
+        get_at(&api, 88, "/v2.1/os-hypervisors/statistics").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get_at(&api, 1, "/v2.1/os-hypervisors/999").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get_at(&api, 53, "/v2.1/os-hypervisors/999").await.0,
+        StatusCode::BAD_REQUEST
+    );
+    let (status, body) = get_at(&api, 53, "/v2.1/os-hypervisors?hypervisor_hostname_pattern=nothing").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        body["itemNotFound"]["message"],
+        "No hypervisor matching 'nothing' could be found."
+    );
+}
+
+#[tokio::test]
+async fn a_disabled_host_shows_a_disabled_hypervisor() {
+    let api = Api::start().await;
+    let body = json!({"host": "host2", "binary": "nova-compute"});
+    let (status, _) = api.call(Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
+    assert_eq!(status, StatusCode::OK);
+    let listed = checked(&api, 1, "/v2.1/os-hypervisors", &schema::index(1)).await;
+    let status: Vec<&str> = listed["hypervisors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["enabled", "disabled", "enabled"]);
+}
+
+#[tokio::test]
+async fn hypervisors_are_admins_only() {
+    let api = Api::start().await;
+    let member = [("x-roles", "member,reader")];
+    for uri in [
+        "/v2.1/os-hypervisors",
+        "/v2.1/os-hypervisors/detail",
+        "/v2.1/os-hypervisors/statistics",
+        "/v2.1/os-hypervisors/1",
+    ] {
+        let (status, _, body) = api.call_with_headers(Method::GET, uri, &member, None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{uri}: {body}");
+    }
+}
