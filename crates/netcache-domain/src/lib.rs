@@ -36,6 +36,7 @@ pub mod rebuild;
 pub mod retention;
 pub mod security_group;
 pub mod server;
+pub mod server_group;
 pub mod vif;
 pub mod visibility;
 

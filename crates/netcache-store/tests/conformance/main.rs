@@ -80,6 +80,11 @@ conformance!(
     a_quota_claim_applies_its_batch_only_if_it_fits,
     racing_quota_claims_never_pass_the_limit,
     purge_removes_old_deleted_servers_with_their_rows_and_nothing_else,
+    server_groups_round_trip_per_project_and_are_deleted_with_their_members,
+    group_members_are_live_servers_in_join_order,
+    a_group_placement_is_recorded_only_at_the_generation_read,
+    racing_placements_in_one_group_one_wins,
+    a_server_group_claim_applies_only_if_it_fits,
 );
 
 /// Not per backend: what `open` accepts.
