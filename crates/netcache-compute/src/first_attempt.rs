@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use netcache_domain::ServerId;
+use netcache_domain::{HostName, ServerId};
 use netcache_domain::intent::PortIntent;
 use netcache_domain::server::{NetworkRequest, Server, TaskState};
 
@@ -39,14 +39,15 @@ impl UnsentIntents {
 }
 
 impl Compute {
-    /// Places a new server on its first host (round-robin) and returns an
-    /// intent for each port its build creates there; none if no host is left,
-    /// and the build then fails as Nova's `NoValidHost`.
-    pub(crate) fn plan_first_attempt(&self, server: &mut Server) -> Vec<PortIntent> {
+    /// Places a new server on its first host (`host`: round-robin, or where
+    /// its group's policy puts it) and returns an intent for each port its
+    /// build creates there; none if no host is left, and the build then fails
+    /// as Nova's `NoValidHost`.
+    pub(crate) fn plan_first_attempt(&self, server: &mut Server, host: Option<HostName>) -> Vec<PortIntent> {
         if self.config.max_attempts == 0 {
             return Vec::new();
         }
-        let Some(host) = self.pick_host(&[]) else {
+        let Some(host) = host else {
             return Vec::new();
         };
         server.host = Some(host.clone());

@@ -47,6 +47,7 @@ mod resume;
 mod retention;
 mod runner;
 mod security_groups;
+mod server_groups;
 mod server_state;
 mod singleton;
 pub mod virt;
@@ -72,6 +73,7 @@ pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
 pub use security_groups::ServerSecurityGroups;
+pub use server_groups::{GroupView, NewServerGroup};
 
 use crate::catalog::NetworkCatalog;
 use crate::clock::Clock;

@@ -10,4 +10,5 @@ mod passes;
 mod plug_events;
 mod resumed_builds;
 mod runner;
+mod server_groups;
 mod support;

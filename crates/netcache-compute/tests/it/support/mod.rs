@@ -171,6 +171,7 @@ impl Harness {
             networks: NetworkRequests::Explicit(vec![network; ports]),
             key_name: None,
             security_groups: vec![],
+            group: None,
         }
     }
 

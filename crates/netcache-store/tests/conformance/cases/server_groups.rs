@@ -106,7 +106,10 @@ pub async fn a_group_placement_is_recorded_only_at_the_generation_read(db: &Db) 
     // Two boots read generation 0 and both chose h1: one is recorded.
     commit(&*db.store, join(&g, 0, &on("h1", "p", 2))).await;
     let loser = on("h1", "p", 3);
-    assert_conflict(db.store.commit(join(&g, 0, &loser)).await);
+    match db.store.commit(join(&g, 0, &loser)).await {
+        Err(e @ Error::GroupMoved(_)) => assert!(e.is_conflict()),
+        other => panic!("expected the group's swap to fail, got {other:?}"),
+    }
     assert_eq!(db.store.server(loser.id).await.unwrap(), None, "the whole batch rolled back");
     assert_eq!(db.store.group_members(g.id).await.unwrap().len(), 1);
     let gone = Change::AdvanceServerGroup {
@@ -130,7 +133,7 @@ pub async fn racing_placements_in_one_group_one_wins(db: &Db) {
     for task in tasks {
         match task.await.unwrap() {
             Ok(()) => won += 1,
-            Err(Error::Conflict(_)) => {}
+            Err(Error::GroupMoved(_)) => {}
             Err(other) => panic!("a placement failed other than by the swap: {other}"),
         }
     }
