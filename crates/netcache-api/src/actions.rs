@@ -33,6 +33,7 @@ pub fn routes() -> Router<AppState> {
 async fn act(
     State(state): State<AppState>,
     caller: Caller,
+    version: crate::microversion::Microversion,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -42,7 +43,7 @@ async fn act(
         _ => return Err(ApiError::BadRequest("Malformed request body".into())),
     };
     match name.as_str() {
-        "rebuild" => return server_rebuild::act(&state, &caller, &id, &args).await,
+        "rebuild" => return server_rebuild::act(&state, &caller, version, &id, &args).await,
         "os-getConsoleOutput" => return console_output::act(&state, &caller, &id, &args).await,
         "os-resetState" => admin_actions::reset_state(&state, &caller, &id, &args).await?,
         "forceDelete" => deferred_delete::force_delete(&state, &caller, &id).await?,

@@ -69,6 +69,7 @@ impl ApiError {
                 C::ServerNotFound(_)
                 | C::InterfaceNotFound { .. }
                 | C::KeypairNotFound { .. }
+                | C::ServerGroupNotFound(_)
                 | C::MetadataItemNotFound
                 | C::SecurityGroupNotFoundForProject { .. }
                 | C::NoPortsForSecurityGroups(_)
@@ -83,6 +84,7 @@ impl ApiError {
                 | C::FixedIpNotFound { .. }
                 | C::InvalidKeypair(_)
                 | C::InvalidKeyName
+                | C::BootGroupNotFound(_)
                 | C::RebuildImageNotFound
                 | C::BadQuotaLimit(_)
                 | C::SecurityGroupNotFound(_)

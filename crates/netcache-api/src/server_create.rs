@@ -147,6 +147,7 @@ fn positive(field: &str, value: &Value) -> ApiResult<u32> {
 /// volumes), the flavor, then the image. Also returns the security groups as
 /// the answer echoes them.
 fn parse_create(body: CreateServerBody) -> ApiResult<(CreateServer, Value)> {
+    let group = group_hint(body.scheduler_hints.as_ref().or(body.legacy_scheduler_hints.as_ref()))?;
     let fields = body.server;
     let name = schema::name(fields.name.as_ref().ok_or_else(|| {
         ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
@@ -250,8 +251,36 @@ fn parse_create(body: CreateServerBody) -> ApiResult<(CreateServer, Value)> {
         networks,
         key_name: fields.key_name,
         security_groups,
+        group,
     };
     Ok((request, echo))
+}
+
+/// The server group a boot joins: Nova's `group` hint, a uuid (or a list of
+/// them, of which Nova uses the first); the other hints are the scheduler's
+/// filters netcache has none of.
+fn group_hint(hints: Option<&Value>) -> ApiResult<Option<uuid::Uuid>> {
+    let Some(hint) = hints.and_then(|h| h.get("group")) else {
+        return Ok(None);
+    };
+    let first = match hint {
+        Value::Array(items) => items.first(),
+        one => Some(one),
+    };
+    let Some(first) = first else {
+        return Ok(None);
+    };
+    first
+        .as_str()
+        .and_then(|text| uuid::Uuid::try_parse(text).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            schema::invalid(
+                "group",
+                hint,
+                &format!("{} is not valid under any of the given schemas", schema::python_repr(hint)),
+            )
+        })
 }
 
 /// Nova's schema of `security_groups`: a list of objects with at most a `name`

@@ -27,7 +27,13 @@ const FIELDS: [&str; 9] = [
     "personality",
 ];
 
-pub async fn act(state: &AppState, caller: &Caller, id: &str, args: &Value) -> ApiResult<Response> {
+pub async fn act(
+    state: &AppState,
+    caller: &Caller,
+    version: crate::microversion::Microversion,
+    id: &str,
+    args: &Value,
+) -> ApiResult<Response> {
     let (request, password) = parse(args)?;
     let server = caller.server(state, id, "os_compute_api:servers:rebuild").await?;
     let server = state.compute.rebuild(&caller.ctx, server.id, request).await?;
@@ -35,6 +41,9 @@ pub async fn act(state: &AppState, caller: &Caller, id: &str, args: &Value) -> A
     let base = &state.config.public_url;
     let mut view = wire::server_basic(base, &server, &info);
     view["adminPass"] = json!(password);
+    if let Some(groups) = crate::server_groups::of_server(state, version, server.id).await? {
+        view["server_groups"] = json!(groups);
+    }
     let location = format!("{base}/v2.1/servers/{}", server.id);
     Ok((
         StatusCode::ACCEPTED,

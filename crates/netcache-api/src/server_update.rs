@@ -21,6 +21,7 @@ pub fn routes() -> Router<AppState> {
 async fn update(
     State(state): State<AppState>,
     caller: Caller,
+    version: crate::microversion::Microversion,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -28,9 +29,11 @@ async fn update(
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
     let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
     let info = state.compute.addresses(server.id).await?;
-    Ok(Json(
-        json!({ "server": wire::server_basic(&state.config.public_url, &server, &info) }),
-    ))
+    let mut view = wire::server_basic(&state.config.public_url, &server, &info);
+    if let Some(groups) = crate::server_groups::of_server(&state, version, server.id).await? {
+        view["server_groups"] = json!(groups);
+    }
+    Ok(Json(json!({ "server": view })))
 }
 
 /// Nova's `base_update` schema: `{"server": {name?, OS-DCF:diskConfig?,

@@ -168,6 +168,9 @@ pub struct ServerDetail<'a> {
     /// …and a fault only on a server that failed or is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     fault: Option<FaultView<'a>>,
+    /// The server's group ids, on show only, from 2.71.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_groups: Option<Vec<String>>,
 }
 
 impl<'a> ServerDetail<'a> {
@@ -225,8 +228,15 @@ impl<'a> ServerDetail<'a> {
                     created: iso(fault.created),
                     message: &fault.message,
                 }),
+            server_groups: None,
             id,
         }
+    }
+
+    /// With 2.71's `server_groups` (see `server_groups::of_server`).
+    #[must_use]
+    pub fn with_server_groups(self, server_groups: Option<Vec<String>>) -> Self {
+        Self { server_groups, ..self }
     }
 }
 

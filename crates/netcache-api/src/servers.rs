@@ -176,8 +176,14 @@ async fn list_detail(
     Ok(Json(wire::DetailPage::new(base, views, paging.limit)).into_response())
 }
 
-async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: crate::microversion::Microversion,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
+    let groups = crate::server_groups::of_server(&state, version, server.id).await?;
     let info = state.compute.addresses(server.id).await?;
     let names = state
         .compute
@@ -186,7 +192,7 @@ async fn show(State(state): State<AppState>, caller: Caller, Path(id): Path<Stri
         .remove(&server.id)
         .unwrap_or_default();
     Ok(Json(
-        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names)}),
+        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names).with_server_groups(groups)}),
     ))
 }
 

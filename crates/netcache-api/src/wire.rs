@@ -19,6 +19,11 @@ pub use crate::server_view::{Addresses, DetailPage, ServerDetail};
 #[derive(Debug, Deserialize)]
 pub struct CreateServerBody {
     pub server: CreateServerFields,
+    /// Read for its `group` (`server_create::group_hint`).
+    #[serde(rename = "os:scheduler_hints")]
+    pub scheduler_hints: Option<Value>,
+    #[serde(rename = "OS-SCH-HNT:scheduler_hints")]
+    pub legacy_scheduler_hints: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
