@@ -131,7 +131,10 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:os-server-groups:create", "rule:project_member_or_admin"),
     ("os_compute_api:os-server-groups:delete", "rule:project_member_or_admin"),
     ("os_compute_api:os-server-groups:index", "rule:project_reader_or_admin"),
-    ("os_compute_api:os-server-groups:index:all_projects", "rule:context_is_admin"),
+    (
+        "os_compute_api:os-server-groups:index:all_projects",
+        "rule:context_is_admin",
+    ),
     ("os_compute_api:os-server-groups:show", "rule:project_reader_or_admin"),
     ("os_compute_api:os-availability-zone:list", "@"),
     ("os_compute_api:os-availability-zone:detail", "rule:context_is_admin"),

@@ -278,7 +278,10 @@ fn group_hint(hints: Option<&Value>) -> ApiResult<Option<uuid::Uuid>> {
             schema::invalid(
                 "group",
                 hint,
-                &format!("{} is not valid under any of the given schemas", schema::python_repr(hint)),
+                &format!(
+                    "{} is not valid under any of the given schemas",
+                    schema::python_repr(hint)
+                ),
             )
         })
 }

@@ -88,7 +88,10 @@ async fn show(
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
     let id = group_id(&id)?;
     let group = state.compute.server_group(id).await?;
-    caller.authorize_project("os_compute_api:os-server-groups:delete", group.group.project_id.as_str())?;
+    caller.authorize_project(
+        "os_compute_api:os-server-groups:delete",
+        group.group.project_id.as_str(),
+    )?;
     state.compute.delete_server_group(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -125,7 +128,12 @@ async fn list(
     };
     // Nova's `limited`: no limit (or 0) is its max_limit.
     let limit = limit.filter(|l| *l > 0).unwrap_or(MAX_LIMIT).min(MAX_LIMIT);
-    let views: Vec<Value> = groups.iter().skip(offset).take(limit).map(|g| view(g, version)).collect();
+    let views: Vec<Value> = groups
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|g| view(g, version))
+        .collect();
     Ok(Json(json!({"server_groups": views})))
 }
 
@@ -206,7 +214,11 @@ fn one_policy(value: &Value, names: &[&str]) -> ApiResult<GroupPolicy> {
     };
     let repr = schema::python_repr(value);
     match items.as_slice() {
-        [] => Err(schema::invalid("policies", value, &format!("{repr} should be non-empty"))),
+        [] => Err(schema::invalid(
+            "policies",
+            value,
+            &format!("{repr} should be non-empty"),
+        )),
         [one] => policy_named("0", one, names),
         _ => Err(schema::invalid("policies", value, &format!("{repr} is too long"))),
     }

@@ -19,8 +19,8 @@ use tracing::{error, info, warn};
 
 use crate::allocate::{CreatedPort, NewPortSlot};
 use crate::hooks::HoldPoint;
-use crate::server_groups::{BootGroup, NOT_ENOUGH_HOSTS, Pick};
 use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
+use crate::server_groups::{BootGroup, NOT_ENOUGH_HOSTS, Pick};
 use crate::{Compute, Error, RequestContext, Result};
 
 /// A boot request, already parsed from the API body.

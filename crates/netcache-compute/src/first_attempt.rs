@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use netcache_domain::{HostName, ServerId};
 use netcache_domain::intent::PortIntent;
 use netcache_domain::server::{NetworkRequest, Server, TaskState};
+use netcache_domain::{HostName, ServerId};
 
 use crate::Compute;
 use crate::allocate::NewPortSlot;

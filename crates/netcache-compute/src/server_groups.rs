@@ -88,7 +88,11 @@ impl Compute {
 
     /// A group with its live members; Nova's 404 if there is none.
     pub async fn server_group(&self, id: Uuid) -> Result<GroupView> {
-        let group = self.store.server_group(id).await?.ok_or(Error::ServerGroupNotFound(id))?;
+        let group = self
+            .store
+            .server_group(id)
+            .await?
+            .ok_or(Error::ServerGroupNotFound(id))?;
         let members = self.store.group_members(id).await?;
         Ok(GroupView {
             group,
@@ -131,7 +135,10 @@ impl Compute {
     pub(crate) async fn boot_group(&self, ctx: &RequestContext, id: Uuid, count: u32) -> Result<BootGroup> {
         let group = self.store.server_group(id).await?.ok_or(Error::BootGroupNotFound(id))?;
         let members = self.store.group_members(id).await?;
-        let limits = self.store.quota_limits(&ProjectId::from(ctx.project_id.as_str())).await?;
+        let limits = self
+            .store
+            .quota_limits(&ProjectId::from(ctx.project_id.as_str()))
+            .await?;
         let own = members.iter().filter(|m| m.user_id == ctx.user_id).count();
         Quotas::new(&self.config.quota, &limits)
             .server_group_members(&ctx.user_id, own as i64, i64::from(count))

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod quotas;
+pub mod server_groups;
 
 use serde_json::{Value, json};
 

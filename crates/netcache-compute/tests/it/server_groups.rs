@@ -123,7 +123,11 @@ async fn two_anti_affinity_boots_decided_from_one_read_never_share_a_host() {
     );
     assert_eq!(second.vm_state, VmState::Active);
     assert_eq!(second.host, Some(HostName::from("h1")));
-    assert_eq!(first.vm_state, VmState::Error, "the loser decided again, and no host is left");
+    assert_eq!(
+        first.vm_state,
+        VmState::Error,
+        "the loser decided again, and no host is left"
+    );
     assert_eq!(first.fault.unwrap().message, NO_VALID_HOST);
 }
 

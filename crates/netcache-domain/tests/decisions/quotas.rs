@@ -439,5 +439,8 @@ fn server_groups_and_their_members_are_held_to_the_project_and_the_user() {
         "Quota exceeded, too many servers in group"
     );
     let open = [limit(None, Resource::ServerGroupMembers, -1)];
-    assert_eq!(Quotas::new(&defaults, &open).server_group_members(ALICE, 500, 1), Ok(()));
+    assert_eq!(
+        Quotas::new(&defaults, &open).server_group_members(ALICE, 500, 1),
+        Ok(())
+    );
 }

@@ -62,9 +62,9 @@ where
                 if Self::run(conn, query).await? == 0 {
                     return Err(match Self::server_group(conn, *id).await? {
                         None => group_not_found(*id),
-                        Some(_) => Error::GroupMoved(format!(
-                            "server group {id} moved past generation {expected_generation}"
-                        )),
+                        Some(_) => {
+                            Error::GroupMoved(format!("server group {id} moved past generation {expected_generation}"))
+                        }
                     });
                 }
             }

@@ -2,9 +2,9 @@
 //! compare-and-swap on a group's generation that every placement carries, and
 //! the quota claim of a new group.
 
+use netcache_domain::HostName;
 use netcache_domain::quota::{QuotaSet, Resource, ServerGroupClaim};
 use netcache_domain::server_group::{GroupMember, GroupPolicy, ServerGroup};
-use netcache_domain::HostName;
 use uuid::Uuid;
 
 use super::*;
@@ -54,7 +54,10 @@ pub async fn server_groups_round_trip_per_project_and_are_deleted_with_their_mem
     }
     assert_eq!(db.store.server_group(first.id).await.unwrap(), Some(first.clone()));
     let p = ProjectId::from("p");
-    assert_eq!(db.store.server_groups(Some(&p)).await.unwrap(), [first.clone(), second.clone()]);
+    assert_eq!(
+        db.store.server_groups(Some(&p)).await.unwrap(),
+        [first.clone(), second.clone()]
+    );
     assert_eq!(
         db.store.server_groups(None).await.unwrap(),
         [elsewhere.clone(), first.clone(), second.clone()],
@@ -86,7 +89,13 @@ pub async fn group_members_are_live_servers_in_join_order(db: &Db) {
     assert_eq!(db.store.groups_of_server(b.id).await.unwrap(), [g.id]);
     let by_group = db.store.members_of_groups(Some(&ProjectId::from("p"))).await.unwrap();
     assert_eq!(by_group[&g.id], [member(&a), member(&b)]);
-    assert!(db.store.members_of_groups(Some(&ProjectId::from("q"))).await.unwrap().is_empty());
+    assert!(
+        db.store
+            .members_of_groups(Some(&ProjectId::from("q")))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // A deleted server is no member; once purged its membership goes with it.
     let deleted = Server {
         vm_state: VmState::Deleted,
@@ -110,7 +119,11 @@ pub async fn a_group_placement_is_recorded_only_at_the_generation_read(db: &Db) 
         Err(e @ Error::GroupMoved(_)) => assert!(e.is_conflict()),
         other => panic!("expected the group's swap to fail, got {other:?}"),
     }
-    assert_eq!(db.store.server(loser.id).await.unwrap(), None, "the whole batch rolled back");
+    assert_eq!(
+        db.store.server(loser.id).await.unwrap(),
+        None,
+        "the whole batch rolled back"
+    );
     assert_eq!(db.store.group_members(g.id).await.unwrap().len(), 1);
     let gone = Change::AdvanceServerGroup {
         id: Uuid::new_v4(),
@@ -161,7 +174,11 @@ pub async fn a_server_group_claim_applies_only_if_it_fits(db: &Db) {
     let first = group("p", "alice", 1, GroupPolicy::Affinity);
     commit(&*db.store, vec![claim(), Change::InsertServerGroup(first)]).await;
     let second = group("p", "alice", 2, GroupPolicy::Affinity);
-    match db.store.commit(vec![claim(), Change::InsertServerGroup(second.clone())]).await {
+    match db
+        .store
+        .commit(vec![claim(), Change::InsertServerGroup(second.clone())])
+        .await
+    {
         Err(Error::OverQuota(_)) => {}
         other => panic!("expected the quota's refusal, got {other:?}"),
     }
