@@ -32,6 +32,14 @@ async fn create(api: &Api, minor: u16, group: Value) -> (StatusCode, Value) {
     .await
 }
 
+/// A boot request body (no networks) with these scheduler hints.
+fn boot(hint: Value) -> Value {
+    json!({
+        "server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"},
+        "os:scheduler_hints": hint,
+    })
+}
+
 #[track_caller]
 fn assert_error(got: (StatusCode, Value), status: StatusCode, kind: &str, message: &str) {
     let (got_status, body) = got;
@@ -183,12 +191,6 @@ async fn quotas_count_groups_and_refuse_past_the_limit() {
 
     let id = group["server_group"]["id"].as_str().unwrap();
     let hint = json!({"group": id});
-    let boot = |hint: Value| {
-        json!({
-            "server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"},
-            "os:scheduler_hints": hint,
-        })
-    };
     let (status, body) = api.call(Method::POST, "/v2.1/servers", Some(boot(hint.clone()))).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_error(
@@ -203,12 +205,6 @@ async fn quotas_count_groups_and_refuse_past_the_limit() {
 async fn a_boot_joins_its_group_and_shows_it_from_2_71_on_show_only() {
     let api = Api::start().await;
     let unknown = "8f6a2a5e-6a65-4f8c-9f2e-1b1c0a7f6d11";
-    let boot = |hint: Value| {
-        json!({
-            "server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"},
-            "os:scheduler_hints": hint,
-        })
-    };
     assert_error(
         api.call(Method::POST, "/v2.1/servers", Some(boot(json!({"group": unknown}))))
             .await,
