@@ -69,6 +69,7 @@ impl ApiError {
                 C::ServerNotFound(_)
                 | C::InterfaceNotFound { .. }
                 | C::KeypairNotFound { .. }
+                | C::ServerGroupNotFound(_)
                 | C::MetadataItemNotFound
                 | C::TagNotFound { .. }
                 | C::SecurityGroupNotFoundForProject { .. }
@@ -89,6 +90,7 @@ impl ApiError {
                 | C::FixedIpNotFound { .. }
                 | C::InvalidKeypair(_)
                 | C::InvalidKeyName
+                | C::BootGroupNotFound(_)
                 | C::RebuildImageNotFound
                 | C::BadQuotaLimit(_)
                 | C::SecurityGroupNotFound(_)

@@ -47,6 +47,7 @@ mod raw_path;
 mod schema;
 mod security_group_actions;
 mod server_create;
+mod server_groups;
 mod server_metadata;
 mod server_query;
 mod server_rebuild;
@@ -107,6 +108,7 @@ pub fn router(state: AppState) -> Router {
         .merge(server_tags::routes())
         .merge(interfaces::routes())
         .merge(keypairs::routes())
+        .merge(server_groups::routes())
         .merge(events::routes())
         .merge(flavors::routes())
         .merge(zones::routes())

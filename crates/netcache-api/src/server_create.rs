@@ -12,6 +12,8 @@ use netcache_domain::server_attributes::ServerAttributes;
 use netcache_domain::{NetworkId, PortId};
 use rand::Rng;
 use rand::distr::Alphanumeric;
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
@@ -158,6 +160,7 @@ async fn parse_create(
     state: &AppState,
     caller: &Caller,
 ) -> ApiResult<(CreateServer, Value)> {
+    let group = group_hint(body.scheduler_hints())?;
     let fields = body.server;
     let name = schema::name(fields.name.as_ref().ok_or_else(|| {
         ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
@@ -271,6 +274,7 @@ async fn parse_create(
         key_name: fields.key_name,
         security_groups,
         attributes: ServerAttributes::default(),
+        group,
     };
     Ok((request, echo))
 }
@@ -364,15 +368,44 @@ fn attributes(
             .transpose()?,
         trusted_image_certificates,
         pinned_availability_zone,
-        scheduler_hints: body
-            .scheduler_hints
-            .clone()
-            .map(|h| h.into_iter().collect())
-            .unwrap_or_default(),
+        scheduler_hints: match body.scheduler_hints() {
+            Some(Value::Object(hints)) => hints.clone().into_iter().collect(),
+            _ => BTreeMap::new(),
+        },
         reservation_id: Some(format!("r-{}", random_text(8).to_lowercase())),
         locked_reason: None,
         launch_index: 0,
     })
+}
+
+/// The server group a boot joins: Nova's `group` hint, a uuid (or a list of
+/// them, of which Nova uses the first); the other hints are the scheduler's
+/// filters netcache has none of.
+fn group_hint(hints: Option<&Value>) -> ApiResult<Option<uuid::Uuid>> {
+    let Some(hint) = hints.and_then(|h| h.get("group")) else {
+        return Ok(None);
+    };
+    let first = match hint {
+        Value::Array(items) => items.first(),
+        one => Some(one),
+    };
+    let Some(first) = first else {
+        return Ok(None);
+    };
+    first
+        .as_str()
+        .and_then(|text| uuid::Uuid::try_parse(text).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            schema::invalid(
+                "group",
+                hint,
+                &format!(
+                    "{} is not valid under any of the given schemas",
+                    schema::python_repr(hint)
+                ),
+            )
+        })
 }
 
 /// Nova's schema of `security_groups`: a list of objects with at most a `name`

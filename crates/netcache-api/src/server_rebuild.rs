@@ -50,6 +50,9 @@ pub async fn act(
     let base = &state.config.public_url;
     let mut view = wire::server_answer(state, caller, version, &server).await?;
     view["adminPass"] = json!(password);
+    if let Some(groups) = crate::server_groups::of_server(state, version, server.id).await? {
+        view["server_groups"] = json!(groups);
+    }
     let location = format!("{base}/v2.1/servers/{}", server.id);
     Ok((
         StatusCode::ACCEPTED,

@@ -256,6 +256,9 @@ pub struct ServerDetail<'a> {
     /// …and a fault only on a server that failed or is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     fault: Option<FaultView<'a>>,
+    /// The server's group ids, on show only, from 2.71.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_groups: Option<Vec<String>>,
     #[serde(flatten)]
     later: Later<'a>,
 }
@@ -428,9 +431,16 @@ impl<'a> ServerDetail<'a> {
                     created: iso(fault.created),
                     message: &fault.message,
                 }),
+            server_groups: None,
             later: Later::of(server, options),
             id,
         }
+    }
+
+    /// With 2.71's `server_groups` (see `server_groups::of_server`).
+    #[must_use]
+    pub fn with_server_groups(self, server_groups: Option<Vec<String>>) -> Self {
+        Self { server_groups, ..self }
     }
 }
 

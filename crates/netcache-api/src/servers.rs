@@ -189,6 +189,7 @@ async fn show(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
+    let groups = crate::server_groups::of_server(&state, version, server.id).await?;
     let info = state.compute.addresses(server.id).await?;
     let names = state
         .compute
@@ -197,7 +198,7 @@ async fn show(
         .remove(&server.id)
         .unwrap_or_default();
     Ok(Json(
-        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names, ViewOptions::of(&caller, version))}),
+        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names, ViewOptions::of(&caller, version)).with_server_groups(groups)}),
     ))
 }
 

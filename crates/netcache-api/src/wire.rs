@@ -19,9 +19,19 @@ use crate::{AppState, Caller, schema};
 #[derive(Debug, Deserialize)]
 pub struct CreateServerBody {
     pub server: CreateServerFields,
-    /// Kept as asked and shown back from 2.100 (group placement is the scheduler's).
-    #[serde(rename = "os:scheduler_hints", alias = "OS-SCH-HNT:scheduler_hints")]
-    pub scheduler_hints: Option<Map<String, Value>>,
+    /// Read for its `group` (`server_create::group_hint`).
+    #[serde(rename = "os:scheduler_hints")]
+    pub scheduler_hints: Option<Value>,
+    #[serde(rename = "OS-SCH-HNT:scheduler_hints")]
+    pub legacy_scheduler_hints: Option<Value>,
+}
+
+impl CreateServerBody {
+    /// The boot's scheduler hints, under either of Nova's keys.
+    #[must_use]
+    pub fn scheduler_hints(&self) -> Option<&Value> {
+        self.scheduler_hints.as_ref().or(self.legacy_scheduler_hints.as_ref())
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -208,7 +218,10 @@ pub async fn server_answer(
             .await?
             .remove(&server.id)
             .unwrap_or_default();
-        return Ok(json!(ServerDetail::new(base, server, &info, &groups, options)));
+        let server_groups = crate::server_groups::of_server(state, version, server.id).await?;
+        return Ok(json!(
+            ServerDetail::new(base, server, &info, &groups, options).with_server_groups(server_groups)
+        ));
     }
     // Without the detail view's groups: no Neutron look-up for them.
     let mut view = json!(ServerDetail::new(base, server, &info, &[], options));
@@ -216,6 +229,9 @@ pub async fn server_answer(
         fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()) && !key.starts_with("OS-EXT-SRV-ATTR:"));
     }
     view["addresses"] = json!(Addresses::of(server, &info, false));
+    if let Some(groups) = crate::server_groups::of_server(state, version, server.id).await? {
+        view["server_groups"] = json!(groups);
+    }
     Ok(view)
 }
 

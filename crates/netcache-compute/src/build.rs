@@ -20,7 +20,9 @@ use netcache_store::{ServerFilter, Sort, SortKey};
 use tracing::{error, info, warn};
 
 use crate::allocate::{CreatedPort, NewPortSlot};
+use crate::hooks::HoldPoint;
 use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
+use crate::server_groups::{BootGroup, NOT_ENOUGH_HOSTS, Pick};
 use crate::{Compute, Error, RequestContext, Result};
 
 /// A boot request, already parsed from the API body.
@@ -42,6 +44,8 @@ pub struct CreateServer {
     /// What only the API shows back; each server of the request gets its own
     /// `launch_index`, and a `hostname` from its name if none was asked for.
     pub attributes: ServerAttributes,
+    /// The server group it joins (`os:scheduler_hints` `group`).
+    pub group: Option<uuid::Uuid>,
 }
 
 /// A boot request with what its checks resolved: "auto" networks, group ids.
@@ -129,10 +133,19 @@ impl Compute {
         let mut attempt = 1;
         loop {
             let (count, claim) = self.claim_servers(ctx, &request.flavor, min, max).await?;
-            match self.submit_builds(ctx, &boot, count, claim).await {
+            let group = match request.group {
+                Some(id) => Some(self.boot_group(ctx, id, count).await?),
+                None => None,
+            };
+            if group.is_some() {
+                self.hold_point(HoldPoint::GroupMembersRead).await;
+            }
+            match self.submit_builds(ctx, &boot, count, claim, group).await {
                 // A boot racing this one took the room between the count and
                 // the record: count again (fewer may fit, or none).
                 Err(Error::OverQuota(_)) if attempt < QUOTA_ATTEMPTS => attempt += 1,
+                // Another member of its group was placed since the read: place again.
+                Err(Error::Store(e)) if e.is_group_moved() => {}
                 other => return other,
             }
         }
@@ -147,9 +160,11 @@ impl Compute {
         boot: &Boot<'_>,
         count: u32,
         claim: Change,
+        mut group: Option<BootGroup>,
     ) -> Result<Vec<Server>> {
-        let (servers, ops): (Vec<Server>, Vec<_>) =
-            (1..=count).map(|index| self.new_build(ctx, boot, index, count)).unzip();
+        let (servers, ops): (Vec<Server>, Vec<_>) = (1..=count)
+            .map(|index| self.new_build(ctx, boot, index, count, group.as_mut()))
+            .unzip();
         let ops = ops
             .into_iter()
             .map(|(op, changes, unsent)| {
@@ -171,13 +186,15 @@ impl Compute {
 
     /// A new server, building, with its build operation, the changes that
     /// record them (the server row placed on its first host, its instance
-    /// action, its first attempt's intents) and those intents.
+    /// action, its first attempt's intents, its joining of its group) and
+    /// those intents.
     fn new_build(
         &self,
         ctx: &RequestContext,
         boot: &Boot<'_>,
         index: u32,
         count: u32,
+        group: Option<&mut BootGroup>,
     ) -> (Server, (Operation, Vec<Change>, Vec<PortIntent>)) {
         let (request, now) = (boot.request, self.clock.now());
         let id = ServerId::new_v4();
@@ -218,13 +235,18 @@ impl Compute {
             deleted_at: None,
             generation: 0,
         };
-        let unsent = self.plan_first_attempt(&mut server, boot.unschedulable);
+        let (host, joins) = match group {
+            Some(group) => self.join_boot_group(group, &server, boot.unschedulable),
+            None => (self.pick_host(&[], boot.unschedulable), Vec::new()),
+        };
+        let unsent = self.plan_first_attempt(&mut server, host);
         let op = self.new_operation(server.id, OperationParams::Build, ctx);
         let mut changes = vec![
             Change::InsertServer(server.clone()),
             Change::StartAction(action(ctx, server.id, "create", now)),
         ];
         changes.extend(unsent.iter().cloned().map(Change::InsertIntent));
+        changes.extend(joins);
         (server, (op, changes, unsent))
     }
 
@@ -395,18 +417,28 @@ impl Compute {
                     .await?;
                     continue;
                 }
-                _ => match self.pick_host(&server.tried_hosts, &self.unschedulable_hosts().await?) {
-                    Some(host) if (server.tried_hosts.len() as u32) < self.config.max_attempts => {
+                _ => match self.pick_for_build(&server).await? {
+                    Pick::Host(host, swap) if (server.tried_hosts.len() as u32) < self.config.max_attempts => {
                         server.host = Some(host.clone());
                         server.tried_hosts.push(host.clone());
                         server.task_state = Some(TaskState::Networking);
-                        server = self.save_server(server).await?;
+                        match self.save_server_with(server, swap).await {
+                            Ok(saved) => server = saved,
+                            // Its group placed another member meanwhile: decide again.
+                            Err(Error::Store(e)) if e.is_conflict() => continue,
+                            Err(e) => return Err(e),
+                        }
                         host
                     }
+                    Pick::Refused => {
+                        let cause = Error::NoValidHost(NOT_ENOUGH_HOSTS.to_owned());
+                        self.fail_build(server, request_id, cause).await?;
+                        return Ok(Next::Done);
+                    }
                     // Every host disabled or forced down: Nova's scheduler finds none.
-                    None if server.tried_hosts.is_empty() => {
-                        let reason = "There are not enough hosts available.".to_owned();
-                        self.fail_build(server, request_id, Error::NoValidHost(reason)).await?;
+                    Pick::Exhausted if server.tried_hosts.is_empty() => {
+                        let cause = Error::NoValidHost(NOT_ENOUGH_HOSTS.to_owned());
+                        self.fail_build(server, request_id, cause).await?;
                         return Ok(Next::Done);
                     }
                     _ => {
@@ -660,12 +692,19 @@ impl Compute {
     /// Round-robin over the hosts not tried yet that an admin has not disabled
     /// or forced down.
     pub(crate) fn pick_host(&self, tried: &[HostName], unschedulable: &HashSet<HostName>) -> Option<HostName> {
+        self.candidate_hosts(tried, unschedulable).into_iter().next()
+    }
+
+    /// This process's hosts not tried yet, nor disabled or forced down, in
+    /// the order round-robin tries them.
+    pub(crate) fn candidate_hosts(&self, tried: &[HostName], unschedulable: &HashSet<HostName>) -> Vec<HostName> {
         let hosts = &self.config.hosts;
         let start = self.next_host.fetch_add(1, Ordering::Relaxed);
         (0..hosts.len())
             .map(|i| &hosts[(start + i) % hosts.len()])
-            .find(|h| !tried.contains(h) && !unschedulable.contains(*h))
+            .filter(|h| !tried.contains(h) && !unschedulable.contains(*h))
             .cloned()
+            .collect()
     }
 
     /// Releases every port of the server and empties its cache. Ports whose release

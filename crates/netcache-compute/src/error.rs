@@ -87,6 +87,11 @@ pub enum Error {
     },
     #[error("Timed out waiting for network-vif-plugged of ports {ports} of instance {server}")]
     VifPlugTimeout { server: ServerId, ports: String },
+    #[error("Instance group {0} could not be found.")]
+    ServerGroupNotFound(uuid::Uuid),
+    /// A boot's `group` hint names no group (Nova answers it 400).
+    #[error("Instance group {0} could not be found.")]
+    BootGroupNotFound(uuid::Uuid),
     #[error("No valid host was found. {0}")]
     NoValidHost(String),
     /// A quota refuses (servers, key pairs, metadata items): Nova's 403.

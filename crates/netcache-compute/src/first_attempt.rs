@@ -7,7 +7,7 @@
 //! another process taking the build over) cannot tell whether a POST went out,
 //! so it resolves them by their marker like any pending intent (invariant 3).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use netcache_domain::intent::PortIntent;
@@ -39,15 +39,15 @@ impl UnsentIntents {
 }
 
 impl Compute {
-    /// Places a new server on its first host (round-robin, skipping the
-    /// `unschedulable` ones) and returns an intent for each port its build
-    /// creates there; none if no host is left, and the build then fails as
-    /// Nova's `NoValidHost`.
-    pub(crate) fn plan_first_attempt(&self, server: &mut Server, unschedulable: &HashSet<HostName>) -> Vec<PortIntent> {
+    /// Places a new server on its first host (`host`: round-robin, or where
+    /// its group's policy puts it) and returns an intent for each port its
+    /// build creates there; none if no host is left, and the build then fails
+    /// as Nova's `NoValidHost`.
+    pub(crate) fn plan_first_attempt(&self, server: &mut Server, host: Option<HostName>) -> Vec<PortIntent> {
         if self.config.max_attempts == 0 {
             return Vec::new();
         }
-        let Some(host) = self.pick_host(&[], unschedulable) else {
+        let Some(host) = host else {
             return Vec::new();
         };
         server.host = Some(host.clone());

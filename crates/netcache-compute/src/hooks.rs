@@ -28,6 +28,9 @@ use crate::{Compute, Result};
 pub enum HoldPoint {
     /// An event found a port of its server lost and has not committed that yet.
     EventLostMark,
+    /// A placement in a server group was decided from a read of its members
+    /// and is not recorded yet (a boot being accepted, or a build's next host).
+    GroupMembersRead,
 }
 
 /// The holds a test armed, by point; each holds the first task that reaches it.

@@ -48,6 +48,7 @@ mod resume;
 mod retention;
 mod runner;
 mod security_groups;
+mod server_groups;
 mod server_state;
 mod services;
 mod singleton;
@@ -75,6 +76,7 @@ pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
 pub use security_groups::ServerSecurityGroups;
+pub use server_groups::{GroupView, NewServerGroup};
 pub use services::ServiceKey;
 
 use crate::catalog::NetworkCatalog;

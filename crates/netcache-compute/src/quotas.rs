@@ -35,11 +35,20 @@ impl Compute {
     /// of the project (or of the user's servers in it).
     pub async fn quota_usage(&self, project: &ProjectId, user: Option<&str>) -> Result<QuotaUsage> {
         let limits = self.store.quota_limits(project).await?;
-        let servers = self.store.server_counts(project).await?;
         let quotas = Quotas::new(&self.config.quota, &limits);
         Ok(QuotaUsage {
             limits: user.map_or_else(|| quotas.project(), |user| quotas.user(user)),
-            usage: Usage::of_servers(&servers, user),
+            usage: self.usage(project, user).await?,
+        })
+    }
+
+    /// What a project (or a user in it) uses: its servers and server groups.
+    async fn usage(&self, project: &ProjectId, user: Option<&str>) -> Result<Usage> {
+        let servers = self.store.server_counts(project).await?;
+        let (groups, own) = self.store.server_group_count(project, user.unwrap_or_default()).await?;
+        Ok(Usage {
+            server_groups: if user.is_some() { own } else { groups },
+            ..Usage::of_servers(&servers, user)
         })
     }
 
@@ -56,7 +65,7 @@ impl Compute {
     ) -> Result<QuotaSet> {
         if !force {
             let stored = self.store.quota_limits(project).await?;
-            let usage = Usage::of_servers(&self.store.server_counts(project).await?, user);
+            let usage = self.usage(project, user).await?;
             let quotas = Quotas::new(&self.config.quota, &stored);
             for (resource, limit) in &limits {
                 quotas

@@ -9,8 +9,9 @@ use crate::intent::{IntentState, PortIntent};
 use crate::keypair::KeyPair;
 use crate::network_info::NetworkInfo;
 use crate::operation::{Operation, Owner, QueuedDelete};
-use crate::quota::{KeyPairClaim, Resource, ServerClaim};
+use crate::quota::{KeyPairClaim, Resource, ServerClaim, ServerGroupClaim};
 use crate::server::Server;
+use crate::server_group::ServerGroup;
 use crate::vif::VifRecord;
 use crate::{PortId, ProjectId, ServerId};
 
@@ -184,4 +185,25 @@ pub enum Change {
         id: String,
         key: String,
     },
+    /// A new server group (generation 0).
+    InsertServerGroup(ServerGroup),
+    /// Removes a server group with its members; not found if it is gone.
+    DeleteServerGroup {
+        id: uuid::Uuid,
+    },
+    /// The compare-and-swap of a group's placements: advances the group's
+    /// generation if it is still `expected_generation` (a conflict if another
+    /// member joined or was placed since it was read; not found if it is gone).
+    /// In every batch that adds a member or gives one a host.
+    AdvanceServerGroup {
+        id: uuid::Uuid,
+        expected_generation: i64,
+    },
+    /// A server joins a group (after [`Change::AdvanceServerGroup`] in its batch).
+    InsertGroupMember {
+        group_id: uuid::Uuid,
+        server_id: crate::ServerId,
+    },
+    /// The same as the key pairs' for one more server group of a project.
+    RequireServerGroupQuota(ServerGroupClaim),
 }

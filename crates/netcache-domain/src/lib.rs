@@ -37,6 +37,7 @@ pub mod retention;
 pub mod security_group;
 pub mod server;
 pub mod server_attributes;
+pub mod server_group;
 pub mod service;
 pub mod vif;
 pub mod visibility;

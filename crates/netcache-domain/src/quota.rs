@@ -196,6 +196,8 @@ pub struct Usage {
     pub instances: i64,
     pub cores: i64,
     pub ram: i64,
+    /// Server groups (of the project, or the user's in it), set by the caller.
+    pub server_groups: i64,
 }
 
 impl Usage {
@@ -211,6 +213,7 @@ impl Usage {
                     instances: usage.instances + c.servers,
                     cores: usage.cores + c.servers * cost.vcpus,
                     ram: usage.ram + c.servers * cost.ram_mb,
+                    server_groups: 0,
                 }
             })
     }
@@ -222,6 +225,7 @@ impl Usage {
             instances: self.instances - other.instances,
             cores: self.cores - other.cores,
             ram: self.ram - other.ram,
+            server_groups: self.server_groups - other.server_groups,
         }
     }
 
@@ -231,6 +235,7 @@ impl Usage {
             Resource::Instances => self.instances,
             Resource::Cores => self.cores,
             Resource::Ram => self.ram,
+            Resource::ServerGroups => self.server_groups,
             _ => 0,
         }
     }
@@ -251,6 +256,11 @@ pub enum Refusal {
     KeyPairs,
     /// Nova's `MetadataLimitExceeded`.
     MetadataItems { allowed: i64 },
+    /// Nova's answer when a project's (or user's) server groups are at the quota.
+    ServerGroups,
+    /// Nova's answer when a boot would put one more server of the user in a
+    /// group than the quota allows.
+    ServerGroupMembers,
 }
 
 impl fmt::Display for Refusal {
@@ -267,6 +277,8 @@ impl fmt::Display for Refusal {
             ),
             Self::KeyPairs => f.write_str("Quota exceeded, too many key pairs."),
             Self::MetadataItems { allowed } => write!(f, "Maximum number of metadata items exceeds {allowed}"),
+            Self::ServerGroups => f.write_str("Quota exceeded, too many server groups."),
+            Self::ServerGroupMembers => f.write_str("Quota exceeded, too many servers in group"),
         }
     }
 }
@@ -518,6 +530,31 @@ impl<'a> Quotas<'a> {
         Ok(())
     }
 
+    /// Nova's check of one more server group of `user`, with the project's
+    /// `project` groups and the user's `own` in it.
+    pub fn server_group(&self, user: &str, project: i64, own: i64) -> Result<(), Refusal> {
+        let over = |limit: i64, count: i64| limit >= 0 && limit < count + 1;
+        if over(self.project().get(Resource::ServerGroups), project)
+            || over(self.user(user).get(Resource::ServerGroups), own)
+        {
+            return Err(Refusal::ServerGroups);
+        }
+        Ok(())
+    }
+
+    /// Nova's check of `adding` more servers of `user` in a group where the
+    /// user has `members` (Nova counts a group's members by user).
+    pub fn server_group_members(&self, user: &str, members: i64, adding: i64) -> Result<(), Refusal> {
+        let limit = self
+            .project()
+            .get(Resource::ServerGroupMembers)
+            .min(self.user(user).get(Resource::ServerGroupMembers));
+        if limit >= 0 && limit < members + adding {
+            return Err(Refusal::ServerGroupMembers);
+        }
+        Ok(())
+    }
+
     /// Nova's check of a server's metadata item count against the project's
     /// limit and the user's; the refusal names the project's.
     pub fn metadata(&self, user: &str, items: usize) -> Result<(), Refusal> {
@@ -599,6 +636,29 @@ impl KeyPairClaim {
     /// Whether one more fits, given the project's limits and the user's count.
     pub fn judge(&self, limits: &[QuotaLimit], key_pairs: i64) -> Result<(), Refusal> {
         Quotas::new(&self.defaults, limits).key_pair(&self.user_id, key_pairs)
+    }
+}
+
+/// One more server group of a user in a project: checked again inside the
+/// batch's transaction, under the project's server-group lock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerGroupClaim {
+    pub project_id: ProjectId,
+    pub user_id: String,
+    pub defaults: QuotaSet,
+}
+
+impl ServerGroupClaim {
+    /// The lock claims on the same usage take in turn: the project's groups.
+    #[must_use]
+    pub fn lock(&self) -> String {
+        format!("server_groups:{}", self.project_id)
+    }
+
+    /// Whether one more fits, given the project's limits and its groups'
+    /// count, the project's and the user's.
+    pub fn judge(&self, limits: &[QuotaLimit], project: i64, own: i64) -> Result<(), Refusal> {
+        Quotas::new(&self.defaults, limits).server_group(&self.user_id, project, own)
     }
 }
 

@@ -19,6 +19,7 @@ use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
 use netcache_domain::server::{Server, WatchedServer};
+use netcache_domain::server_group::{GroupMember, ServerGroup};
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use sqlx::query::Query;
@@ -39,6 +40,7 @@ mod leases;
 mod operations;
 mod quotas;
 mod retention;
+mod server_groups;
 mod server_rows;
 mod services;
 mod sets;
@@ -281,6 +283,11 @@ where
             | Change::RemoveFlavorAccess { .. }
             | Change::SetFlavorExtraSpecs { .. }
             | Change::DeleteFlavorExtraSpec { .. } => Self::apply_flavor_change(conn, change).await?,
+            Change::InsertServerGroup(_)
+            | Change::DeleteServerGroup { .. }
+            | Change::AdvanceServerGroup { .. }
+            | Change::InsertGroupMember { .. }
+            | Change::RequireServerGroupQuota(_) => Self::apply_group_change(conn, change).await?,
         }
         Ok(())
     }
@@ -947,6 +954,30 @@ where
 
     async fn servers_on_host(&self, host: &HostName) -> Result<Vec<(ServerId, String)>> {
         Sql::<B::Db>::servers_on_host(self.pool(), host).await
+    }
+
+    async fn server_group(&self, id: Uuid) -> Result<Option<ServerGroup>> {
+        Sql::<B::Db>::server_group(&mut *self.pool().acquire().await?, id).await
+    }
+
+    async fn server_groups(&self, project: Option<&ProjectId>) -> Result<Vec<ServerGroup>> {
+        Sql::<B::Db>::server_groups(&mut *self.pool().acquire().await?, project).await
+    }
+
+    async fn group_members(&self, group: Uuid) -> Result<Vec<GroupMember>> {
+        Sql::<B::Db>::group_members(&mut *self.pool().acquire().await?, group).await
+    }
+
+    async fn members_of_groups(&self, project: Option<&ProjectId>) -> Result<HashMap<Uuid, Vec<GroupMember>>> {
+        Sql::<B::Db>::members_of_groups(&mut *self.pool().acquire().await?, project).await
+    }
+
+    async fn groups_of_server(&self, server: ServerId) -> Result<Vec<Uuid>> {
+        Sql::<B::Db>::groups_of_server(&mut *self.pool().acquire().await?, server).await
+    }
+
+    async fn server_group_count(&self, project: &ProjectId, user: &str) -> Result<(i64, i64)> {
+        Sql::<B::Db>::server_group_count(&mut *self.pool().acquire().await?, project, user).await
     }
 }
 

@@ -5,6 +5,11 @@ pub enum Error {
     /// A precondition of a batch failed (optimistic concurrency): re-read and retry.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A server group's placements moved on since it was read (another member
+    /// joined or was placed): a conflict, after which the caller decides the
+    /// placement again from a fresh read.
+    #[error("conflict: {0}")]
+    GroupMoved(String),
     /// A row a change refers to does not exist.
     #[error("not found: {0}")]
     NotFound(String),
@@ -37,7 +42,12 @@ pub enum Error {
 impl Error {
     #[must_use]
     pub fn is_conflict(&self) -> bool {
-        matches!(self, Self::Conflict(_))
+        matches!(self, Self::Conflict(_) | Self::GroupMoved(_))
+    }
+
+    #[must_use]
+    pub fn is_group_moved(&self) -> bool {
+        matches!(self, Self::GroupMoved(_))
     }
 
     /// Whether the database could not serve (see [`unavailable`]) rather than

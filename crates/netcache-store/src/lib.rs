@@ -22,6 +22,7 @@ use netcache_domain::operation::{Operation, Owner};
 use netcache_domain::quota::{QuotaLimit, ServerCount};
 use netcache_domain::retention::Purged;
 use netcache_domain::server::{Server, WatchedServer};
+use netcache_domain::server_group::{GroupMember, ServerGroup};
 use netcache_domain::service::Service;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, HostName, IntentId, PortId, ProjectId, ServerId};
@@ -350,6 +351,19 @@ pub trait Store: Send + Sync + 'static {
     async fn server_counts_by_host(&self) -> Result<Vec<HostServers>>;
     /// A host's live servers (id and name), oldest first.
     async fn servers_on_host(&self, host: &HostName) -> Result<Vec<(ServerId, String)>>;
+
+    async fn server_group(&self, id: uuid::Uuid) -> Result<Option<ServerGroup>>;
+    /// Every server group, or a project's, oldest first.
+    async fn server_groups(&self, project: Option<&ProjectId>) -> Result<Vec<ServerGroup>>;
+    /// A group's live members (deleted servers are no longer members), in the
+    /// order they joined.
+    async fn group_members(&self, group: uuid::Uuid) -> Result<Vec<GroupMember>>;
+    /// The live members of every group, or of a project's groups, by group.
+    async fn members_of_groups(&self, project: Option<&ProjectId>) -> Result<HashMap<uuid::Uuid, Vec<GroupMember>>>;
+    /// The groups a server is in.
+    async fn groups_of_server(&self, server: ServerId) -> Result<Vec<uuid::Uuid>>;
+    /// How many server groups a project has, and how many of them are the user's.
+    async fn server_group_count(&self, project: &ProjectId, user: &str) -> Result<(i64, i64)>;
 }
 
 /// Opens (creating and migrating if needed) the store named by `url`:

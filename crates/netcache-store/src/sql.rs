@@ -166,6 +166,61 @@ pub(crate) const COUNT_SERVERS_FOR_QUOTA: &str = "SELECT user_id, flavor_ref, fl
 /// `$1` user.
 pub(crate) const COUNT_KEYPAIRS: &str = "SELECT COUNT(*) AS n FROM keypairs WHERE user_id = $1";
 
+// ---- server groups ($1 the group's id unless said) ----
+
+pub(crate) const INSERT_SERVER_GROUP: &str = "INSERT INTO server_groups \
+     (id, name, project_id, user_id, policy, max_server_per_host, created_at, generation) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 0)";
+
+/// Its members first (they name it).
+pub(crate) const DELETE_GROUP_MEMBERS: &str = "DELETE FROM server_group_members WHERE group_id = $1";
+pub(crate) const DELETE_SERVER_GROUP: &str = "DELETE FROM server_groups WHERE id = $1";
+
+/// `$2` the generation read: the placements' compare-and-swap.
+pub(crate) const ADVANCE_SERVER_GROUP: &str =
+    "UPDATE server_groups SET generation = generation + 1 WHERE id = $1 AND generation = $2";
+
+/// `$2` server: its position is the group's generation, advanced in its batch.
+pub(crate) const INSERT_GROUP_MEMBER: &str = "INSERT INTO server_group_members (group_id, server_id, position) \
+     SELECT id, $2, generation FROM server_groups WHERE id = $1";
+
+macro_rules! select_server_groups {
+    ($where:literal) => {
+        concat!(
+            "SELECT id, name, project_id, user_id, policy, max_server_per_host, created_at, generation \
+             FROM server_groups ",
+            $where
+        )
+    };
+}
+
+pub(crate) const SELECT_SERVER_GROUP: &str = select_server_groups!("WHERE id = $1");
+/// Oldest first, as Nova lists them (by its integer id).
+pub(crate) const SELECT_ALL_SERVER_GROUPS: &str = select_server_groups!("ORDER BY created_at, id");
+/// `$1` project.
+pub(crate) const SELECT_PROJECT_SERVER_GROUPS: &str =
+    select_server_groups!("WHERE project_id = $1 ORDER BY created_at, id");
+
+/// Live members, in the order they joined; `$1` the group.
+pub(crate) const SELECT_GROUP_MEMBERS: &str = "SELECT m.group_id, s.id, s.user_id, s.host \
+     FROM server_group_members m JOIN servers s ON s.id = m.server_id \
+     WHERE m.group_id = $1 AND s.vm_state <> 'deleted' ORDER BY m.position";
+
+/// The live members of every group, or of a project's (`$1`, or NULL for all).
+pub(crate) const SELECT_MEMBERS_OF_GROUPS: &str = "SELECT m.group_id, s.id, s.user_id, s.host \
+     FROM server_group_members m JOIN servers s ON s.id = m.server_id \
+     JOIN server_groups g ON g.id = m.group_id \
+     WHERE ($1 IS NULL OR g.project_id = $1) AND s.vm_state <> 'deleted' ORDER BY m.position";
+
+/// `$1` server: the groups it is in.
+pub(crate) const SELECT_GROUPS_OF_SERVER: &str =
+    "SELECT group_id FROM server_group_members WHERE server_id = $1 ORDER BY group_id";
+
+/// `$1` project, `$2` user: the project's groups and the user's among them.
+pub(crate) const COUNT_SERVER_GROUPS: &str = "SELECT COUNT(*) AS n, \
+     COALESCE(SUM(CASE WHEN user_id = $2 THEN 1 ELSE 0 END), 0) AS own \
+     FROM server_groups WHERE project_id = $1";
+
 // ---- singleton leases ----
 
 /// A backend's singleton-lease statements, judged on the database's clock
@@ -463,4 +518,5 @@ pub(crate) const PURGE_EVENTS: (&str, &str) = purge_rows_of!("action_events");
 pub(crate) const PURGE_ACTIONS: (&str, &str) = purge_rows_of!("actions");
 pub(crate) const PURGE_INTENTS: (&str, &str) = purge_rows_of!("port_intents");
 pub(crate) const PURGE_CACHES: (&str, &str) = purge_rows_of!("info_caches");
+pub(crate) const PURGE_GROUP_MEMBERS: (&str, &str) = purge_rows_of!("server_group_members");
 pub(crate) const PURGE_SERVERS: (&str, &str) = (concat!("DELETE FROM servers WHERE ", unneeded!(), " AND id IN "), "");

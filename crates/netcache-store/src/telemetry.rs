@@ -15,7 +15,7 @@ pub(crate) fn commit_ended(started: Instant, outcome: &Result<()>) {
 fn outcome_label(outcome: &Result<()>) -> &'static str {
     match outcome {
         Ok(()) => "ok",
-        Err(Error::Conflict(_)) => "conflict",
+        Err(Error::Conflict(_) | Error::GroupMoved(_)) => "conflict",
         Err(Error::NotFound(_)) => "not_found",
         Err(Error::OverQuota(_)) => "over_quota",
         Err(e) if e.is_unavailable() => "unavailable",

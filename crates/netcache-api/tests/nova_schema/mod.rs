@@ -9,6 +9,7 @@
 pub mod flavors;
 pub mod hypervisors;
 pub mod quotas;
+pub mod server_groups;
 pub mod services;
 
 use serde_json::{Value, json};

@@ -185,7 +185,7 @@ impl Compute {
         }
         match self.store.commit(batch).await {
             Ok(()) => {}
-            Err(e) if e.is_conflict() => {
+            Err(e) if e.is_conflict() && !e.is_group_moved() => {
                 let op = &ops[0].0;
                 let kind = self.store.operation(op.server_id).await?.map(|o| o.kind());
                 return Err(Error::OperationInFlight {

@@ -73,6 +73,7 @@ fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {
         access_ip_v6: None,
         key_name: None,
         security_groups: vec![],
+        group: None,
         networks: NetworkRequests::None,
         attributes: Default::default(),
     }

@@ -10,5 +10,6 @@ mod passes;
 mod plug_events;
 mod resumed_builds;
 mod runner;
+mod server_groups;
 mod services;
 mod support;

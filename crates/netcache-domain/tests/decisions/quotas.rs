@@ -23,7 +23,12 @@ fn limit(user: Option<&str>, resource: Resource, hard_limit: i64) -> QuotaLimit 
 }
 
 fn usage(instances: i64, cores: i64, ram: i64) -> Usage {
-    Usage { instances, cores, ram }
+    Usage {
+        instances,
+        cores,
+        ram,
+        ..Usage::default()
+    }
 }
 
 #[test]
@@ -441,5 +446,33 @@ fn key_pairs_and_metadata_are_held_to_the_smaller_limit() {
         Quotas::new(&defaults, &alices).metadata(ALICE, 2),
         Err(Refusal::MetadataItems { allowed: 128 }),
         "over the user's limit, the project's is named"
+    );
+}
+
+#[test]
+fn server_groups_and_their_members_are_held_to_the_project_and_the_user() {
+    let defaults = QuotaSet::default();
+    let none = Quotas::new(&defaults, &[]);
+    assert_eq!(none.server_group(ALICE, 9, 9), Ok(()));
+    assert_eq!(none.server_group(ALICE, 10, 0), Err(Refusal::ServerGroups));
+    assert_eq!(
+        Refusal::ServerGroups.to_string(),
+        "Quota exceeded, too many server groups."
+    );
+    let alices = [limit(Some(ALICE), Resource::ServerGroups, 1)];
+    let quotas = Quotas::new(&defaults, &alices);
+    assert_eq!(quotas.server_group(ALICE, 1, 1), Err(Refusal::ServerGroups));
+    assert_eq!(quotas.server_group(BOB, 1, 1), Ok(()));
+
+    assert_eq!(none.server_group_members(ALICE, 9, 1), Ok(()));
+    assert_eq!(none.server_group_members(ALICE, 9, 2), Err(Refusal::ServerGroupMembers));
+    assert_eq!(
+        Refusal::ServerGroupMembers.to_string(),
+        "Quota exceeded, too many servers in group"
+    );
+    let open = [limit(None, Resource::ServerGroupMembers, -1)];
+    assert_eq!(
+        Quotas::new(&defaults, &open).server_group_members(ALICE, 500, 1),
+        Ok(())
     );
 }

@@ -114,7 +114,7 @@ where
         Cols::<DB>(&row).get("n")
     }
 
-    async fn lock_quota(conn: &mut DB::Connection, scope: String) -> Result<()> {
+    pub(super) async fn lock_quota(conn: &mut DB::Connection, scope: String) -> Result<()> {
         Self::run(conn, sqlx::query(sql::LOCK_QUOTA).bind(scope)).await?;
         Ok(())
     }

@@ -24,6 +24,7 @@ where
         let actions = Self::run_for_servers(&mut tx, sql::PURGE_ACTIONS, servers).await?;
         let intents = Self::run_for_servers(&mut tx, sql::PURGE_INTENTS, servers).await?;
         Self::run_for_servers(&mut tx, sql::PURGE_CACHES, servers).await?;
+        Self::run_for_servers(&mut tx, sql::PURGE_GROUP_MEMBERS, servers).await?;
         let purged = Self::run_for_servers(&mut tx, sql::PURGE_SERVERS, servers).await?;
         tx.commit().await.map_err(Error::from_write)?;
         Ok(Purged {

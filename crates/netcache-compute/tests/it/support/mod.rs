@@ -173,6 +173,7 @@ impl Harness {
             key_name: None,
             security_groups: vec![],
             attributes: Default::default(),
+            group: None,
         }
     }
 

@@ -1,0 +1,262 @@
+//! os-server-groups per microversion: create, list, show and delete checked
+//! against copies of Nova's response schemas (`nova_schema::server_groups`),
+//! Nova's request checks and messages, the quotas (`server_groups` in
+//! os-quota-sets and /limits), a boot's `group` hint, and 2.71's
+//! `server_groups` of a server. The caller is an admin of `demo` (`common`).
+
+mod common;
+mod nova_schema;
+
+use axum::http::{Method, StatusCode};
+use common::Api;
+use nova_schema::assert_satisfies;
+use nova_schema::server_groups as schema;
+use serde_json::{Value, json};
+
+async fn at(api: &Api, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let version = format!("compute 2.{minor}");
+    let (status, _, body) = api
+        .call_with_headers(method, uri, &[("OpenStack-API-Version", &version)], body)
+        .await;
+    (status, body)
+}
+
+async fn create(api: &Api, minor: u16, group: Value) -> (StatusCode, Value) {
+    at(
+        api,
+        minor,
+        Method::POST,
+        "/v2.1/os-server-groups",
+        Some(json!({"server_group": group})),
+    )
+    .await
+}
+
+/// A boot request body (no networks) with these scheduler hints.
+fn boot(hint: Value) -> Value {
+    json!({
+        "server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"},
+        "os:scheduler_hints": hint,
+    })
+}
+
+#[track_caller]
+fn assert_error(got: (StatusCode, Value), status: StatusCode, kind: &str, message: &str) {
+    let (got_status, body) = got;
+    assert_eq!(got_status, status, "{body}");
+    assert_eq!(body[kind]["message"], message, "{body}");
+}
+
+#[tokio::test]
+async fn groups_are_created_listed_shown_and_deleted_in_each_versions_view() {
+    let api = Api::start().await;
+    for minor in [1, 13, 15, 64] {
+        let group = if minor >= 64 {
+            json!({"name": "web", "policy": "anti-affinity", "rules": {"max_server_per_host": 2}})
+        } else if minor >= 15 {
+            json!({"name": "web", "policies": ["soft-affinity"]})
+        } else {
+            json!({"name": "web", "policies": ["affinity"]})
+        };
+        let (status, created) = create(&api, minor, group).await;
+        assert_eq!(status, StatusCode::OK, "2.{minor}: {created}");
+        assert_satisfies("POST /os-server-groups", &schema::show(minor), &created);
+        let id = created["server_group"]["id"].as_str().unwrap().to_owned();
+        let uri = format!("/v2.1/os-server-groups/{id}");
+        let (status, shown) = at(&api, minor, Method::GET, &uri, None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_satisfies("GET /os-server-groups/{id}", &schema::show(minor), &shown);
+        assert_eq!(shown, created);
+        let (_, listed) = at(&api, minor, Method::GET, "/v2.1/os-server-groups", None).await;
+        assert_satisfies("GET /os-server-groups", &schema::index(minor), &listed);
+        assert_eq!(listed["server_groups"].as_array().unwrap().len(), 1);
+        if minor >= 64 {
+            assert_eq!(shown["server_group"]["rules"], json!({"max_server_per_host": 2}));
+        }
+        if minor >= 13 {
+            assert_eq!(shown["server_group"]["project_id"], "demo");
+        }
+        let (status, _) = at(&api, minor, Method::DELETE, &uri, None).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        assert_error(
+            at(&api, minor, Method::GET, &uri, None).await,
+            StatusCode::NOT_FOUND,
+            "itemNotFound",
+            &format!("Instance group {id} could not be found."),
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_requests_get_novas_words() {
+    let api = Api::start().await;
+    assert_error(
+        create(&api, 1, json!({"name": "g", "policies": ["soft-affinity"]})).await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        "Invalid input for field/attribute 0. Value: soft-affinity. 'soft-affinity' is not one of ['anti-affinity', 'affinity']",
+    );
+    assert_error(
+        create(&api, 1, json!({"name": "g", "policy": "affinity"})).await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        "Invalid input for field/attribute server_group. Value: {'name': 'g', 'policy': 'affinity'}. 'policies' is a required property",
+    );
+    assert_error(
+        create(
+            &api,
+            64,
+            json!({"name": "g", "policy": "affinity", "rules": {"max_server_per_host": 2}}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        "Only anti-affinity policy supports rules.",
+    );
+    assert_error(
+        create(
+            &api,
+            64,
+            json!({"name": "g", "policy": "anti-affinity", "rules": {"max_server_per_host": 0}}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        "Invalid input for field/attribute max_server_per_host. Value: 0. 0 is less than the minimum of 1",
+    );
+    assert_error(
+        at(&api, 75, Method::GET, "/v2.1/os-server-groups?foo=1", None).await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        "Additional properties are not allowed ('foo' was unexpected)",
+    );
+    let (status, _) = at(&api, 74, Method::GET, "/v2.1/os-server-groups?foo=1", None).await;
+    assert_eq!(status, StatusCode::OK, "before 2.75 other parameters are allowed");
+    assert_error(
+        at(&api, 1, Method::DELETE, "/v2.1/os-server-groups/nope", None).await,
+        StatusCode::NOT_FOUND,
+        "itemNotFound",
+        "Instance group nope could not be found.",
+    );
+}
+
+#[tokio::test]
+async fn lists_page_with_limit_and_offset_and_an_admin_sees_all_projects() {
+    let api = Api::start().await;
+    for name in ["a", "b", "c"] {
+        create(&api, 1, json!({"name": name, "policies": ["affinity"]})).await;
+    }
+    let names = |body: &Value| -> Vec<String> {
+        body["server_groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, page) = api.get("/v2.1/os-server-groups?limit=1&offset=1").await;
+    assert_eq!(names(&page), ["b"]);
+    let (_, all) = api.get("/v2.1/os-server-groups?all_projects=True").await;
+    assert_eq!(names(&all), ["a", "b", "c"]);
+    assert_error(
+        api.get("/v2.1/os-server-groups?limit=x").await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        "Invalid input for query parameters limit. Value: x. 'x' does not match '^[0-9]*$'",
+    );
+}
+
+#[tokio::test]
+async fn quotas_count_groups_and_refuse_past_the_limit() {
+    let api = Api::start().await;
+    let (status, body) = api
+        .call(
+            Method::PUT,
+            "/v2.1/os-quota-sets/demo",
+            Some(json!({"quota_set": {"server_groups": 1, "server_group_members": 1}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, group) = create(&api, 1, json!({"name": "a", "policies": ["anti-affinity"]})).await;
+    assert_error(
+        create(&api, 1, json!({"name": "b", "policies": ["affinity"]})).await,
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        "Quota exceeded, too many server groups.",
+    );
+    let (_, detail) = api.get("/v2.1/os-quota-sets/demo/detail").await;
+    assert_eq!(detail["quota_set"]["server_groups"]["in_use"], 1, "{detail}");
+    let (_, limits) = api.get("/v2.1/limits").await;
+    assert_eq!(limits["limits"]["absolute"]["totalServerGroupsUsed"], 1);
+
+    let id = group["server_group"]["id"].as_str().unwrap();
+    let hint = json!({"group": id});
+    let (status, body) = api.call(Method::POST, "/v2.1/servers", Some(boot(hint.clone()))).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_error(
+        api.call(Method::POST, "/v2.1/servers", Some(boot(hint))).await,
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        "Quota exceeded, too many servers in group",
+    );
+}
+
+#[tokio::test]
+async fn a_boot_joins_its_group_and_shows_it_from_2_71_on_show_only() {
+    let api = Api::start().await;
+    let unknown = "8f6a2a5e-6a65-4f8c-9f2e-1b1c0a7f6d11";
+    assert_error(
+        api.call(Method::POST, "/v2.1/servers", Some(boot(json!({"group": unknown}))))
+            .await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        &format!("Instance group {unknown} could not be found."),
+    );
+    assert_error(
+        api.call(Method::POST, "/v2.1/servers", Some(boot(json!({"group": "x"}))))
+            .await,
+        StatusCode::BAD_REQUEST,
+        "badRequest",
+        "Invalid input for field/attribute group. Value: x. 'x' is not valid under any of the given schemas",
+    );
+    let (_, group) = create(&api, 1, json!({"name": "g", "policies": ["affinity"]})).await;
+    let group_id = group["server_group"]["id"].as_str().unwrap().to_owned();
+    let (status, body) = api
+        .call(Method::POST, "/v2.1/servers", Some(boot(json!({"group": group_id}))))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let server = body["server"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.built(&server).await, "ACTIVE");
+    let (_, shown) = api.get(&format!("/v2.1/os-server-groups/{group_id}")).await;
+    assert_eq!(shown["server_group"]["members"], json!([server]));
+
+    let uri = format!("/v2.1/servers/{server}");
+    let (_, old) = at(&api, 70, Method::GET, &uri, None).await;
+    assert!(old["server"].get("server_groups").is_none(), "{old}");
+    let (_, new) = at(&api, 71, Method::GET, &uri, None).await;
+    assert_eq!(new["server"]["server_groups"], json!([group_id]));
+    let (_, updated) = at(
+        &api,
+        71,
+        Method::PUT,
+        &uri,
+        Some(json!({"server": {"name": "renamed"}})),
+    )
+    .await;
+    assert_eq!(updated["server"]["server_groups"], json!([group_id]));
+    let (_, listed) = at(&api, 71, Method::GET, "/v2.1/servers/detail", None).await;
+    assert!(listed["servers"][0].get("server_groups").is_none(), "not on list");
+
+    // A deleted member leaves the group's members.
+    let (status, _) = api.call(Method::DELETE, &uri, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    for _ in 0..500 {
+        let (status, _) = api.get(&uri).await;
+        if status == StatusCode::NOT_FOUND {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (_, shown) = api.get(&format!("/v2.1/os-server-groups/{group_id}")).await;
+    assert_eq!(shown["server_group"]["members"], json!([]));
+}
