@@ -37,6 +37,7 @@ mod limits;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
+mod query_params;
 mod quota_sets;
 mod raw_path;
 mod schema;

@@ -65,9 +65,9 @@ pub use heal::HealReport;
 pub use hooks::Held;
 pub use hooks::HoldPoint;
 pub use interfaces::{AttachRequest, Interface};
-pub use keypairs::NewKeyPair;
+pub use keypairs::{KeyPairRequest, NewKeyPair};
 /// The orders of server list pages (`Compute::servers_page`).
-pub use netcache_store::{Sort, SortKey};
+pub use netcache_store::{Sort, SortKey, StoredKeyPair};
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod keypairs;
 pub mod quotas;
 
 use serde_json::{Value, json};
