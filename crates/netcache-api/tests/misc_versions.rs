@@ -1,0 +1,91 @@
+//! os-server-external-events' names of each microversion and the multinic
+//! actions removed at 2.44, each at its boundary (N-1, N).
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::Api;
+use serde_json::{Value, json};
+
+async fn call(api: &Api, minor: u16, method: Method, uri: &str, body: Value) -> (StatusCode, Value) {
+    let version = format!("compute 2.{minor}");
+    let (status, _, body) = api
+        .call_with_headers(method, uri, &[("openstack-api-version", version.as_str())], Some(body))
+        .await;
+    (status, body)
+}
+
+fn message(body: &Value) -> &str {
+    body.as_object()
+        .and_then(|o| o.values().next())
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn each_event_name_is_accepted_from_its_version() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    for (name, since) in [
+        ("volume-extended", 51),
+        ("power-update", 76),
+        ("accelerator-request-bound", 82),
+        ("volume-reimaged", 93),
+    ] {
+        let event = json!({"events": [{"name": name, "server_uuid": id, "tag": "t"}]});
+        let (status, body) = call(
+            &api,
+            since - 1,
+            Method::POST,
+            "/v2.1/os-server-external-events",
+            event.clone(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{name} at 2.{}: {body}", since - 1);
+        assert!(
+            message(&body).starts_with(&format!(
+                "Invalid input for field/attribute name. Value: {name}. '{name}' is not one of ['network-changed', "
+            )),
+            "{body}"
+        );
+        let (status, body) = call(&api, since, Method::POST, "/v2.1/os-server-external-events", event).await;
+        assert_eq!(status, StatusCode::OK, "{name} at 2.{since}: {body}");
+        assert_eq!(body["events"][0]["code"], 200);
+    }
+    // Nova drops these without a tag: 400 for the event, 207 for the request.
+    let untagged = json!({"events": [
+        {"name": "power-update", "server_uuid": id},
+        {"name": "network-changed", "server_uuid": id},
+    ]});
+    let (status, body) = call(&api, 76, Method::POST, "/v2.1/os-server-external-events", untagged).await;
+    assert_eq!(status, StatusCode::MULTI_STATUS, "{body}");
+    assert_eq!(
+        (body["events"][0]["code"].clone(), body["events"][0]["status"].clone()),
+        (json!(400), json!("failed"))
+    );
+    assert_eq!(body["events"][1]["code"], 200);
+    let (_, shown) = call(&api, 76, Method::GET, &format!("/v2.1/servers/{id}"), Value::Null).await;
+    assert_eq!(shown["server"]["status"], "ACTIVE", "power-update changes nothing here");
+}
+
+#[tokio::test]
+async fn fixed_ip_actions_are_gone_from_2_44() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    let uri = format!("/v2.1/servers/{id}/action");
+    for action in ["addFixedIp", "removeFixedIp"] {
+        let (status, body) = call(&api, 43, Method::POST, &uri, json!({action: {}})).await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "{action} at 2.43 reads its body: {body}"
+        );
+        let (status, body) = call(&api, 44, Method::POST, &uri, json!({action: {}})).await;
+        assert_eq!(
+            (status, message(&body)),
+            (StatusCode::NOT_FOUND, "The resource could not be found."),
+            "{action}"
+        );
+    }
+}
