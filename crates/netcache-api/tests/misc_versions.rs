@@ -1,10 +1,13 @@
-//! os-server-external-events' names of each microversion and the multinic
-//! actions removed at 2.44, each at its boundary (N-1, N).
+//! os-server-external-events' names of each microversion, the multinic
+//! actions removed at 2.44 and os-interface's tag (2.49, 2.70) and query
+//! (2.102), each at its boundary (N-1, N).
 
 mod common;
+mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
+use nova_schema::assert_satisfies;
 use serde_json::{Value, json};
 
 async fn call(api: &Api, minor: u16, method: Method, uri: &str, body: Value) -> (StatusCode, Value) {
@@ -86,6 +89,78 @@ async fn fixed_ip_actions_are_gone_from_2_44() {
             (status, message(&body)),
             (StatusCode::NOT_FOUND, "The resource could not be found."),
             "{action}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let uri = format!("/v2.1/servers/{id}/os-interface");
+    let tagged = json!({"interfaceAttachment": {"tag": "nic1"}});
+    let (status, body) = call(&api, 48, Method::POST, &uri, tagged.clone()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        message(&body),
+        "Invalid input for field/attribute interfaceAttachment. Value: {'tag': 'nic1'}. Additional properties are not allowed ('tag' was unexpected)"
+    );
+    let (status, body) = call(
+        &api,
+        49,
+        Method::POST,
+        &uri,
+        json!({"interfaceAttachment": {"tag": "a/b"}}),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&body)),
+        (
+            StatusCode::BAD_REQUEST,
+            "Invalid input for field/attribute tag. Value: a/b. 'a/b' does not match '^[^,/]*$'"
+        )
+    );
+    let (status, attached) = call(&api, 49, Method::POST, &uri, tagged).await;
+    assert_eq!(status, StatusCode::OK, "{attached}");
+    assert_satisfies(
+        "POST /servers/{id}/os-interface 2.49",
+        &nova_schema::get_interface_at(49),
+        &attached,
+    );
+    let port = attached["interfaceAttachment"]["port_id"].as_str().unwrap().to_owned();
+
+    let (_, listed) = call(&api, 69, Method::GET, &uri, Value::Null).await;
+    assert_satisfies(
+        "GET /servers/{id}/os-interface 2.69",
+        &nova_schema::list_interfaces_at(69),
+        &listed,
+    );
+    let (_, listed) = call(&api, 70, Method::GET, &uri, Value::Null).await;
+    assert_satisfies(
+        "GET /servers/{id}/os-interface 2.70",
+        &nova_schema::list_interfaces_at(70),
+        &listed,
+    );
+    assert_eq!(listed["interfaceAttachments"][0]["tag"], "nic1", "{listed}");
+    let (_, shown) = call(&api, 70, Method::GET, &format!("{uri}/{port}"), Value::Null).await;
+    assert_satisfies(
+        "GET /servers/{id}/os-interface/{port} 2.70",
+        &nova_schema::get_interface_at(70),
+        &shown,
+    );
+    assert_eq!(shown["interfaceAttachment"]["tag"], "nic1");
+
+    for path in [uri.clone(), format!("{uri}/{port}")] {
+        let (status, _) = call(&api, 101, Method::GET, &format!("{path}?foo=1"), Value::Null).await;
+        assert_eq!(status, StatusCode::OK, "2.101 {path}");
+        let (status, body) = call(&api, 102, Method::GET, &format!("{path}?foo=1"), Value::Null).await;
+        assert_eq!(
+            (status, message(&body)),
+            (
+                StatusCode::BAD_REQUEST,
+                "Additional properties are not allowed ('foo' was unexpected)"
+            )
         );
     }
 }
