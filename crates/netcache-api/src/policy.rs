@@ -70,6 +70,11 @@ pub const RULES: &[(&str, &str)] = &[
         "os_compute_api:os-instance-actions:show",
         "rule:project_reader_or_admin",
     ),
+    ("os_compute_api:os-instance-actions:events", "rule:context_is_admin"),
+    (
+        "os_compute_api:os-instance-actions:events:details",
+        "rule:context_is_admin",
+    ),
     (
         "os_compute_api:os-server-external-events:create",
         "rule:service_or_admin",
@@ -378,6 +383,12 @@ impl Caller {
     pub fn authorize_project(&self, rule: &'static str, project: &str) -> ApiResult<()> {
         let own = project == self.ctx.project_id;
         allowed(rule, self.policy.allows_on(rule, &self.ctx.roles, own))
+    }
+
+    /// Whether the caller passes `rule` (Nova's `context.can(..., fatal=False)`).
+    #[must_use]
+    pub fn may(&self, rule: &'static str) -> bool {
+        self.policy.allows(rule, &self.ctx.roles)
     }
 
     /// The same for a request on `user`'s resources (Nova's target `user_id`).

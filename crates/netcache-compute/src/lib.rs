@@ -311,6 +311,12 @@ impl Compute {
         }
     }
 
+    /// A server as recorded, deleted or not, until it is purged (Nova's
+    /// `read_deleted='yes'`).
+    pub async fn server_or_deleted(&self, id: ServerId) -> Result<Server> {
+        self.store.server(id).await?.ok_or(Error::ServerNotFound(id))
+    }
+
     pub async fn network_info(&self, id: ServerId) -> Result<NetworkInfo> {
         Ok(self.store.cache(id).await?.info)
     }

@@ -143,4 +143,15 @@ impl Api {
         }
         panic!("server {id} is still building");
     }
+
+    /// Waits until a deleted server is no longer shown (its delete finished).
+    pub async fn gone(&self, id: &str) {
+        for _ in 0..500 {
+            if self.get(&format!("/v2.1/servers/{id}")).await.0 == StatusCode::NOT_FOUND {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("server {id} is still shown");
+    }
 }

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod instance_actions;
 pub mod keypairs;
 pub mod quotas;
 
