@@ -162,10 +162,7 @@ async fn show(
     Path((id, request_id)): Path<(String, String)>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
-    let query = QueryParams::read(query)?;
-    if version.at_least(102) {
-        query.only(&[])?;
-    }
+    QueryParams::none_from_2_102(version, query)?;
     let server = caller
         .server_read_deleted(
             &state,

@@ -38,15 +38,6 @@ fn view(interface: &Interface, version: Microversion) -> Value {
     view
 }
 
-/// Nova's list and show query schemas: anything goes until 2.101, nothing from 2.102.
-fn check_query(version: Microversion, query: RawQuery) -> ApiResult<()> {
-    let query = QueryParams::read(query)?;
-    if version.at_least(102) {
-        query.only(&[])?;
-    }
-    Ok(())
-}
-
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -54,7 +45,7 @@ async fn list(
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
-    check_query(version, query)?;
+    QueryParams::none_from_2_102(version, query)?;
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:list")
         .await?;
@@ -70,7 +61,7 @@ async fn show(
     Path((id, port_id)): Path<(String, String)>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
-    check_query(version, query)?;
+    QueryParams::none_from_2_102(version, query)?;
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:show")
         .await?;

@@ -8,6 +8,7 @@ use axum::extract::rejection::QueryRejection;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
 
 /// The query string's pairs, in order.
 pub struct QueryParams(Vec<(String, String)>);
@@ -17,6 +18,19 @@ impl QueryParams {
     pub fn read(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> ApiResult<Self> {
         let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
         Ok(Self(pairs))
+    }
+
+    /// Nova's query schemas of the many GETs that took any parameter until
+    /// 2.101 and take none from 2.102.
+    pub fn none_from_2_102(
+        version: Microversion,
+        query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    ) -> ApiResult<()> {
+        let query = Self::read(query)?;
+        if version.at_least(102) {
+            query.only(&[])?;
+        }
+        Ok(())
     }
 
     /// Nova's `additionalProperties: false`: a parameter not in `known` is a

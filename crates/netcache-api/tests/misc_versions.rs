@@ -164,3 +164,20 @@ async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
         );
     }
 }
+
+#[tokio::test]
+async fn extensions_refuse_query_parameters_from_2_102() {
+    let api = Api::start().await;
+    for uri in ["/v2.1/extensions?foo=1", "/v2.1/extensions/os-keypairs?foo=1"] {
+        let (status, _) = call(&api, 101, Method::GET, uri, Value::Null).await;
+        assert_eq!(status, StatusCode::OK, "2.101 {uri}");
+        let (status, body) = call(&api, 102, Method::GET, uri, Value::Null).await;
+        assert_eq!(
+            (status, message(&body)),
+            (
+                StatusCode::BAD_REQUEST,
+                "Additional properties are not allowed ('foo' was unexpected)"
+            )
+        );
+    }
+}
