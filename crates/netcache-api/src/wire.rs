@@ -250,8 +250,10 @@ pub fn host_id(project_id: &str, host: Option<&str>) -> String {
     host.map(|host| {
         Sha224::digest(format!("{project_id}{host}").as_bytes())
             .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+            .fold(String::with_capacity(56), |mut hex, b| {
+                let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
+                hex
+            })
     })
     .unwrap_or_default()
 }
