@@ -5,7 +5,7 @@ mod common;
 mod nova_schema;
 
 use axum::http::{Method, StatusCode};
-use common::Api;
+use common::{Api, error_message as message};
 use nova_schema::assert_satisfies;
 use nova_schema::instance_actions as schema;
 use serde_json::Value;
@@ -17,13 +17,6 @@ async fn get(api: &Api, minor: u16, admin: bool, uri: &str) -> (StatusCode, Valu
     let headers = [("openstack-api-version", version.as_str()), ("x-roles", roles)];
     let (status, _, body) = api.call_with_headers(Method::GET, uri, &headers, None).await;
     (status, body)
-}
-
-fn message(body: &Value) -> &str {
-    body.as_object()
-        .and_then(|o| o.values().next())
-        .and_then(|f| f["message"].as_str())
-        .unwrap_or_default()
 }
 
 /// A built server and the request id of its create action.

@@ -7,7 +7,7 @@ mod common;
 mod nova_schema;
 
 use axum::http::{Method, StatusCode};
-use common::Api;
+use common::{Api, error_message as message};
 use nova_schema::keypairs as schema;
 use nova_schema::{assert_satisfies, list_keypairs as list_v21};
 use serde_json::{Value, json};
@@ -49,13 +49,6 @@ async fn create(api: &Api, minor: u16, keypair: Value) -> (StatusCode, Value) {
         Some(json!({"keypair": keypair})),
     )
     .await
-}
-
-fn message(body: &Value) -> &str {
-    body.as_object()
-        .and_then(|o| o.values().next())
-        .and_then(|f| f["message"].as_str())
-        .unwrap_or_default()
 }
 
 #[tokio::test]

@@ -6,23 +6,12 @@ mod common;
 mod nova_schema;
 
 use axum::http::{Method, StatusCode};
-use common::Api;
+use common::{Api, error_message as message};
 use nova_schema::assert_satisfies;
 use serde_json::{Value, json};
 
 async fn call(api: &Api, minor: u16, method: Method, uri: &str, body: Value) -> (StatusCode, Value) {
-    let version = format!("compute 2.{minor}");
-    let (status, _, body) = api
-        .call_with_headers(method, uri, &[("openstack-api-version", version.as_str())], Some(body))
-        .await;
-    (status, body)
-}
-
-fn message(body: &Value) -> &str {
-    body.as_object()
-        .and_then(|o| o.values().next())
-        .and_then(|f| f["message"].as_str())
-        .unwrap_or_default()
+    api.call_at(minor, method, uri, Some(body)).await
 }
 
 #[tokio::test]

@@ -8,24 +8,13 @@ mod common;
 mod nova_schema;
 
 use axum::http::{Method, StatusCode};
-use common::Api;
+use common::{Api, error_message as message};
 use nova_schema::assert_satisfies;
 use nova_schema::quotas as schema;
 use serde_json::{Value, json};
 
 async fn call(api: &Api, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let version = format!("compute 2.{minor}");
-    let (status, _, body) = api
-        .call_with_headers(method, uri, &[("openstack-api-version", version.as_str())], body)
-        .await;
-    (status, body)
-}
-
-fn message(body: &Value) -> &str {
-    body.as_object()
-        .and_then(|o| o.values().next())
-        .and_then(|f| f["message"].as_str())
-        .unwrap_or_default()
+    api.call_at(minor, method, uri, body).await
 }
 
 #[tokio::test]

@@ -154,4 +154,21 @@ impl Api {
         }
         panic!("server {id} is still shown");
     }
+
+    /// A call at microversion `2.minor`.
+    pub async fn call_at(&self, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let version = format!("compute 2.{minor}");
+        let (status, _, body) = self
+            .call_with_headers(method, uri, &[("openstack-api-version", version.as_str())], body)
+            .await;
+        (status, body)
+    }
+}
+
+/// The message of a Nova error body (`{"badRequest": {"message": …}}`).
+pub fn error_message(body: &Value) -> &str {
+    body.as_object()
+        .and_then(|o| o.values().next())
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_default()
 }
