@@ -28,6 +28,9 @@ use crate::{
     wire,
 };
 
+/// `addFixedIp` and `removeFixedIp` went in 2.44 (Nova's multinic).
+const MULTINIC_LAST_VERSION: u16 = 43;
+
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}/action", post(act))
 }
@@ -51,6 +54,7 @@ async fn act(
         "forceDelete" => deferred_delete::force_delete(&state, &caller, &id).await?,
         "restore" => deferred_delete::restore(&state, &caller, &id).await?,
         "addFixedIp" => {
+            version.served_until(MULTINIC_LAST_VERSION)?;
             let network_id = network_of(&args)?;
             let server = caller.server(&state, &id, "os_compute_api:os-multinic:add").await?;
             // Refusals of the network are the request's fault here (a 400), not
@@ -88,6 +92,7 @@ async fn act(
             security_group_actions::act(&state, &caller, &id, &name, &args).await?;
         }
         "removeFixedIp" => {
+            version.served_until(MULTINIC_LAST_VERSION)?;
             let address = address_of(&args)?;
             let server = caller.server(&state, &id, "os_compute_api:os-multinic:remove").await?;
             state.compute.remove_fixed_ip(&caller.ctx, server.id, address).await?;

@@ -1,5 +1,7 @@
-//! `POST /v2.1/os-server-external-events` (Nova's bodies and codes) and
-//! netcache's own `GET /netcache/v1/audit`.
+//! `POST /v2.1/os-server-external-events` (Nova's bodies and codes, and the
+//! event names of each microversion: `volume-extended` from 2.51,
+//! `power-update` from 2.76, `accelerator-request-bound` from 2.82,
+//! `volume-reimaged` from 2.93) and netcache's own `GET /netcache/v1/audit`.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -11,7 +13,24 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
 use crate::{AppState, Caller, wire};
+
+/// The event names Nova's schema of `version` allows, in its order.
+fn event_names(version: Microversion) -> Vec<&'static str> {
+    let mut names = EVENT_NAMES.to_vec();
+    for (minor, name) in [
+        (51, "volume-extended"),
+        (76, "power-update"),
+        (82, "accelerator-request-bound"),
+        (93, "volume-reimaged"),
+    ] {
+        if version.at_least(minor) {
+            names.push(name);
+        }
+    }
+    names
+}
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -34,17 +53,19 @@ struct EventBody {
     tag: Option<String>,
 }
 
-/// Nova's schema: at least one event, known names and statuses, tags ≤ 255.
-fn validate(body: &EventsBody) -> ApiResult<()> {
+/// Nova's schema of `version`: at least one event, known names and statuses, tags ≤ 255.
+fn validate(body: &EventsBody, version: Microversion) -> ApiResult<()> {
+    let names = event_names(version);
     if body.events.is_empty() {
         return Err(ApiError::BadRequest(
             "Invalid input for field/attribute events. Value: []. [] is too short".into(),
         ));
     }
     for event in &body.events {
-        if !EVENT_NAMES.contains(&event.name.as_str()) {
+        if !names.contains(&event.name.as_str()) {
+            let listed = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
             return Err(ApiError::BadRequest(format!(
-                "Invalid input for field/attribute name. Value: {}. '{}' is not one of {EVENT_NAMES:?}",
+                "Invalid input for field/attribute name. Value: {}. '{}' is not one of [{listed}]",
                 event.name, event.name
             )));
         }
@@ -64,10 +85,15 @@ fn validate(body: &EventsBody) -> ApiResult<()> {
     Ok(())
 }
 
-async fn create(State(state): State<AppState>, caller: Caller, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    caller.authorize("os_compute_api:os-server-external-events:create")?;
+async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
     let body: EventsBody = wire::parse_body(&body)?;
-    validate(&body)?;
+    validate(&body, version)?;
+    caller.authorize("os_compute_api:os-server-external-events:create")?;
     let mut results = Vec::with_capacity(body.events.len());
     let mut all_accepted = true;
     for event in body.events {

@@ -5,15 +5,20 @@
 //! client that reads the list is not told of `os-hosts`, `os-consoles`,
 //! `os-volumes` and the like netcache has not got (Tempest's extensions tests,
 //! which expect `Hosts` and `os-consoles`, fail for that reason). An unknown
-//! alias is 404.
+//! alias is 404; from 2.102 any query parameter is refused.
 
-use axum::extract::Path;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
+use crate::query_params::QueryParams;
 use crate::{AppState, Caller};
+
+type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -139,14 +144,21 @@ fn view(&(alias, name, description): &(&str, &str, &str)) -> Value {
     })
 }
 
-async fn list(caller: Caller) -> ApiResult<Json<Value>> {
+async fn list(caller: Caller, version: Microversion, query: RawQuery) -> ApiResult<Json<Value>> {
+    QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:extensions")?;
     Ok(Json(
         json!({"extensions": EXTENSIONS.iter().map(view).collect::<Vec<_>>()}),
     ))
 }
 
-async fn show(caller: Caller, Path(alias): Path<String>) -> ApiResult<Json<Value>> {
+async fn show(
+    caller: Caller,
+    version: Microversion,
+    Path(alias): Path<String>,
+    query: RawQuery,
+) -> ApiResult<Json<Value>> {
+    QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:extensions")?;
     let entry = EXTENSIONS
         .iter()

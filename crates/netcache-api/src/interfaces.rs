@@ -1,16 +1,22 @@
 //! `/v2.1/servers/{id}/os-interface`: from netcache's VIF records, so a ghost port
 //! never appears here (unlike Nova, which lists Neutron ports by device_id).
+//! An attach takes a device `tag` from 2.49 (kept on the VIF record), the
+//! views show it from 2.70, and from 2.102 list and show refuse any query parameter.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use netcache_compute::AttachRequest;
+use netcache_compute::{AttachRequest, Interface};
 use netcache_domain::{NetworkId, PortId};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
+use crate::query_params::QueryParams;
+use crate::schema;
 use crate::servers::parse_uuid;
 use crate::wire::{self, AttachBody};
 use crate::{AppState, Caller};
@@ -21,36 +27,73 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/servers/{id}/os-interface/{port_id}", get(show).delete(detach))
 }
 
-async fn list(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
+
+/// Nova's view of `version`: the device `tag` (or null) from 2.70.
+fn view(interface: &Interface, version: Microversion) -> Value {
+    let mut view = wire::interface_view(interface);
+    if version.at_least(70) {
+        view["tag"] = json!(interface.vif.tag);
+    }
+    view
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+    query: RawQuery,
+) -> ApiResult<Json<Value>> {
+    QueryParams::none_from_2_102(version, query)?;
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:list")
         .await?;
     let interfaces = state.compute.interfaces(server.id).await?;
-    let views: Vec<Value> = interfaces.iter().map(wire::interface_view).collect();
+    let views: Vec<Value> = interfaces.iter().map(|i| view(i, version)).collect();
     Ok(Json(json!({"interfaceAttachments": views})))
 }
 
 async fn show(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path((id, port_id)): Path<(String, String)>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
+    QueryParams::none_from_2_102(version, query)?;
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:show")
         .await?;
     let interface = state.compute.interface(server.id, &PortId::from(port_id)).await?;
-    Ok(Json(json!({"interfaceAttachment": wire::interface_view(&interface)})))
+    Ok(Json(json!({"interfaceAttachment": view(&interface, version)})))
 }
 
 async fn attach(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:create")
         .await?;
+    let raw: Value = wire::parse_body(&body)?;
+    if let Some(fields) = raw.get("interfaceAttachment").filter(|f| f.is_object()) {
+        if version.at_least(49) {
+            if let Some(tag) = fields.get("tag") {
+                schema::device_tag(tag)?;
+            }
+        } else {
+            schema::object(
+                Some("interfaceAttachment"),
+                fields,
+                &["net_id", "port_id", "fixed_ips"],
+                &[],
+            )?;
+        }
+    }
     let body: AttachBody = wire::parse_body(&body)?;
     let fields = body.interface_attachment;
     let fixed_ip = match fields.fixed_ips.as_deref() {
@@ -93,7 +136,7 @@ async fn attach(
         }
     };
     let interface = state.compute.attach_interface(&caller.ctx, server.id, request).await?;
-    Ok(Json(json!({"interfaceAttachment": wire::interface_view(&interface)})))
+    Ok(Json(json!({"interfaceAttachment": view(&interface, version)})))
 }
 
 async fn detach(

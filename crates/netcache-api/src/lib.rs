@@ -35,6 +35,7 @@ pub mod flavor_view;
 mod flavors;
 mod hypervisors;
 pub mod images;
+mod instance_actions;
 mod interfaces;
 mod keypairs;
 mod legacy_v2;
@@ -42,6 +43,7 @@ mod limits;
 pub mod metrics;
 pub mod microversion;
 pub mod policy;
+mod query_params;
 mod quota_sets;
 mod raw_path;
 mod schema;
@@ -107,6 +109,7 @@ pub fn router(state: AppState) -> Router {
         .merge(server_security_groups::routes())
         .merge(server_tags::routes())
         .merge(interfaces::routes())
+        .merge(instance_actions::routes())
         .merge(keypairs::routes())
         .merge(server_groups::routes())
         .merge(events::routes())
@@ -230,10 +233,27 @@ impl Caller {
         id: &str,
         rule: &'static str,
     ) -> ApiResult<netcache_domain::server::Server> {
+        self.server_read_deleted(state, id, rule, false).await
+    }
+
+    /// The same, a deleted server too (until purged) where `read_deleted`
+    /// (Nova's `read_deleted='yes'`).
+    pub async fn server_read_deleted(
+        &self,
+        state: &AppState,
+        id: &str,
+        rule: &'static str,
+        read_deleted: bool,
+    ) -> ApiResult<netcache_domain::server::Server> {
         self.authorize(rule)?;
         let not_found = || ApiError::NotFound(format!("Instance {id} could not be found."));
         let server_id: ServerId = id.parse().map_err(|_| not_found())?;
-        let server = state.compute.server(server_id).await.map_err(|e| match e {
+        let found = if read_deleted {
+            state.compute.server_or_deleted(server_id).await
+        } else {
+            state.compute.server(server_id).await
+        };
+        let server = found.map_err(|e| match e {
             netcache_compute::Error::ServerNotFound(_) => not_found(),
             other => other.into(),
         })?;

@@ -1,6 +1,8 @@
-//! `GET /v2.1/limits` at microversion 2.1: the caller's project's absolute
-//! limits (`max*`, from its quotas) and usage (`total*Used`, counted), with no
-//! rate limits; an admin may ask for another project's (`?tenant_id=`).
+//! `GET /v2.1/limits`: the caller's project's absolute limits (`max*`, from its
+//! quotas) and usage (`total*Used`, counted), with no rate limits; an admin may
+//! ask for another project's (`?tenant_id=`). As in Nova, from 2.36 the
+//! network proxies' limits are left out, from 2.39 `maxImageMeta`, from 2.57
+//! the personality ones; from 2.75 a parameter other than `tenant_id` is refused.
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -10,7 +12,10 @@ use netcache_domain::ProjectId;
 use netcache_domain::quota::{QuotaSet, Resource, Usage};
 use serde_json::{Map, Value, json};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
+use crate::microversion::Microversion;
+use crate::query_params::QueryParams;
+use crate::quota_sets::left_out;
 use crate::{AppState, Caller};
 
 pub fn routes() -> Router<AppState> {
@@ -46,14 +51,18 @@ const USED_NAMES: &[(Resource, &str)] = &[
     (Resource::ServerGroups, "totalServerGroupsUsed"),
 ];
 
-/// The 2.1 view.
+/// The view of `version`.
 #[must_use]
-pub fn limits_view(limits: &QuotaSet, usage: &Usage) -> Value {
+pub fn limits_view(limits: &QuotaSet, usage: &Usage, version: Microversion) -> Value {
     let mut absolute = Map::new();
     for (resource, name) in MAX_NAMES {
+        // The image metadata proxy went in 2.39.
+        if left_out(version, *resource) || (*name == "maxImageMeta" && version.at_least(39)) {
+            continue;
+        }
         absolute.insert((*name).into(), json!(limits.get(*resource)));
     }
-    for (resource, name) in USED_NAMES {
+    for (resource, name) in USED_NAMES.iter().filter(|(r, _)| !left_out(version, *r)) {
         absolute.insert((*name).into(), json!(usage.in_use(*resource)));
     }
     json!({"limits": {"rate": [], "absolute": absolute}})
@@ -62,14 +71,18 @@ pub fn limits_view(limits: &QuotaSet, usage: &Usage) -> Value {
 async fn show(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
+    let query = QueryParams::read(query)?;
+    if version.at_least(75) {
+        query.only(&["tenant_id"])?;
+    }
     caller.authorize("os_compute_api:limits")?;
-    let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    let project = match pairs.into_iter().find(|(key, _)| key == "tenant_id") {
-        Some((_, tenant)) => {
-            caller.authorize_project("os_compute_api:limits:other_project", &tenant)?;
-            tenant
+    let project = match query.last("tenant_id") {
+        Some(tenant) => {
+            caller.authorize_project("os_compute_api:limits:other_project", tenant)?;
+            tenant.to_owned()
         }
         None => caller.ctx.project_id.clone(),
     };
@@ -77,5 +90,5 @@ async fn show(
         .compute
         .quota_usage(&ProjectId::from(project.as_str()), None)
         .await?;
-    Ok(Json(limits_view(&quotas.limits, &quotas.usage)))
+    Ok(Json(limits_view(&quotas.limits, &quotas.usage, version)))
 }

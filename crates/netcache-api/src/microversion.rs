@@ -40,6 +40,16 @@ impl Microversion {
         self.0 >= minor
     }
 
+    /// Nova's answer to a method it serves only up to `2.last` (`@wsgi.api_version("2.1", "2.last")`)
+    /// asked for at a later version: a 404 that says nothing of why, checked
+    /// before the request is read.
+    pub fn served_until(self, last: u16) -> Result<(), ApiError> {
+        if self.0 > last {
+            return Err(ApiError::NotFound("The resource could not be found.".into()));
+        }
+        Ok(())
+    }
+
     /// `"X.Y"` (Nova's form: no leading zeros) as `(X, Y)`, `"latest"` as the
     /// maximum; `None` for anything else.
     fn parse(text: &str) -> Option<(u16, u16)> {
@@ -140,6 +150,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Microversion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_method_is_served_until_its_last_version() {
+        assert!(Microversion::new(43).served_until(43).is_ok());
+        match Microversion::new(44).served_until(43) {
+            Err(ApiError::NotFound(message)) => assert_eq!(message, "The resource could not be found."),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn versions_parse_as_nova_reads_them() {

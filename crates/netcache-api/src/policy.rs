@@ -7,8 +7,8 @@
 //! quota calls) `project_id:%(project_id)s` compares it with the caller's
 //! ([`Caller::authorize_project`]); elsewhere other projects' servers are an
 //! admin's (a non-admin gets 404 for them, see [`crate::Caller::server`]); a
-//! user rule applies to the caller's own key pairs (at 2.1 a request names no
-//! other user's).
+//! user rule `user_id:%(user_id)s` compares the user a key pair request names
+//! (from 2.10) with the caller ([`Caller::authorize_user`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -91,6 +91,11 @@ pub const RULES: &[(&str, &str)] = &[
     (
         "os_compute_api:os-instance-actions:show",
         "rule:project_reader_or_admin",
+    ),
+    ("os_compute_api:os-instance-actions:events", "rule:context_is_admin"),
+    (
+        "os_compute_api:os-instance-actions:events:details",
+        "rule:context_is_admin",
     ),
     (
         "os_compute_api:os-server-external-events:create",
@@ -219,12 +224,19 @@ enum Check {
     /// the request names none the handlers scope every server to its project
     /// already, so this holds; where it names one it is compared.
     OwnProject,
-    /// `user_id:%(user_id)s`: the target is the caller's user. The key pair
-    /// handlers act on the caller's own key pairs only, so this holds.
+    /// `user_id:%(user_id)s`: the target is the caller's user (where the
+    /// request names none, it is).
     OwnUser,
     Not(Box<Check>),
     And(Vec<Check>),
     Or(Vec<Check>),
+}
+
+/// Whose a request's target is: the caller's project, the caller's user.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    pub own_project: bool,
+    pub own_user: bool,
 }
 
 /// The rules in force: the defaults with the deployment's overrides.
@@ -293,20 +305,34 @@ impl Policy {
     /// it is the caller's.
     #[must_use]
     pub fn allows_on(&self, rule: &str, roles: &[String], own_project: bool) -> bool {
-        let check = self.rules.get(rule).unwrap_or_else(|| panic!("no policy rule {rule}"));
-        self.eval(check, roles, own_project)
+        self.allows_for(
+            rule,
+            roles,
+            Target {
+                own_project,
+                own_user: true,
+            },
+        )
     }
 
-    fn eval(&self, check: &Check, roles: &[String], own_project: bool) -> bool {
+    /// The same for a request whose target is `target`.
+    #[must_use]
+    pub fn allows_for(&self, rule: &str, roles: &[String], target: Target) -> bool {
+        let check = self.rules.get(rule).unwrap_or_else(|| panic!("no policy rule {rule}"));
+        self.eval(check, roles, target)
+    }
+
+    fn eval(&self, check: &Check, roles: &[String], target: Target) -> bool {
         match check {
-            Check::Always | Check::OwnUser => true,
-            Check::OwnProject => own_project,
+            Check::Always => true,
+            Check::OwnUser => target.own_user,
+            Check::OwnProject => target.own_project,
             Check::Never => false,
             Check::Role(role) => roles.iter().any(|r| r == role),
-            Check::Rule(name) => self.allows_on(name, roles, own_project),
-            Check::Not(inner) => !self.eval(inner, roles, own_project),
-            Check::And(all) => all.iter().all(|c| self.eval(c, roles, own_project)),
-            Check::Or(any) => any.iter().any(|c| self.eval(c, roles, own_project)),
+            Check::Rule(name) => self.allows_for(name, roles, target),
+            Check::Not(inner) => !self.eval(inner, roles, target),
+            Check::And(all) => all.iter().all(|c| self.eval(c, roles, target)),
+            Check::Or(any) => any.iter().any(|c| self.eval(c, roles, target)),
         }
     }
 }
@@ -427,6 +453,21 @@ impl Caller {
         let own = project == self.ctx.project_id;
         allowed(rule, self.policy.allows_on(rule, &self.ctx.roles, own))
     }
+
+    /// Whether the caller passes `rule` (Nova's `context.can(..., fatal=False)`).
+    #[must_use]
+    pub fn may(&self, rule: &'static str) -> bool {
+        self.policy.allows(rule, &self.ctx.roles)
+    }
+
+    /// The same for a request on `user`'s resources (Nova's target `user_id`).
+    pub fn authorize_user(&self, rule: &'static str, user: &str) -> ApiResult<()> {
+        let target = Target {
+            own_project: true,
+            own_user: user == self.ctx.user_id,
+        };
+        allowed(rule, self.policy.allows_for(rule, &self.ctx.roles, target))
+    }
 }
 
 fn allowed(rule: &str, allows: bool) -> ApiResult<()> {
@@ -484,6 +525,19 @@ mod tests {
             "only admins set quotas"
         );
         assert!(policy.allows_on(update, &roles(&["admin"]), false));
+    }
+
+    #[test]
+    fn a_user_rule_holds_for_another_user_only_for_admins() {
+        let policy = Policy::default();
+        let other_user = Target {
+            own_project: true,
+            own_user: false,
+        };
+        for rule in ["index", "create", "show", "delete"].map(|r| format!("os_compute_api:os-keypairs:{r}")) {
+            assert!(!policy.allows_for(&rule, &roles(&["member"]), other_user), "{rule}");
+            assert!(policy.allows_for(&rule, &roles(&["admin"]), other_user), "{rule}");
+        }
     }
 
     #[test]

@@ -1,9 +1,12 @@
-//! `/v2.1/os-quota-sets/{project_id}` at microversion 2.1 (Nova's legacy quota
-//! driver): a project's limits, or a user's in it (`?user_id=`), the defaults,
-//! the detail with usage, an admin's update with Nova's request schema and
-//! checks, and the delete back to the defaults. Every view lists all of Nova's
-//! 2.1 resources, the nova-network ones (`fixed_ips`, `floating_ips`,
-//! `security_groups`, `security_group_rules`) included, as Nova still does.
+//! `/v2.1/os-quota-sets/{project_id}` (Nova's legacy quota driver): a
+//! project's limits, or a user's in it (`?user_id=`), the defaults, the detail
+//! with usage, an admin's update with Nova's request schema and checks, and
+//! the delete back to the defaults. Until 2.35 every view lists all of Nova's
+//! resources, the nova-network ones (`fixed_ips`, `floating_ips`,
+//! `security_groups`, `security_group_rules`) included, as Nova still does;
+//! from 2.36 those are left out of the views and refused in an update, from
+//! 2.57 the personality ones (`injected_file*`) too. From 2.75 a query
+//! parameter other than `user_id` is refused (the defaults' never are).
 
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
@@ -16,7 +19,11 @@ use netcache_domain::quota::{QuotaSet, Resource, Usage};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
+use crate::query_params::QueryParams;
 use crate::{AppState, Caller, schema, wire};
+
+type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -30,15 +37,30 @@ pub fn routes() -> Router<AppState> {
 const MIN_LIMIT: i64 = -1;
 const MAX_LIMIT: i64 = 0x7FFF_FFFF;
 
-/// A quota set view: the limits (with the project's `id` but in an update's
-/// answer), each resource by name, in Nova's order.
+/// Whether `version` leaves `resource` out (Nova's `FILTERED_QUOTAS_v236`,
+/// `FILTERED_QUOTAS_v257`; the limits view leaves the same out).
 #[must_use]
-pub fn quota_set_view(project: Option<&str>, limits: &QuotaSet) -> Value {
+pub fn left_out(version: Microversion, resource: Resource) -> bool {
+    match resource {
+        Resource::FixedIps | Resource::FloatingIps | Resource::SecurityGroups | Resource::SecurityGroupRules => {
+            version.at_least(36)
+        }
+        Resource::InjectedFiles | Resource::InjectedFileContentBytes | Resource::InjectedFilePathBytes => {
+            version.at_least(57)
+        }
+        _ => false,
+    }
+}
+
+/// A quota set view: the limits (with the project's `id` but in an update's
+/// answer), each resource `version` shows by name, in Nova's order.
+#[must_use]
+pub fn quota_set_view(project: Option<&str>, limits: &QuotaSet, version: Microversion) -> Value {
     let mut view = Map::new();
     if let Some(project) = project {
         view.insert("id".into(), json!(project));
     }
-    for (resource, limit) in limits.iter() {
+    for (resource, limit) in limits.iter().filter(|(r, _)| !left_out(version, *r)) {
         view.insert(resource.name().into(), json!(limit));
     }
     json!({"quota_set": view})
@@ -47,10 +69,10 @@ pub fn quota_set_view(project: Option<&str>, limits: &QuotaSet) -> Value {
 /// The detail view: each resource's limit, what is in use, and 0 reserved
 /// (Nova reserves nothing since it counts usage).
 #[must_use]
-pub fn quota_set_detail_view(project: &str, limits: &QuotaSet, usage: &Usage) -> Value {
+pub fn quota_set_detail_view(project: &str, limits: &QuotaSet, usage: &Usage, version: Microversion) -> Value {
     let mut view = Map::new();
     view.insert("id".into(), json!(project));
-    for (resource, limit) in limits.iter() {
+    for (resource, limit) in limits.iter().filter(|(r, _)| !left_out(version, *r)) {
         let detail = json!({"in_use": usage.in_use(resource), "limit": limit, "reserved": 0});
         view.insert(resource.name().into(), detail);
     }
@@ -58,77 +80,86 @@ pub fn quota_set_detail_view(project: &str, limits: &QuotaSet, usage: &Usage) ->
 }
 
 /// `?user_id=`: the first one given with a value (Nova reads the query with
-/// blank values dropped, and ignores other parameters at 2.1).
-fn user_id(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> ApiResult<Option<String>> {
-    let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    Ok(pairs
-        .into_iter()
-        .find(|(key, value)| key == "user_id" && !value.is_empty())
-        .map(|(_, value)| value))
+/// blank values dropped); other parameters ignored, or refused from 2.75.
+fn user_id(query: RawQuery, version: Microversion) -> ApiResult<Option<String>> {
+    let query = QueryParams::read(query)?;
+    if version.at_least(75) {
+        query.only(&["user_id"])?;
+    }
+    Ok(query.first_given("user_id").map(str::to_owned))
 }
 
 async fn show(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path(id): Path<String>,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-quota-sets:show", &id)?;
-    let user = user_id(query)?;
+    let user = user_id(query, version)?;
     let quotas = state
         .compute
         .quota_usage(&ProjectId::from(id.as_str()), user.as_deref())
         .await?;
-    Ok(Json(quota_set_view(Some(&id), &quotas.limits)))
+    Ok(Json(quota_set_view(Some(&id), &quotas.limits, version)))
 }
 
 async fn detail(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path(id): Path<String>,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-quota-sets:detail", &id)?;
-    let user = user_id(query)?;
+    let user = user_id(query, version)?;
     let quotas = state
         .compute
         .quota_usage(&ProjectId::from(id.as_str()), user.as_deref())
         .await?;
-    Ok(Json(quota_set_detail_view(&id, &quotas.limits, &quotas.usage)))
+    Ok(Json(quota_set_detail_view(&id, &quotas.limits, &quotas.usage, version)))
 }
 
-async fn defaults(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn defaults(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-quota-sets:defaults", &id)?;
-    Ok(Json(quota_set_view(Some(&id), state.compute.default_quotas())))
+    Ok(Json(quota_set_view(Some(&id), state.compute.default_quotas(), version)))
 }
 
 /// 200 with the limits in force afterwards (without `id`, as Nova answers).
 async fn update(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path(id): Path<String>,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-quota-sets:update", &id)?;
-    let user = user_id(query)?;
-    let (limits, force) = parse_update(&body)?;
+    let user = user_id(query, version)?;
+    let (limits, force) = parse_update(&body, version)?;
     let limits = state
         .compute
         .set_quotas(&ProjectId::from(id.as_str()), user.as_deref(), limits, force)
         .await?;
-    Ok(Json(quota_set_view(None, &limits)))
+    Ok(Json(quota_set_view(None, &limits, version)))
 }
 
 /// 202 with no body, as Nova answers (a project's limits go with its users').
 async fn delete(
     State(state): State<AppState>,
     caller: Caller,
+    version: Microversion,
     Path(id): Path<String>,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<StatusCode> {
     caller.authorize_project("os_compute_api:os-quota-sets:delete", &id)?;
-    let user = user_id(query)?;
+    let user = user_id(query, version)?;
     state
         .compute
         .delete_quotas(&ProjectId::from(id.as_str()), user.as_deref())
@@ -136,13 +167,17 @@ async fn delete(
     Ok(StatusCode::ACCEPTED)
 }
 
-/// Nova's 2.1 update schema: `{"quota_set": {...}}` with any of the resources
-/// (an integer, or digits in a string, of at least -1) and `force`; then
-/// `networks`, which the schema still admits, refused on its own.
-fn parse_update(body: &Bytes) -> ApiResult<(Vec<(Resource, i64)>, bool)> {
+/// Nova's update schema of `version`: `{"quota_set": {...}}` with any of the
+/// resources it shows (an integer, or digits in a string, of at least -1) and
+/// `force`; then `networks`, which the schema still admits, refused on its own.
+fn parse_update(body: &Bytes, version: Microversion) -> ApiResult<(Vec<(Resource, i64)>, bool)> {
     let body: Value = wire::parse_body(body)?;
     let top = schema::object(None, &body, &["quota_set"], &["quota_set"])?;
-    let mut allowed: Vec<&str> = Resource::ALL.iter().map(|r| r.name()).collect();
+    let mut allowed: Vec<&str> = Resource::ALL
+        .iter()
+        .filter(|r| !left_out(version, **r))
+        .map(|r| r.name())
+        .collect();
     allowed.extend(["force", "networks"]);
     let fields = schema::object(Some("quota_set"), &top["quota_set"], &allowed, &[])?;
     let mut limits = Vec::new();
@@ -196,20 +231,26 @@ mod tests {
     use super::*;
 
     fn message(body: Value) -> String {
-        parse_update(&Bytes::from(body.to_string())).unwrap_err().to_string()
+        message_at(body, 1)
+    }
+
+    fn message_at(body: Value, minor: u16) -> String {
+        parse_update(&Bytes::from(body.to_string()), Microversion::new(minor))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
     fn updates_are_read_as_novas_schema_reads_them() {
         let body = json!({"quota_set": {"ram": "5120", "cores": 2, "instances": -1, "force": "True"}});
-        let (mut limits, force) = parse_update(&Bytes::from(body.to_string())).unwrap();
+        let (mut limits, force) = parse_update(&Bytes::from(body.to_string()), Microversion::MIN).unwrap();
         limits.sort();
         assert_eq!(
             limits,
             [(Resource::Cores, 2), (Resource::Instances, -1), (Resource::Ram, 5120)]
         );
         assert!(force);
-        let (_, force) = parse_update(&Bytes::from(json!({"quota_set": {}}).to_string())).unwrap();
+        let (_, force) = parse_update(&Bytes::from(json!({"quota_set": {}}).to_string()), Microversion::MIN).unwrap();
         assert!(!force, "force is off unless asked for");
     }
 
@@ -250,5 +291,34 @@ mod tests {
             unknown.ends_with("Additional properties are not allowed ('volumes' was unexpected)"),
             "{unknown}"
         );
+    }
+
+    #[test]
+    fn from_2_36_and_2_57_the_left_out_resources_are_refused() {
+        let unexpected = |key: &str| format!("Additional properties are not allowed ('{key}' was unexpected)");
+        for key in ["fixed_ips", "floating_ips", "security_groups", "security_group_rules"] {
+            let body = json!({"quota_set": {key: 1}});
+            assert!(
+                parse_update(&Bytes::from(body.to_string()), Microversion::new(35)).is_ok(),
+                "{key}"
+            );
+            let refused = message_at(body, 36);
+            assert!(refused.ends_with(&unexpected(key)), "{refused}");
+        }
+        for key in [
+            "injected_files",
+            "injected_file_content_bytes",
+            "injected_file_path_bytes",
+        ] {
+            let body = json!({"quota_set": {key: 1}});
+            assert!(
+                parse_update(&Bytes::from(body.to_string()), Microversion::new(56)).is_ok(),
+                "{key}"
+            );
+            let refused = message_at(body, 57);
+            assert!(refused.ends_with(&unexpected(key)), "{refused}");
+        }
+        let body = json!({"quota_set": {"instances": 3, "key_pairs": 4}});
+        assert!(parse_update(&Bytes::from(body.to_string()), Microversion::MAX).is_ok());
     }
 }

@@ -202,6 +202,23 @@ fn segment_name(segment: &Segment) -> String {
     }
 }
 
+/// Nova's `tag` (a device's role): a string of 1 to 60 characters with no
+/// `,` or `/`.
+pub fn device_tag(value: &Value) -> ApiResult<&str> {
+    const TAG_MAX: usize = 60;
+    let tag = string("tag", value)?;
+    let reason = if tag.is_empty() {
+        format!("{} is too short", python_repr(value))
+    } else if tag.chars().count() > TAG_MAX {
+        format!("{} is too long", python_repr(value))
+    } else if tag.contains([',', '/']) {
+        format!("{} does not match '^[^,/]*$'", python_repr(value))
+    } else {
+        return Ok(tag);
+    };
+    Err(invalid("tag", value, &reason))
+}
+
 /// Nova's `name` (servers): a string of 1 to 255 printable characters, with no
 /// whitespace at either end.
 pub fn name(value: &Value) -> ApiResult<String> {

@@ -28,8 +28,6 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/servers/{id}", get(show).delete(delete))
         .route("/v2.1/servers/{id}/ips", get(ips))
         .route("/v2.1/servers/{id}/ips/{network}", get(ips_of_network))
-        .route("/v2.1/servers/{id}/os-instance-actions", get(actions))
-        .route("/v2.1/servers/{id}/os-instance-actions/{request_id}", get(action))
 }
 
 /// The policy rules of a server list: listing, and listing every project's.
@@ -236,30 +234,4 @@ async fn ips_of_network(
         .of_network(&network)
         .ok_or_else(|| ApiError::NotFound("Instance is not a member of specified network".into()))?;
     Ok(Json(json!({ network: list })))
-}
-
-async fn actions(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let server = caller
-        .server(&state, &id, "os_compute_api:os-instance-actions:list")
-        .await?;
-    let actions = state.compute.actions(server.id).await?;
-    Ok(Json(
-        json!({"instanceActions": actions.iter().map(|a| wire::action_view(a, false)).collect::<Vec<_>>()}),
-    ))
-}
-
-async fn action(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((id, request_id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
-    let server = caller
-        .server(&state, &id, "os_compute_api:os-instance-actions:show")
-        .await?;
-    let actions = state.compute.actions(server.id).await?;
-    let action = actions
-        .iter()
-        .find(|a| a.request_id == request_id)
-        .ok_or_else(|| ApiError::NotFound(format!("Action {request_id} could not be found.")))?;
-    Ok(Json(json!({"instanceAction": wire::action_view(action, true)})))
 }

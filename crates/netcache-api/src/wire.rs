@@ -283,6 +283,22 @@ fn event_view(event: &ActionEvent) -> Value {
     })
 }
 
+/// Nova's `hostId` of a host for a project: SHA-224 of the project id and
+/// the host name, hex; empty without a host.
+#[must_use]
+pub fn host_id(project_id: &str, host: Option<&str>) -> String {
+    use sha2::{Digest, Sha224};
+    host.map(|host| {
+        Sha224::digest(format!("{project_id}{host}").as_bytes())
+            .iter()
+            .fold(String::with_capacity(56), |mut hex, b| {
+                let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
+                hex
+            })
+    })
+    .unwrap_or_default()
+}
+
 /// The drift report as JSON (API and `netcache audit --json`).
 #[must_use]
 pub fn audit_view(report: &netcache_compute::AuditReport) -> Value {

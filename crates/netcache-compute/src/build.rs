@@ -937,8 +937,9 @@ impl Compute {
         })
     }
 
+    /// A server's actions, newest first; a deleted server's too, until purged.
     pub async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {
-        self.server(server_id).await?;
+        self.server_or_deleted(server_id).await?;
         Ok(self.store.actions(server_id).await?)
     }
 

@@ -3,7 +3,12 @@
 //! other port that carries the server's id it records a ghost sighting — it never
 //! appends (Nova does: its ghost-port bug). `network-vif-deleted` marks the VIF
 //! lost and drops it from the cache; `network-vif-plugged` marks its cache entry
-//! active and wakes a build waiting for it.
+//! active and wakes a build waiting for it. The events of later microversions
+//! (`volume-extended`, `power-update`, `accelerator-request-bound`,
+//! `volume-reimaged`) are accepted and change nothing: netcache has no volumes,
+//! accelerators or bare-metal power source whose state they would report
+//! (Nova's `power-update` sets an Ironic server's power state to what its tag
+//! says; netcache's guests change power only through the API's actions).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,6 +41,8 @@ pub enum EventCode {
     NotFound,
     /// The server has no host yet (422).
     NoHost,
+    /// An event that must name its subject came without a tag (400).
+    TagMissing,
 }
 
 impl EventCode {
@@ -45,9 +52,13 @@ impl EventCode {
             Self::Accepted => 200,
             Self::NotFound => 404,
             Self::NoHost => 422,
+            Self::TagMissing => 400,
         }
     }
 }
+
+/// Events Nova drops without a `tag` (its `TAG_REQUIRED`).
+const TAG_REQUIRED: [&str; 3] = ["volume-extended", "power-update", "accelerator-request-bound"];
 
 /// Event names Nova 2.1 accepts for networks.
 pub const EVENT_NAMES: [&str; 4] = [
@@ -69,6 +80,9 @@ impl Compute {
             Err(crate::Error::ServerNotFound(_)) => return Ok(EventCode::NotFound),
             Err(e) => return Err(e),
         };
+        if event.tag.is_none() && TAG_REQUIRED.contains(&event.name.as_str()) {
+            return Ok(EventCode::TagMissing);
+        }
         if server.host.is_none() {
             return Ok(EventCode::NoHost);
         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use md5::{Digest, Md5};
 use netcache_domain::change::Change;
-use netcache_domain::keypair::{self, KeyPair};
+use netcache_domain::keypair::{self, KeyPair, KeyType};
 use netcache_store::StoredKeyPair;
 use rsa::pkcs1::{EncodeRsaPrivateKey, LineEnding};
 use rsa::traits::PublicKeyParts;
@@ -30,47 +30,74 @@ pub struct NewKeyPair {
     pub private_key: Option<String>,
 }
 
+/// What a create asks for: a key pair of `user_id` (the caller's, or another
+/// user's where an admin names one), imported from `public_key` or generated.
+#[derive(Debug)]
+pub struct KeyPairRequest<'a> {
+    pub user_id: &'a str,
+    pub name: &'a str,
+    pub public_key: Option<String>,
+    pub key_type: KeyType,
+    /// Nova's name rule from microversion 2.92 (`@` and `.` allowed).
+    pub names_with_at_and_dot: bool,
+}
+
 impl Compute {
-    /// The caller's key pairs, by name.
-    pub async fn keypairs(&self, ctx: &RequestContext) -> Result<Vec<StoredKeyPair>> {
-        Ok(self.store.keypairs(&ctx.user_id).await?)
+    /// The key pairs of `user_id`, by name.
+    pub async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>> {
+        Ok(self.store.keypairs(user_id).await?)
     }
 
-    /// One of the caller's key pairs; another user's is not found.
-    pub async fn keypair(&self, ctx: &RequestContext, name: &str) -> Result<StoredKeyPair> {
+    /// One of the key pairs of `user_id`.
+    pub async fn keypair(&self, user_id: &str, name: &str) -> Result<StoredKeyPair> {
         self.store
-            .keypair(&ctx.user_id, name)
+            .keypair(user_id, name)
             .await?
-            .ok_or_else(|| not_found(ctx, name))
+            .ok_or_else(|| not_found(user_id, name))
     }
 
-    /// Imports `public_key` (OpenSSH form) under `name`, or generates an RSA key
-    /// pair when there is none. Nova's checks, in its order: the name (400), the
-    /// quota `key_pairs` (403, checked again as the key pair is recorded), a key
-    /// that is not an SSH public key (400), a name the caller has already (409).
-    pub async fn create_keypair(
-        &self,
-        ctx: &RequestContext,
-        name: &str,
-        public_key: Option<String>,
-    ) -> Result<NewKeyPair> {
-        keypair::check_name(name).map_err(|reason| Error::InvalidKeypair(reason.to_owned()))?;
-        let claim = self.claim_keypair(ctx).await?;
-        let (public_key, private_key) = match public_key {
-            Some(public_key) => (public_key, None),
+    /// Imports `public_key` (OpenSSH form, or a PEM certificate for `x509`)
+    /// under `name`, or generates an RSA key pair when there is none. Nova's
+    /// checks, in its order: the name (400), the quota `key_pairs` of the
+    /// caller's project for that user (403, checked again as the key pair is
+    /// recorded), a key that is not of its type (400), a name the user has
+    /// already (409).
+    pub async fn create_keypair(&self, ctx: &RequestContext, request: KeyPairRequest<'_>) -> Result<NewKeyPair> {
+        let KeyPairRequest {
+            user_id,
+            name,
+            public_key,
+            key_type,
+            names_with_at_and_dot,
+        } = request;
+        keypair::check_name(name, names_with_at_and_dot).map_err(|reason| Error::InvalidKeypair(reason.to_owned()))?;
+        let claim = self.claim_keypair(ctx, user_id).await?;
+        let (public_key, private_key) = match (public_key, key_type) {
+            (Some(public_key), _) => (public_key, None),
+            // Nova makes a WinRM certificate here; netcache cannot sign one.
+            (None, KeyType::X509) => {
+                return Err(Error::InvalidKeypair(
+                    "generating an x509 key pair is not supported: import a certificate".to_owned(),
+                ));
+            }
             // Generating an RSA key takes a while: off the async workers.
-            None => {
+            (None, KeyType::Ssh) => {
                 let (public_key, private_key) = tokio::task::spawn_blocking(generate)
                     .await
                     .map_err(|e| Error::KeyGeneration(e.to_string()))??;
                 (public_key, Some(private_key))
             }
         };
+        let fingerprint = match key_type {
+            KeyType::Ssh => fingerprint(&public_key)?,
+            KeyType::X509 => x509_fingerprint(&public_key)?,
+        };
         let keypair = KeyPair {
-            user_id: ctx.user_id.clone(),
+            user_id: user_id.to_owned(),
             name: name.to_owned(),
-            fingerprint: fingerprint(&public_key)?,
+            fingerprint,
             public_key,
+            key_type,
             created_at: self.clock.now(),
         };
         self.commit(vec![claim, Change::InsertKeyPair(keypair.clone())])
@@ -79,21 +106,21 @@ impl Compute {
                 Error::Store(s) if s.is_conflict() => Error::KeypairExists(name.to_owned()),
                 other => other,
             })?;
-        info!(user.id = %ctx.user_id, keypair.name = %name, "Created key pair {name:?} of user {}", ctx.user_id);
+        info!(user.id = %user_id, keypair.name = %name, "Created key pair {name:?} of user {user_id}");
         Ok(NewKeyPair { keypair, private_key })
     }
 
-    /// Deletes one of the caller's key pairs; another user's is not found.
-    pub async fn delete_keypair(&self, ctx: &RequestContext, name: &str) -> Result<()> {
+    /// Deletes one of the key pairs of `user_id`.
+    pub async fn delete_keypair(&self, user_id: &str, name: &str) -> Result<()> {
         let delete = Change::DeleteKeyPair {
-            user_id: ctx.user_id.clone(),
+            user_id: user_id.to_owned(),
             name: name.to_owned(),
         };
         self.commit(vec![delete]).await.map_err(|e| match e {
-            Error::Store(netcache_store::Error::NotFound(_)) => not_found(ctx, name),
+            Error::Store(netcache_store::Error::NotFound(_)) => not_found(user_id, name),
             other => other,
         })?;
-        info!(user.id = %ctx.user_id, keypair.name = %name, "Deleted key pair {name:?} of user {}", ctx.user_id);
+        info!(user.id = %user_id, keypair.name = %name, "Deleted key pair {name:?} of user {user_id}");
         Ok(())
     }
 
@@ -106,10 +133,10 @@ impl Compute {
     }
 }
 
-fn not_found(ctx: &RequestContext, name: &str) -> Error {
+fn not_found(user_id: &str, name: &str) -> Error {
     Error::KeypairNotFound {
         name: name.to_owned(),
-        user_id: ctx.user_id.clone(),
+        user_id: user_id.to_owned(),
     }
 }
 
@@ -126,7 +153,36 @@ fn fingerprint(public_key: &str) -> Result<String> {
         return Err(invalid());
     }
     let blob = key.to_bytes().map_err(|_| invalid())?;
-    let digest = Md5::digest(&blob);
+    Ok(colon_hex(&Md5::digest(&blob)))
+}
+
+/// Nova's fingerprint of an X.509 certificate (PEM): SHA-1 of its DER,
+/// colon-separated lowercase hex. Anything but one PEM `CERTIFICATE` holding
+/// a DER certificate's outline (to-be-signed part, algorithm, signature) is
+/// refused with Nova's reason.
+fn x509_fingerprint(pem: &str) -> Result<String> {
+    use der::{Decode as _, Reader as _};
+    let invalid = |why: &dyn std::fmt::Display| {
+        Error::InvalidKeypair(format!("failed to generate X509 fingerprint. Error message: {why}"))
+    };
+    let (label, der) = pem_rfc7468::decode_vec(pem.trim().as_bytes()).map_err(|e| invalid(&e))?;
+    if label != "CERTIFICATE" {
+        return Err(invalid(&format!("a PEM {label}, not a CERTIFICATE")));
+    }
+    let certificate = der::asn1::AnyRef::from_der(&der).map_err(|e| invalid(&e))?;
+    certificate
+        .sequence(|reader| {
+            let _to_be_signed: der::asn1::SequenceRef<'_> = reader.decode()?;
+            let _algorithm: der::asn1::SequenceRef<'_> = reader.decode()?;
+            let _signature: der::asn1::BitStringRef<'_> = reader.decode()?;
+            Ok(())
+        })
+        .map_err(|e: der::Error| invalid(&e))?;
+    Ok(colon_hex(&sha1::Sha1::digest(&der)))
+}
+
+/// `aa:bb:…`, as Nova prints a digest.
+fn colon_hex(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(digest.len() * 3);
     for (i, byte) in digest.iter().enumerate() {
         if i > 0 {
@@ -134,7 +190,7 @@ fn fingerprint(public_key: &str) -> Result<String> {
         }
         let _ = write!(hex, "{byte:02x}");
     }
-    Ok(hex)
+    hex
 }
 
 /// A new RSA key pair: the public half in OpenSSH form, the private half in
@@ -199,6 +255,42 @@ mod tests {
         ] {
             match fingerprint(bad) {
                 Err(Error::InvalidKeypair(reason)) => assert_eq!(reason, "failed to generate fingerprint"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    // Made with `openssl req -x509 -newkey ec`; the fingerprint is
+    // `openssl x509 -fingerprint -sha1`'s.
+    const CERTIFICATE: &str = "-----BEGIN CERTIFICATE-----\nMIIBizCCATGgAwIBAgIUXDUVmGqSx66mjHoF5bNUIYy8LiAwCgYIKoZIzj0EAwIw\nGzEZMBcGA1UEAwwQbmV0Y2FjaGUtZml4dHVyZTAeFw0yNjEyMDUwMTM5MzJaFw0z\nNjEyMDIwMTM5MzJaMBsxGTAXBgNVBAMMEG5ldGNhY2hlLWZpeHR1cmUwWTATBgcq\nhkjOPQIBBggqhkjOPQMBBwNCAATiEMPfN5LrOcppQb9w3uqPPcI7ge3mMOG6wzWL\naYP4aCJEimsrn9BsUXNW4+JNWJTND3n1DzV2PTCIYeQFdhMUo1MwUTAdBgNVHQ4E\nFgQUYOSGPvlF/yt4enyZC/CG8KeaFLwwHwYDVR0jBBgwFoAUYOSGPvlF/yt4enyZ\nC/CG8KeaFLwwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiAwXjyy\npmwuUcImhYs7BpDEn6vrZ80pAYjxnVE7h1oiewIhAKShYZqs20GY7xSabhyEaxvo\nvHqQyNBWuE63qZCyiLZT\n-----END CERTIFICATE-----";
+
+    #[test]
+    fn x509_fingerprints_are_sha1_of_the_certificates_der() {
+        assert_eq!(
+            x509_fingerprint(CERTIFICATE).unwrap(),
+            "e2:ff:54:99:fe:78:d2:52:22:06:62:6e:29:c3:ff:83:21:dc:33:1a"
+        );
+        assert_eq!(
+            x509_fingerprint(&format!("{CERTIFICATE}\n")).unwrap(),
+            x509_fingerprint(CERTIFICATE).unwrap()
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_pem_certificate_is_refused() {
+        let not_a_certificate = CERTIFICATE.replace("CERTIFICATE", "PUBLIC KEY");
+        let body_lines: Vec<&str> = CERTIFICATE.lines().collect();
+        let truncated = [&body_lines[..3], &body_lines[body_lines.len() - 1..]]
+            .concat()
+            .join("\n");
+        for bad in ["", RSA, &not_a_certificate, &truncated] {
+            match x509_fingerprint(bad) {
+                Err(Error::InvalidKeypair(reason)) => {
+                    assert!(
+                        reason.starts_with("failed to generate X509 fingerprint. Error message: "),
+                        "{reason}"
+                    );
+                }
                 other => panic!("{bad:?}: {other:?}"),
             }
         }

@@ -68,10 +68,10 @@ pub use heal::HealReport;
 pub use hooks::Held;
 pub use hooks::HoldPoint;
 pub use interfaces::{AttachRequest, Interface};
-pub use keypairs::NewKeyPair;
+pub use keypairs::{KeyPairRequest, NewKeyPair};
 pub use netcache_store::{HostServers, StoredService};
 /// The orders of server list pages (`Compute::servers_page`).
-pub use netcache_store::{Sort, SortKey};
+pub use netcache_store::{Sort, SortKey, StoredKeyPair};
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
@@ -316,6 +316,12 @@ impl Compute {
             Some(server) if !server.is_deleted() => Ok(server),
             _ => Err(Error::ServerNotFound(id)),
         }
+    }
+
+    /// A server as recorded, deleted or not, until it is purged (Nova's
+    /// `read_deleted='yes'`).
+    pub async fn server_or_deleted(&self, id: ServerId) -> Result<Server> {
+        self.store.server(id).await?.ok_or(Error::ServerNotFound(id))
     }
 
     pub async fn network_info(&self, id: ServerId) -> Result<NetworkInfo> {

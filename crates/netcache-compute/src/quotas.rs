@@ -129,14 +129,14 @@ impl Compute {
 
     /// Nova's check of one more key pair of the caller, and the claim the batch
     /// recording it carries.
-    pub(crate) async fn claim_keypair(&self, ctx: &RequestContext) -> Result<Change> {
+    pub(crate) async fn claim_keypair(&self, ctx: &RequestContext, user_id: &str) -> Result<Change> {
         let claim = KeyPairClaim {
             project_id: ProjectId::from(ctx.project_id.as_str()),
-            user_id: ctx.user_id.clone(),
+            user_id: user_id.to_owned(),
             defaults: self.config.quota.clone(),
         };
         let limits = self.store.quota_limits(&claim.project_id).await?;
-        let key_pairs = self.store.keypair_count(&ctx.user_id).await?;
+        let key_pairs = self.store.keypair_count(user_id).await?;
         claim.judge(&limits, key_pairs).map_err(Error::OverQuota)?;
         Ok(Change::RequireKeyPairQuota(claim))
     }

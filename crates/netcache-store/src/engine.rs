@@ -255,7 +255,8 @@ where
                     .bind(keypair.name.as_str())
                     .bind(keypair.public_key.as_str())
                     .bind(keypair.fingerprint.as_str())
-                    .bind(DB::ts(keypair.created_at));
+                    .bind(DB::ts(keypair.created_at))
+                    .bind(keypair.key_type.as_str());
                 Self::run(conn, query).await?;
             }
             Change::DeleteKeyPair { user_id, name } => {
@@ -452,6 +453,7 @@ where
                 name: c.get("name")?,
                 public_key: c.get("public_key")?,
                 fingerprint: c.get("fingerprint")?,
+                key_type: c.parse("key_type")?,
                 created_at: c.ts("created_at")?,
             },
         })

@@ -133,8 +133,7 @@ pub(crate) const REQUIRE_IDLE: &str = "UPDATE servers SET id = id \
 // ---- key pairs ($1 user_id, $2 name, then the other columns in order) ----
 
 /// The key `(user_id, name)` makes a second key pair of one name a conflict.
-pub(crate) const INSERT_KEYPAIR: &str =
-    "INSERT INTO keypairs (user_id, name, public_key, fingerprint, created_at) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const INSERT_KEYPAIR: &str = "INSERT INTO keypairs (user_id, name, public_key, fingerprint, created_at, key_type) VALUES ($1, $2, $3, $4, $5, $6)";
 
 pub(crate) const DELETE_KEYPAIR: &str = "DELETE FROM keypairs WHERE user_id = $1 AND name = $2";
 
@@ -388,7 +387,7 @@ pub(crate) const SELECT_GHOST: &str = select_ghosts!("WHERE port_id = $1");
 macro_rules! select_keypairs {
     ($tail:literal) => {
         concat!(
-            "SELECT id, user_id, name, public_key, fingerprint, created_at FROM keypairs ",
+            "SELECT id, user_id, name, public_key, fingerprint, created_at, key_type FROM keypairs ",
             $tail
         )
     };

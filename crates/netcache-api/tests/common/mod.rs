@@ -94,8 +94,7 @@ impl Api {
             .method(method)
             .uri(uri)
             .header("content-type", "application/json");
-        // An admin unless the caller names other roles.
-        // An admin, unless the test names the roles.
+        // An admin, unless the call names the roles.
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("x-roles")) {
             request = request.header("x-roles", "admin,member,reader");
         }
@@ -161,6 +160,34 @@ impl Api {
         }
         panic!("server {id} is still building");
     }
+
+    /// Waits until a deleted server is no longer shown (its delete finished).
+    pub async fn gone(&self, id: &str) {
+        for _ in 0..500 {
+            if self.get(&format!("/v2.1/servers/{id}")).await.0 == StatusCode::NOT_FOUND {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("server {id} is still shown");
+    }
+
+    /// A call at microversion `2.minor`.
+    pub async fn call_at(&self, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let version = format!("compute 2.{minor}");
+        let (status, _, body) = self
+            .call_with_headers(method, uri, &[("openstack-api-version", version.as_str())], body)
+            .await;
+        (status, body)
+    }
+}
+
+/// The message of a Nova error body (`{"badRequest": {"message": …}}`).
+pub fn error_message(body: &Value) -> &str {
+    body.as_object()
+        .and_then(|o| o.values().next())
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_default()
 }
 
 /// The ids of a list answer's `collection` (`servers`, `flavors`), in order.

@@ -8,6 +8,8 @@
 
 pub mod flavors;
 pub mod hypervisors;
+pub mod instance_actions;
+pub mod keypairs;
 pub mod quotas;
 pub mod server_groups;
 pub mod services;
@@ -277,6 +279,32 @@ fn interface() -> Value {
 /// `POST` and `GET /servers/{id}/os-interface/{port}`.
 pub fn get_interface() -> Value {
     object(json!({"interfaceAttachment": interface()}), &["interfaceAttachment"])
+}
+
+/// Nova 34's `_interface_attachment_v270`: the 2.1 view with `tag` (string or null), required.
+fn interface_at(minor: u16) -> Value {
+    let mut schema = interface();
+    if minor >= 70 {
+        schema["properties"]["tag"] = json!({"type": ["null", "string"]});
+        schema["required"].as_array_mut().unwrap().push(json!("tag"));
+    }
+    schema
+}
+
+/// `POST` and `GET /servers/{id}/os-interface/{port}` at `2.minor`.
+pub fn get_interface_at(minor: u16) -> Value {
+    object(
+        json!({"interfaceAttachment": interface_at(minor)}),
+        &["interfaceAttachment"],
+    )
+}
+
+/// `GET /servers/{id}/os-interface` at `2.minor`.
+pub fn list_interfaces_at(minor: u16) -> Value {
+    object(
+        json!({"interfaceAttachments": {"type": "array", "items": interface_at(minor)}}),
+        &["interfaceAttachments"],
+    )
 }
 
 /// `GET /servers/{id}/os-interface`.

@@ -1,5 +1,7 @@
-//! Nova's v2.1 response schemas (Tempest's copies) of os-quota-sets, limits and
-//! the extensions list.
+//! Nova's response schemas (Tempest's copies) of os-quota-sets, limits and
+//! the extensions list: 2.1's, and Nova 34's `*_v236`, `*_v239` and `*_v257`
+//! of each (the `_at(minor)` forms), which drop the nova-network, image and
+//! personality resources.
 
 use serde_json::{Value, json};
 
@@ -23,12 +25,33 @@ const REQUIRED: [&str; 12] = [
 ];
 const OPTIONAL: [&str; 2] = ["server_group_members", "server_groups"];
 
+/// The quota resources Nova 34 leaves out at `2.minor` (`FILTERED_QUOTAS_v236`, `_v257`).
+fn quotas_left_out(minor: u16) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if minor >= 36 {
+        out.extend(["fixed_ips", "floating_ips", "security_group_rules", "security_groups"]);
+    }
+    if minor >= 57 {
+        out.extend([
+            "injected_files",
+            "injected_file_content_bytes",
+            "injected_file_path_bytes",
+        ]);
+    }
+    out
+}
+
 fn quota_set(item: &Value, with_id: bool) -> Value {
+    quota_set_at(item, with_id, 1)
+}
+
+fn quota_set_at(item: &Value, with_id: bool, minor: u16) -> Value {
+    let out = quotas_left_out(minor);
     let mut properties = serde_json::Map::new();
-    for name in REQUIRED.iter().chain(&OPTIONAL) {
+    for name in REQUIRED.iter().chain(&OPTIONAL).filter(|n| !out.contains(n)) {
         properties.insert((*name).to_owned(), item.clone());
     }
-    let mut required: Vec<&str> = REQUIRED.to_vec();
+    let mut required: Vec<&str> = REQUIRED.iter().copied().filter(|n| !out.contains(n)).collect();
     if with_id {
         properties.insert("id".into(), json!({"type": "string"}));
         required.push("id");
@@ -59,8 +82,50 @@ pub fn get_quota_set_details() -> Value {
     quota_set(&detail, true)
 }
 
+/// `PUT /os-quota-sets/{id}` at `2.minor`.
+pub fn update_quota_set_at(minor: u16) -> Value {
+    quota_set_at(&json!({"type": "integer"}), false, minor)
+}
+
+/// `GET /os-quota-sets/{id}` and `…/defaults` at `2.minor`.
+pub fn get_quota_set_at(minor: u16) -> Value {
+    quota_set_at(&json!({"type": "integer"}), true, minor)
+}
+
+/// `GET /os-quota-sets/{id}/detail` at `2.minor`.
+pub fn get_quota_set_details_at(minor: u16) -> Value {
+    let detail = json!({"type": "object", "properties": {
+        "reserved": {"type": "integer"},
+        "limit": {"type": "integer"},
+        "in_use": {"type": "integer"},
+    }});
+    quota_set_at(&detail, true, minor)
+}
+
 /// `GET /limits` at 2.1.
 pub fn get_limit() -> Value {
+    get_limit_at(1)
+}
+
+/// `GET /limits` at `2.minor`: `index_response_v236` drops the network
+/// proxies' limits, `_v239` `maxImageMeta`, `_v257` the personality ones.
+pub fn get_limit_at(minor: u16) -> Value {
+    let mut out = Vec::new();
+    if minor >= 36 {
+        out.extend([
+            "maxSecurityGroups",
+            "maxSecurityGroupRules",
+            "maxTotalFloatingIps",
+            "totalFloatingIpsUsed",
+            "totalSecurityGroupsUsed",
+        ]);
+    }
+    if minor >= 39 {
+        out.push("maxImageMeta");
+    }
+    if minor >= 57 {
+        out.extend(["maxPersonality", "maxPersonalitySize"]);
+    }
     let integer = json!({"type": "integer"});
     let required = [
         "maxImageMeta",
@@ -80,6 +145,7 @@ pub fn get_limit() -> Value {
         "totalRAMUsed",
         "totalSecurityGroupsUsed",
     ];
+    let required: Vec<&str> = required.into_iter().filter(|n| !out.contains(n)).collect();
     let mut properties = serde_json::Map::new();
     for name in required
         .iter()

@@ -7,7 +7,7 @@ use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::ghost::{GhostOwner, GhostSighting};
 use netcache_domain::intent::{IntentState, PortIntent};
-use netcache_domain::keypair::KeyPair;
+use netcache_domain::keypair::{KeyPair, KeyType};
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::{Fault, LockedBy, NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
@@ -187,6 +187,7 @@ pub fn keypair(user: &str, name: &str, created: DateTime<Utc>) -> KeyPair {
         name: name.into(),
         public_key: format!("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBvUqwsMzEDlxAfFDFpTPbALb+EAcHBfLLyrKo0gpPqT {name}"),
         fingerprint: "55:4a:63:6b:16:2d:21:07:f1:d0:a9:3d:60:f8:1f:2a".into(),
+        key_type: KeyType::Ssh,
         created_at: created,
     }
 }

@@ -1,6 +1,6 @@
 //! Key pairs: per user, by name; only the public half is stored.
 
-use netcache_domain::keypair::KeyPair;
+use netcache_domain::keypair::{KeyPair, KeyType};
 use netcache_store::StoredKeyPair;
 
 use super::*;
@@ -11,7 +11,10 @@ fn keypairs_of(stored: &[StoredKeyPair]) -> Vec<&KeyPair> {
 
 pub async fn keypairs_round_trip_per_user_by_name(db: &Db) {
     let b = keypair("alice", "b-key", at(1));
-    let a = keypair("alice", "a key_1-2", at(2));
+    let a = KeyPair {
+        key_type: KeyType::X509,
+        ..keypair("alice", "a key_1-2", at(2))
+    };
     let bobs = keypair("bob", "b-key", at(3));
     commit(&*db.store, vec![Change::InsertKeyPair(b.clone())]).await;
     commit(
@@ -21,7 +24,11 @@ pub async fn keypairs_round_trip_per_user_by_name(db: &Db) {
     .await;
 
     let alices = db.store.keypairs("alice").await.unwrap();
-    assert_eq!(keypairs_of(&alices), [&a, &b], "by name, every field kept");
+    assert_eq!(
+        keypairs_of(&alices),
+        [&a, &b],
+        "by name, every field kept (the type too)"
+    );
     assert_eq!(keypairs_of(&db.store.keypairs("bob").await.unwrap()), [&bobs]);
     assert_eq!(db.store.keypairs("carol").await.unwrap(), []);
 

@@ -1,0 +1,172 @@
+//! os-server-external-events' names of each microversion, the multinic
+//! actions removed at 2.44 and os-interface's tag (2.49, 2.70) and query
+//! (2.102), each at its boundary (N-1, N).
+
+mod common;
+mod nova_schema;
+
+use axum::http::{Method, StatusCode};
+use common::{Api, error_message as message};
+use nova_schema::assert_satisfies;
+use serde_json::{Value, json};
+
+async fn call(api: &Api, minor: u16, method: Method, uri: &str, body: Value) -> (StatusCode, Value) {
+    api.call_at(minor, method, uri, Some(body)).await
+}
+
+#[tokio::test]
+async fn each_event_name_is_accepted_from_its_version() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    for (name, since) in [
+        ("volume-extended", 51),
+        ("power-update", 76),
+        ("accelerator-request-bound", 82),
+        ("volume-reimaged", 93),
+    ] {
+        let event = json!({"events": [{"name": name, "server_uuid": id, "tag": "t"}]});
+        let (status, body) = call(
+            &api,
+            since - 1,
+            Method::POST,
+            "/v2.1/os-server-external-events",
+            event.clone(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{name} at 2.{}: {body}", since - 1);
+        assert!(
+            message(&body).starts_with(&format!(
+                "Invalid input for field/attribute name. Value: {name}. '{name}' is not one of ['network-changed', "
+            )),
+            "{body}"
+        );
+        let (status, body) = call(&api, since, Method::POST, "/v2.1/os-server-external-events", event).await;
+        assert_eq!(status, StatusCode::OK, "{name} at 2.{since}: {body}");
+        assert_eq!(body["events"][0]["code"], 200);
+    }
+    // Nova drops these without a tag: 400 for the event, 207 for the request.
+    let untagged = json!({"events": [
+        {"name": "power-update", "server_uuid": id},
+        {"name": "network-changed", "server_uuid": id},
+    ]});
+    let (status, body) = call(&api, 76, Method::POST, "/v2.1/os-server-external-events", untagged).await;
+    assert_eq!(status, StatusCode::MULTI_STATUS, "{body}");
+    assert_eq!(
+        (body["events"][0]["code"].clone(), body["events"][0]["status"].clone()),
+        (json!(400), json!("failed"))
+    );
+    assert_eq!(body["events"][1]["code"], 200);
+    let (_, shown) = call(&api, 76, Method::GET, &format!("/v2.1/servers/{id}"), Value::Null).await;
+    assert_eq!(shown["server"]["status"], "ACTIVE", "power-update changes nothing here");
+}
+
+#[tokio::test]
+async fn fixed_ip_actions_are_gone_from_2_44() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    let uri = format!("/v2.1/servers/{id}/action");
+    for action in ["addFixedIp", "removeFixedIp"] {
+        let (status, body) = call(&api, 43, Method::POST, &uri, json!({action: {}})).await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "{action} at 2.43 reads its body: {body}"
+        );
+        let (status, body) = call(&api, 44, Method::POST, &uri, json!({action: {}})).await;
+        assert_eq!(
+            (status, message(&body)),
+            (StatusCode::NOT_FOUND, "The resource could not be found."),
+            "{action}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let uri = format!("/v2.1/servers/{id}/os-interface");
+    let tagged = json!({"interfaceAttachment": {"tag": "nic1"}});
+    let (status, body) = call(&api, 48, Method::POST, &uri, tagged.clone()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        message(&body),
+        "Invalid input for field/attribute interfaceAttachment. Value: {'tag': 'nic1'}. Additional properties are not allowed ('tag' was unexpected)"
+    );
+    let (status, body) = call(
+        &api,
+        49,
+        Method::POST,
+        &uri,
+        json!({"interfaceAttachment": {"tag": "a/b"}}),
+    )
+    .await;
+    assert_eq!(
+        (status, message(&body)),
+        (
+            StatusCode::BAD_REQUEST,
+            "Invalid input for field/attribute tag. Value: a/b. 'a/b' does not match '^[^,/]*$'"
+        )
+    );
+    let (status, attached) = call(&api, 49, Method::POST, &uri, tagged).await;
+    assert_eq!(status, StatusCode::OK, "{attached}");
+    assert_satisfies(
+        "POST /servers/{id}/os-interface 2.49",
+        &nova_schema::get_interface_at(49),
+        &attached,
+    );
+    let port = attached["interfaceAttachment"]["port_id"].as_str().unwrap().to_owned();
+
+    let (_, listed) = call(&api, 69, Method::GET, &uri, Value::Null).await;
+    assert_satisfies(
+        "GET /servers/{id}/os-interface 2.69",
+        &nova_schema::list_interfaces_at(69),
+        &listed,
+    );
+    let (_, listed) = call(&api, 70, Method::GET, &uri, Value::Null).await;
+    assert_satisfies(
+        "GET /servers/{id}/os-interface 2.70",
+        &nova_schema::list_interfaces_at(70),
+        &listed,
+    );
+    assert_eq!(listed["interfaceAttachments"][0]["tag"], "nic1", "{listed}");
+    let (_, shown) = call(&api, 70, Method::GET, &format!("{uri}/{port}"), Value::Null).await;
+    assert_satisfies(
+        "GET /servers/{id}/os-interface/{port} 2.70",
+        &nova_schema::get_interface_at(70),
+        &shown,
+    );
+    assert_eq!(shown["interfaceAttachment"]["tag"], "nic1");
+
+    for path in [uri.clone(), format!("{uri}/{port}")] {
+        let (status, _) = call(&api, 101, Method::GET, &format!("{path}?foo=1"), Value::Null).await;
+        assert_eq!(status, StatusCode::OK, "2.101 {path}");
+        let (status, body) = call(&api, 102, Method::GET, &format!("{path}?foo=1"), Value::Null).await;
+        assert_eq!(
+            (status, message(&body)),
+            (
+                StatusCode::BAD_REQUEST,
+                "Additional properties are not allowed ('foo' was unexpected)"
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn extensions_refuse_query_parameters_from_2_102() {
+    let api = Api::start().await;
+    for uri in ["/v2.1/extensions?foo=1", "/v2.1/extensions/os-keypairs?foo=1"] {
+        let (status, _) = call(&api, 101, Method::GET, uri, Value::Null).await;
+        assert_eq!(status, StatusCode::OK, "2.101 {uri}");
+        let (status, body) = call(&api, 102, Method::GET, uri, Value::Null).await;
+        assert_eq!(
+            (status, message(&body)),
+            (
+                StatusCode::BAD_REQUEST,
+                "Additional properties are not allowed ('foo' was unexpected)"
+            )
+        );
+    }
+}
