@@ -209,9 +209,6 @@ async fn parse_create(
                 "Invalid input for field/attribute server. Value: 'networks' is a required property".into(),
             ));
         }
-        Some(NetworksField::Keyword(k)) if !version.at_least(37) => {
-            return Err(schema::not_of_type("networks", &Value::String(k), "array"));
-        }
         // Nova at 2.1 reads an empty list (the `openstack` CLI's boot without
         // `--network`) as no `networks` key: `_ports_needed_per_instance`.
         None => NetworkRequests::Auto,

@@ -33,7 +33,9 @@ async fn instance_action(t: &TestApp, id: &str, name: &str) -> Value {
         .unwrap_or_else(|| panic!("no {name} action: {actions}"))
         .clone();
     let request_id = found["request_id"].as_str().unwrap();
-    let (_, detail) = t.get(&format!("/servers/{id}/os-instance-actions/{request_id}")).await;
+    let (_, detail) = t
+        .admin_get(&format!("/servers/{id}/os-instance-actions/{request_id}"))
+        .await;
     detail["instanceAction"].clone()
 }
 

@@ -359,7 +359,9 @@ async fn a_change_interrupted_after_a_port_changed_is_finished_after_a_restart()
         .collect();
     assert_eq!(add.len(), 1, "{actions}");
     let request = add[0]["request_id"].as_str().unwrap();
-    let (_, action) = t.get(&format!("/servers/{id}/os-instance-actions/{request}")).await;
+    let (_, action) = t
+        .admin_get(&format!("/servers/{id}/os-instance-actions/{request}"))
+        .await;
     assert_eq!(action["instanceAction"]["events"][0]["result"], "Success", "{action}");
 }
 

@@ -82,7 +82,7 @@ async fn late_commit_path(sim: SimConfig) {
     // The held create commits now, after netcache moved on.
     assert_eq!(t.neutron().release_delayed_commits(), 1);
 
-    let server = t.server(&id).await;
+    let server = t.admin_server(&id).await;
     assert_eq!(server["status"], "ACTIVE", "{server}");
     let intents = t.app().compute.store().intents(server_id).await.unwrap();
     assert_eq!(intents.len(), 2, "{intents:?}");

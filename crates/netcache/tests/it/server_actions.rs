@@ -62,7 +62,7 @@ async fn each_power_action_moves_the_server_as_nova_does() {
         .find(|a| a["action"] == "stop")
         .unwrap();
     let (_, detail) = t
-        .get(&format!(
+        .admin_get(&format!(
             "/servers/{id}/os-instance-actions/{}",
             stop["request_id"].as_str().unwrap()
         ))
@@ -304,7 +304,7 @@ async fn lock_and_unlock_are_instance_actions_as_in_nova() {
     assert_eq!(names, ["create", "lock", "lock", "unlock", "unlock", "unlock"]);
     for action in actions.iter().filter(|a| a["action"] != "create") {
         let (_, detail) = t
-            .get(&format!(
+            .admin_get(&format!(
                 "/servers/{id}/os-instance-actions/{}",
                 action["request_id"].as_str().unwrap()
             ))

@@ -243,6 +243,19 @@ impl TestApp {
         self.call(reqwest::Method::GET, path, None).await
     }
 
+    /// A GET as an admin: what Nova shows admins only (a server's
+    /// `OS-EXT-SRV-ATTR:*`, instance action events before 2.51).
+    pub async fn admin_get(&self, path: &str) -> (u16, Value) {
+        send(as_admin(self.http.get(self.url(path)))).await
+    }
+
+    /// A server as an admin sees it.
+    pub async fn admin_server(&self, id: &str) -> Value {
+        let (status, body) = self.admin_get(&format!("/servers/{id}")).await;
+        assert_eq!(status, 200, "{body}");
+        body["server"].clone()
+    }
+
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.call(reqwest::Method::POST, path, Some(body)).await
     }
