@@ -49,6 +49,17 @@ pub async fn act(
     let server = state.compute.rebuild(&caller.ctx, server.id, request).await?;
     let base = &state.config.public_url;
     let mut view = wire::server_answer(state, caller, version, &server).await?;
+    // Nova's rebuild answer shows the key pair from 2.54 (the basic view has
+    // none), and from 2.57 the user data on its own, not as an extended attribute.
+    if version.at_least(54) {
+        view["key_name"] = json!(server.key_name);
+    }
+    if version.at_least(57)
+        && let Value::Object(fields) = &mut view
+    {
+        fields.remove("OS-EXT-SRV-ATTR:user_data");
+        fields.insert("user_data".into(), json!(server.attributes.user_data));
+    }
     view["adminPass"] = json!(password);
     if let Some(groups) = crate::server_groups::of_server(state, version, server.id).await? {
         view["server_groups"] = json!(groups);

@@ -226,7 +226,9 @@ pub async fn server_answer(
     // Without the detail view's groups: no Neutron look-up for them.
     let mut view = json!(ServerDetail::new(base, server, &info, &[], options));
     if let Value::Object(fields) = &mut view {
-        fields.retain(|key, _| !DETAIL_ONLY.contains(&key.as_str()) && !key.starts_with("OS-EXT-SRV-ATTR:"));
+        fields.retain(|key, _| {
+            !DETAIL_ONLY.contains(&key.as_str()) && !key.starts_with("OS-EXT-SRV-ATTR:") && key != "host_status"
+        });
     }
     view["addresses"] = json!(Addresses::of(server, &info, false));
     if let Some(groups) = crate::server_groups::of_server(state, version, server.id).await? {

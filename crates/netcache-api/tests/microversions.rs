@@ -419,3 +419,23 @@ async fn lists_filter_by_tags_lock_and_change_time_from_their_microversions() {
         .await;
     assert_eq!(names(body), ["ab", "b"]);
 }
+
+#[tokio::test]
+async fn a_rebuild_answers_its_key_pair_from_2_54_and_its_user_data_from_2_57() {
+    let api = Api::start().await;
+    let id = booted(&api, 37, boot(json!({"user_data": "aGk="}))).await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let action = format!("/v2.1/servers/{id}/action");
+    let rebuild = json!({"rebuild": {"imageRef": IMAGE}});
+    let (status, body) = api.at(53, Method::POST, &action, Some(rebuild.clone())).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert!(body["server"].get("key_name").is_none(), "{body}");
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let (_, body) = api.at(57, Method::POST, &action, Some(rebuild)).await;
+    assert_eq!(body["server"]["key_name"], Value::Null);
+    assert_eq!(body["server"]["user_data"], "aGk=");
+    assert!(
+        body["server"].get("host_status").is_none(),
+        "the basic view before 2.75"
+    );
+}
