@@ -313,6 +313,103 @@ pub fn metadata(field: &str, value: &Value) -> ApiResult<BTreeMap<String, String
     Ok(items)
 }
 
+/// A string of `min` to `max` characters matching `ok` (described by
+/// `pattern` in the refusal, as Nova's validator names the pattern).
+fn bounded(
+    field: &str,
+    value: &Value,
+    min: usize,
+    max: usize,
+    pattern: &str,
+    ok: impl Fn(&str) -> bool,
+) -> ApiResult<String> {
+    let Value::String(text) = value else {
+        return Err(not_of_type(field, value, "string"));
+    };
+    let repr = python_repr(value);
+    let length = text.chars().count();
+    if length < min {
+        return Err(invalid(field, value, &format!("{repr} is too short")));
+    }
+    if length > max {
+        return Err(invalid(field, value, &format!("{repr} is too long")));
+    }
+    if !ok(text) {
+        return Err(invalid(field, value, &format!("{repr} does not match '{pattern}'")));
+    }
+    Ok(text.clone())
+}
+
+/// Nova's `description` (2.19): null, or up to 255 printable characters.
+pub fn description(value: &Value) -> ApiResult<Option<String>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    bounded("description", value, 0, 255, "printable characters", |t| {
+        !t.chars().any(|c| c.is_control() && !c.is_whitespace())
+    })
+    .map(Some)
+}
+
+/// Nova's `hostname` (2.90; 2.94 allows a fully qualified name).
+pub fn hostname(value: &Value, fqdn: bool) -> ApiResult<String> {
+    if fqdn {
+        return bounded("hostname", value, 1, 255, "^[a-zA-Z0-9-._]*$", |t| {
+            t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+        });
+    }
+    bounded(
+        "hostname",
+        value,
+        2,
+        63,
+        "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$",
+        |t| t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') && !t.starts_with('-') && !t.ends_with('-'),
+    )
+}
+
+/// Nova's `tag`: 1 to 60 characters, no `,` or `/`.
+pub fn tag(field: &str, value: &Value) -> ApiResult<String> {
+    let text = value.as_str().ok_or_else(|| not_of_type(field, value, "string"))?;
+    match tag_problem(text) {
+        Some(reason) => Err(invalid(field, value, &reason)),
+        None => Ok(text.to_owned()),
+    }
+}
+
+/// Why Nova's validator refuses `tag`, in its words.
+pub fn tag_problem(tag: &str) -> Option<String> {
+    let repr = python_repr(&Value::String(tag.to_owned()));
+    let length = tag.chars().count();
+    if length == 0 {
+        Some(format!("{repr} is too short"))
+    } else if length > netcache_domain::server_attributes::MAX_TAG_LENGTH {
+        Some(format!("{repr} is too long"))
+    } else if tag.contains(',') || tag.contains('/') {
+        Some(format!("{repr} does not match '^[^,/]*$'"))
+    } else {
+        None
+    }
+}
+
+/// Nova's `tags`: a list of at most 50 tags (a tag given twice counts once).
+pub fn tags(value: &Value) -> ApiResult<std::collections::BTreeSet<String>> {
+    let Value::Array(items) = value else {
+        return Err(not_of_type("tags", value, "array"));
+    };
+    let max = netcache_domain::server_attributes::MAX_TAGS;
+    if items.len() > max {
+        return Err(invalid("tags", value, &format!("{} is too long", python_repr(value))));
+    }
+    items.iter().enumerate().map(|(i, t)| tag(&i.to_string(), t)).collect()
+}
+
+/// 2.73's `locked_reason`: 1 to 255 characters.
+pub fn locked_reason(value: &Value) -> ApiResult<String> {
+    bounded("locked_reason", value, 1, 255, ".*", |_| true)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -409,101 +506,4 @@ mod tests {
             "'metadata' is a required property"
         );
     }
-}
-
-/// A string of `min` to `max` characters matching `ok` (described by
-/// `pattern` in the refusal, as Nova's validator names the pattern).
-fn bounded(
-    field: &str,
-    value: &Value,
-    min: usize,
-    max: usize,
-    pattern: &str,
-    ok: impl Fn(&str) -> bool,
-) -> ApiResult<String> {
-    let Value::String(text) = value else {
-        return Err(not_of_type(field, value, "string"));
-    };
-    let repr = python_repr(value);
-    let length = text.chars().count();
-    if length < min {
-        return Err(invalid(field, value, &format!("{repr} is too short")));
-    }
-    if length > max {
-        return Err(invalid(field, value, &format!("{repr} is too long")));
-    }
-    if !ok(text) {
-        return Err(invalid(field, value, &format!("{repr} does not match '{pattern}'")));
-    }
-    Ok(text.clone())
-}
-
-/// Nova's `description` (2.19): null, or up to 255 printable characters.
-pub fn description(value: &Value) -> ApiResult<Option<String>> {
-    if value.is_null() {
-        return Ok(None);
-    }
-    bounded("description", value, 0, 255, "printable characters", |t| {
-        !t.chars().any(|c| c.is_control() && !c.is_whitespace())
-    })
-    .map(Some)
-}
-
-/// Nova's `hostname` (2.90; 2.94 allows a fully qualified name).
-pub fn hostname(value: &Value, fqdn: bool) -> ApiResult<String> {
-    if fqdn {
-        return bounded("hostname", value, 1, 255, "^[a-zA-Z0-9-._]*$", |t| {
-            t.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
-        });
-    }
-    bounded(
-        "hostname",
-        value,
-        2,
-        63,
-        "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$",
-        |t| t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') && !t.starts_with('-') && !t.ends_with('-'),
-    )
-}
-
-/// Nova's `tag`: 1 to 60 characters, no `,` or `/`.
-pub fn tag(field: &str, value: &Value) -> ApiResult<String> {
-    let text = value.as_str().ok_or_else(|| not_of_type(field, value, "string"))?;
-    match tag_problem(text) {
-        Some(reason) => Err(invalid(field, value, &reason)),
-        None => Ok(text.to_owned()),
-    }
-}
-
-/// Why Nova's validator refuses `tag`, in its words.
-pub fn tag_problem(tag: &str) -> Option<String> {
-    let repr = python_repr(&Value::String(tag.to_owned()));
-    let length = tag.chars().count();
-    if length == 0 {
-        Some(format!("{repr} is too short"))
-    } else if length > netcache_domain::server_attributes::MAX_TAG_LENGTH {
-        Some(format!("{repr} is too long"))
-    } else if tag.contains(',') || tag.contains('/') {
-        Some(format!("{repr} does not match '^[^,/]*$'"))
-    } else {
-        None
-    }
-}
-
-/// Nova's `tags`: a list of at most 50 tags (a tag given twice counts once).
-pub fn tags(value: &Value) -> ApiResult<std::collections::BTreeSet<String>> {
-    let Value::Array(items) = value else {
-        return Err(not_of_type("tags", value, "array"));
-    };
-    let max = netcache_domain::server_attributes::MAX_TAGS;
-    if items.len() > max {
-        return Err(invalid("tags", value, &format!("{} is too long", python_repr(value))));
-    }
-    items.iter().enumerate().map(|(i, t)| tag(&i.to_string(), t)).collect()
-}
-
-/// 2.73's `locked_reason`: 1 to 255 characters.
-pub fn locked_reason(value: &Value) -> ApiResult<String> {
-    bounded("locked_reason", value, 1, 255, ".*", |_| true)
 }
