@@ -148,12 +148,12 @@ impl Api {
         (status, body)
     }
 
-    /// Waits until the server leaves BUILD; answers its status.
+    /// Waits until the server leaves BUILD (or a rebuild's REBUILD); answers its status.
     pub async fn built(&self, id: &str) -> String {
         for _ in 0..500 {
             let (_, body) = self.get(&format!("/v2.1/servers/{id}")).await;
             let status = body["server"]["status"].as_str().unwrap_or_default().to_owned();
-            if status != "BUILD" {
+            if status != "BUILD" && status != "REBUILD" {
                 return status;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
