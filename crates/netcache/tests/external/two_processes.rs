@@ -111,7 +111,7 @@ pub async fn a_restarting_process_leaves_a_live_processs_build_alone(admin: Stri
 
     pair.a.proxy().open_gate();
     pair.settle().await;
-    let server = pair.a.server(&id).await;
+    let server = pair.a.admin_server(&id).await;
     assert_eq!(server["status"], "ACTIVE", "{server}");
     assert_eq!(server["OS-EXT-SRV-ATTR:host"], "host-a", "{server}");
     assert_eq!(pair.a.neutron_ports(&id).len(), 1);
