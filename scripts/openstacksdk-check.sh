@@ -63,6 +63,16 @@ python3 "$HERE/clouds_yaml.py" "$KS_URL" "$OS_CLIENT_CONFIG_FILE" \
     devstack demo "$USER_PASSWORD" demo devstack-alt alt_demo "$USER_PASSWORD" alt_demo \
     devstack-admin admin "$ADMIN_PASSWORD" admin devstack-system-admin admin "$ADMIN_PASSWORD" @system \
     || die "writing clouds.yaml failed"
+# Floating IPs come from `public`, the external network prepare.py routes the
+# projects to (other tiers may leave other external networks on a shared Neutron).
+python3 - "$OS_CLIENT_CONFIG_FILE" <<'PY' || die "naming the NAT source failed"
+import json, sys
+path = sys.argv[1]
+config = json.load(open(path))
+for cloud in config['clouds'].values():
+    cloud['networks'] = [{'name': 'public', 'routes_externally': True, 'nat_source': True}]
+json.dump(config, open(path, 'w'), indent=2)
+PY
 "$VENV/bin/python" "$HERE/openstacksdk/prepare.py" "$USER_PASSWORD" || die "set-up failed"
 
 if [ -z "${OPENSTACKSDK_IMAGE:-}" ]; then
