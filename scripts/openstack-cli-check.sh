@@ -3,8 +3,12 @@
 # and checks that what it shows agrees with Neutron: server create/list (with
 # filters)/show, keypair create, server create --key-name --min 2 --max 3,
 # server set, security group create, server create --security-group, server
-# add/remove security group, server stop/start/reboot,
-# port list --server, server add/remove port, server add network, floating IPs,
+# add/remove security group, server stop/start/reboot, lock/unlock and
+# server event list, server create without --network, server list --ip (a
+# regular expression), server group create (affinity) with two servers,
+# as admin (keystone mode; noauth: refused by policy) compute service list,
+# hypervisor list, compute service set --disable (the scheduler skips the host)
+# and flavor create --private, port list --server, server add/remove port, server add network, floating IPs,
 # a ghost port (Neutron's device_id says "attached", netcache does not adopt it),
 # server delete. Prints every command and its output; exits non-zero on the
 # first mismatch. Non-interactive, loopback only.
@@ -34,8 +38,8 @@
 # Keystone's API as admin it makes, idempotently, projects cli-a and cli-b and
 # users cli-a-member (member on cli-a), cli-a-reader (reader on cli-a),
 # cli-b-member (member on cli-b), password CHECK_USER_PASSWORD; clouds.yaml has
-# one `auth_type: password` cloud per user (interface public, endpoints from
-# the catalog). The checks above run as cli-a-member in project cli-a (private,
+# one `auth_type: password` cloud per user and one for admin (interface public,
+# endpoints from the catalog); the admin steps re-enable the hosts they disable. The checks above run as cli-a-member in project cli-a (private,
 # router1 and the ports are cli-a's; Neutron calls with an admin token; the
 # external event with a token of user nova). Then: cli-a-reader may list and
 # show but not create or delete (403); cli-b-member neither sees nor shows
@@ -95,6 +99,10 @@ GHOST_PORT=
 FIP_ID=
 KEYPAIR=
 SG_ID=
+GROUP_ID=
+FLAVOR_CREATED=
+ADMIN_CLOUD=       # keystone mode: the admin user's cloud
+DISABLED_HOSTS=()  # nova-compute services this check disabled
 STRAY_SERVERS=() # "cloud server-id": created although they should not have been
 # Credentials per caller (curl arguments); filled in per mode below.
 NEUTRON_AUTH=()    # Neutron as admin
@@ -263,6 +271,13 @@ server_status_is() { [ "$(openstack server show "$SERVER_ID" -f value -c status)
 server_addresses() { openstack server show "$SERVER_ID" -f json -c addresses | jq_py '[a for ips in d["addresses"].values() for a in ips]'; }
 server_port_ids() { openstack port list --server "$SERVER_ID" -f json -c ID | jq_py 'sorted(p["ID"] for p in d)'; }
 contains() { python3 -c 'import json,sys; sys.exit(0 if sys.argv[2] in json.loads(sys.argv[1]) else 1)' "$1" "$2"; }
+enable_hosts() {
+    local host
+    for host in "${DISABLED_HOSTS[@]}"; do
+        run openstack --os-cloud "$ADMIN_CLOUD" compute service set --enable "$host" nova-compute
+    done
+    DISABLED_HOSTS=()
+}
 
 cleanup() {
     local rc=$?
@@ -273,6 +288,11 @@ cleanup() {
     done
     if [ -n "$SERVER_ID" ]; then openstack server delete --wait "$SERVER_ID" > /dev/null 2>&1; fi
     if [ -n "$KEYPAIR" ]; then openstack keypair delete "$KEYPAIR" > /dev/null 2>&1; fi
+    if [ -n "$GROUP_ID" ]; then openstack server group delete "$GROUP_ID" > /dev/null 2>&1; fi
+    if [ -n "$FLAVOR_CREATED" ]; then openstack --os-cloud "$ADMIN_CLOUD" flavor delete "$FLAVOR_CREATED" > /dev/null 2>&1; fi
+    for s in "${DISABLED_HOSTS[@]}"; do
+        openstack --os-cloud "$ADMIN_CLOUD" compute service set --enable "$s" nova-compute > /dev/null 2>&1
+    done
     if [ -n "$SG_ID" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/security-groups/$SG_ID" > /dev/null; fi
     if [ -n "$FIP_ID" ]; then curl -s -X DELETE "${NEUTRON_AUTH[@]}" "$NEUTRON_URL/v2.0/floatingips/$FIP_ID" > /dev/null; fi
     for p in "$USER_PORT" "$GHOST_PORT"; do
@@ -325,7 +345,8 @@ if [ "$MODE" = keystone ]; then
     password_yaml=$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$USER_PASSWORD")
     {
         echo "clouds:"
-        for cloud in "cli-a-member cli-a" "cli-a-reader cli-a" "cli-b-member cli-b"; do
+        for cloud in "cli-a-member cli-a" "cli-a-reader cli-a" "cli-b-member cli-b" "admin admin"; do
+            [ "${cloud% *}" = admin ] && password_yaml=$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$KS_ADMIN_PASSWORD")
             cat <<EOF
   ${cloud% *}:
     auth_type: password
@@ -343,6 +364,7 @@ EOF
         done
     } > "$TMP/clouds.yaml"
     DEFAULT_CLOUD=cli-a-member
+    ADMIN_CLOUD=admin
     PROJECT_LABEL="cli-a $PROJECT"
 else
     # noauth: netcache reads the caller from headers; external events need the
@@ -449,7 +471,14 @@ run openstack server list --name '^vm-[0-9]+$' -f json -c ID
 contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" && fail "--name '^vm-[0-9]+\$' matched $NAME"
 run openstack server list --changes-since 2051-01-01T12:34:00Z -f json
 [ "$(jq_py 'len(d)' <<< "$OUT")" = 0 ] || fail "servers changed in 2051 were listed"
-ok "listed ACTIVE with private=$BOOT_IP, $IMAGE, $FLAVOR; --limit, --flavor, --image, --name (a regular expression) and --changes-since honoured"
+# --ip is a regular expression matched from the start of an address, as Nova's re.match
+run openstack server list --ip "^${BOOT_IP//./\\.}\$" -f json -c ID
+contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" || fail "--ip '^${BOOT_IP//./\\.}\$' misses $SERVER_ID"
+run openstack server list --ip "^${BOOT_IP%.*}\.[0-9]+\$" -f json -c ID
+contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" || fail "--ip '^${BOOT_IP%.*}\.[0-9]+\$' misses $SERVER_ID"
+run openstack server list --ip "${BOOT_IP#*.}" -f json -c ID
+contains "$(jq_py '[s["ID"] for s in d]' <<< "$OUT")" "$SERVER_ID" && fail "--ip '${BOOT_IP#*.}' (not the start of $BOOT_IP) matched $SERVER_ID"
+ok "listed ACTIVE with private=$BOOT_IP, $IMAGE, $FLAVOR; --limit, --flavor, --image, --name and --ip (regular expressions) and --changes-since honoured"
 
 step "server show"
 run openstack server show "$SERVER_ID" -f json
@@ -536,6 +565,133 @@ for action in create stop start reboot; do
     grep -qx "$action" <<< "$OUT" || fail "no $action in the server's events"
 done
 ok "stopped (power state 4, a second stop refused), started, rebooted soft and hard; each an instance action"
+
+step "server lock with a reason, unlock; each an instance action"
+run openstack server lock --reason "$NAME maintenance" "$SERVER_ID"
+run openstack server show "$SERVER_ID" -f json
+[ "$(jq_py 'd["locked"]' <<< "$OUT")" = True ] || fail "server $SERVER_ID is not shown locked"
+[ "$(jq_py 'd.get("locked_reason")' <<< "$OUT")" = "$NAME maintenance" ] || fail "the lock's reason is not shown"
+run openstack server unlock "$SERVER_ID"
+run openstack server show "$SERVER_ID" -f value -c locked
+[ "$OUT" = False ] || fail "server $SERVER_ID is still locked"
+run openstack server event list "$SERVER_ID" -f value -c Action
+for action in lock unlock; do
+    grep -qx "$action" <<< "$OUT" || fail "no $action in the server's events"
+done
+ok "locked (locked, its reason shown), unlocked; both in server event list"
+
+step "server create without --network: the project's only usable network, or Nova's 409 when there are several"
+# What the project may boot on without naming a network, by Neutron's records:
+# its own networks and shared ones, never an external one that is not shared.
+USABLE=$(neutron GET /networks | jq_py "sorted(n['name'] for n in d['networks'] if (n['project_id'] == '$PROJECT' or n['shared']) and (n['shared'] or not n.get('router:external')))")
+echo "networks project $PROJECT_LABEL may use: $USABLE"
+case $(jq_py 'len(d)' <<< "$USABLE") in
+    0) refused "" openstack server create --flavor "$FLAVOR" --image "$IMAGE" --wait "$NAME-nonet" ;;
+    1)
+        run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --wait -f json "$NAME-nonet"
+        NONET=$(jq_py 'd["id"]' <<< "$OUT")
+        STRAY_SERVERS+=("$OS_CLOUD $NONET")
+        [ "$(jq_py 'sorted(d["addresses"])' <<< "$OUT")" = "$USABLE" ] \
+            || fail "server $NONET has addresses on $(jq_py 'sorted(d["addresses"])' <<< "$OUT"), not on $USABLE"
+        run openstack server delete --wait "$NONET"
+        STRAY_SERVERS=()
+        ;;
+    *)
+        refused "Multiple possible networks found" \
+            openstack server create --flavor "$FLAVOR" --image "$IMAGE" --wait "$NAME-nonet"
+        run openstack server list --name "^$NAME-nonet\$" -f value -c ID
+        [ -z "$OUT" ] || { STRAY_SERVERS+=("$OS_CLOUD $OUT"); fail "the refused create left server $OUT"; }
+        ;;
+esac
+ok "without --network: $(jq_py 'len(d)' <<< "$USABLE") usable network(s) $USABLE, answered as Nova does"
+
+step "server group create (affinity); two servers booted in it share a host"
+run openstack server group create --policy affinity -f json "$NAME-group"
+GROUP_ID=$(jq_py 'd["id"]' <<< "$OUT")
+run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --hint "group=$GROUP_ID" \
+    --min 2 --max 2 -f json "$NAME-grouped"
+grouped_active() {
+    [ "$(openstack server list --name "^$NAME-grouped-[0-9]+$" --status ACTIVE -f value -c ID | wc -l)" = 2 ]
+}
+wait_for "two servers $NAME-grouped-N to be ACTIVE" grouped_active
+run openstack server list --name "^$NAME-grouped-[0-9]+$" -f value -c ID
+GROUPED_IDS=$OUT
+for id in $GROUPED_IDS; do STRAY_SERVERS+=("$OS_CLOUD $id"); done
+run openstack server group show "$GROUP_ID" -f json
+[ "$(jq_py 'sorted(d["members"] if isinstance(d["members"], list) else d["members"].split(", "))' <<< "$OUT")" \
+    = "$(python3 -c 'import json,sys; print(json.dumps(sorted(sys.argv[1:])))' $GROUPED_IDS)" ] \
+    || fail "the group's members are not the two servers"
+HOST_IDS=$(for id in $GROUPED_IDS; do openstack server show "$id" -f value -c hostId; done | sort -u)
+[ "$(wc -l <<< "$HOST_IDS")" = 1 ] && [ -n "$HOST_IDS" ] || fail "the affinity group's servers are on different hosts: $HOST_IDS"
+# shellcheck disable=SC2086 # one id per word
+run openstack server delete --wait $GROUPED_IDS
+STRAY_SERVERS=()
+run openstack server group delete "$GROUP_ID"
+GROUP_ID=
+ok "affinity group: both servers its members, one hostId; servers and group deleted"
+
+if [ -n "$ADMIN_CLOUD" ]; then
+    step "as admin: compute service list, hypervisor list; disabled hosts are skipped by the scheduler"
+    run openstack --os-cloud "$ADMIN_CLOUD" compute service list --service nova-compute -f json
+    HOSTS=$(jq_py 'sorted(s["Host"] for s in d if s["State"] == "up" and s["Status"] == "enabled")' <<< "$OUT")
+    [ "$(jq_py 'len(d)' <<< "$HOSTS")" -ge 2 ] || fail "fewer than two nova-compute services up and enabled: $HOSTS"
+    run openstack --os-cloud "$ADMIN_CLOUD" hypervisor list -f json
+    [ "$(jq_py 'sorted(h["Hypervisor Hostname"] for h in d)' <<< "$OUT")" = "$HOSTS" ] \
+        || fail "hypervisor list does not name the compute hosts $HOSTS"
+    run openstack --os-cloud "$ADMIN_CLOUD" server show "$SERVER_ID" -f value -c OS-EXT-SRV-ATTR:host
+    contains "$HOSTS" "$OUT" || fail "server $SERVER_ID is on '$OUT', not one of $HOSTS"
+    KEPT_HOST=$(jq_py 'd[-1]' <<< "$HOSTS")
+    for host in $(jq_py '" ".join(d[:-1])' <<< "$HOSTS"); do
+        run openstack --os-cloud "$ADMIN_CLOUD" compute service set --disable --disable-reason "$NAME" "$host" nova-compute
+        DISABLED_HOSTS+=("$host")
+    done
+    run openstack --os-cloud "$ADMIN_CLOUD" compute service list --service nova-compute -f json
+    [ "$(jq_py "sorted(s['Host'] for s in d if s['Status'] == 'enabled')" <<< "$OUT")" = "[\"$KEPT_HOST\"]" ] \
+        || fail "after disabling, the enabled hosts are not [$KEPT_HOST]"
+    run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --min 2 --max 2 -f json "$NAME-placed"
+    placed_active() {
+        [ "$(openstack server list --name "^$NAME-placed-[0-9]+$" --status ACTIVE -f value -c ID | wc -l)" = 2 ]
+    }
+    wait_for "two servers $NAME-placed-N to be ACTIVE" placed_active
+    run openstack server list --name "^$NAME-placed-[0-9]+$" -f value -c ID
+    PLACED_IDS=$OUT
+    for id in $PLACED_IDS; do STRAY_SERVERS+=("$OS_CLOUD $id"); done
+    for id in $PLACED_IDS; do
+        run openstack --os-cloud "$ADMIN_CLOUD" server show "$id" -f value -c OS-EXT-SRV-ATTR:host
+        [ "$OUT" = "$KEPT_HOST" ] || fail "server $id was placed on $OUT, a disabled host"
+    done
+    enable_hosts
+    # shellcheck disable=SC2086 # one id per word
+    run openstack server delete --wait $PLACED_IDS
+    STRAY_SERVERS=()
+    ok "hosts $HOSTS up; all but $KEPT_HOST disabled, both new servers placed on $KEPT_HOST; hosts enabled again"
+
+    step "flavor create (admin, private to project $PROJECT_LABEL): its members boot with it, another project does not see it"
+    run openstack --os-cloud "$ADMIN_CLOUD" flavor create --ram 256 --disk 1 --vcpus 1 --private \
+        --project "$PROJECT" -f json "$NAME-flavor"
+    FLAVOR_CREATED=$(jq_py 'd["id"]' <<< "$OUT")
+    [ "$(jq_py 'd["os-flavor-access:is_public"]' <<< "$OUT")" = False ] || fail "the new flavor is not private"
+    run openstack flavor show "$NAME-flavor" -f value -c ram
+    [ "$OUT" = 256 ] || fail "cli-a-member sees the flavor with ram $OUT"
+    refused "" openstack --os-cloud cli-b-member flavor show "$FLAVOR_CREATED"
+    run openstack server create --flavor "$NAME-flavor" --image "$IMAGE" --network "$NET" --wait -f json "$NAME-flavored"
+    FLAVORED=$(jq_py 'd["id"]' <<< "$OUT")
+    STRAY_SERVERS+=("$OS_CLOUD $FLAVORED")
+    [ "$(jq_py 'd["flavor"]["original_name"] if isinstance(d["flavor"], dict) else d["flavor"]' <<< "$OUT")" = "$NAME-flavor" ] \
+        || fail "server $FLAVORED does not show flavor $NAME-flavor"
+    run openstack server delete --wait "$FLAVORED"
+    STRAY_SERVERS=()
+    run openstack --os-cloud "$ADMIN_CLOUD" flavor delete "$FLAVOR_CREATED"
+    FLAVOR_CREATED=
+    ok "private flavor $NAME-flavor: shown to and booted by cli-a, not shown to cli-b; deleted"
+else
+    step "admin-only commands as a member (noauth has no admin for the CLI): refused by Nova's policy"
+    refused "$(forbidden os_compute_api:os-services:list)" openstack compute service list
+    refused "$(forbidden os_compute_api:os-hypervisors:list)" openstack hypervisor list
+    refused "$(forbidden os_compute_api:os-flavor-manage:create)" \
+        openstack flavor create --ram 256 --disk 1 --vcpus 1 "$NAME-flavor"
+    ok "compute service list, hypervisor list and flavor create need admin (403, as in Nova)"
+fi
 
 if [ "$MODE" = keystone ]; then
     step "tokens: none or a bad one is a 401 naming Keystone; cli-a-member's is accepted (curl)"

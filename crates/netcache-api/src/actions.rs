@@ -88,6 +88,19 @@ async fn act(
                 .edit_server(&caller.ctx, server.id, &ServerEdit::Unlock)
                 .await?;
         }
+        "trigger_crash_dump" => {
+            version.served_from(17)?;
+            if !args.is_null() {
+                return Err(schema::not_of_type("trigger_crash_dump", &args, "null"));
+            }
+            let server = caller
+                .server(&state, &id, "os_compute_api:servers:trigger_crash_dump")
+                .await?;
+            state
+                .compute
+                .edit_server(&caller.ctx, server.id, &ServerEdit::TriggerCrashDump)
+                .await?;
+        }
         "addSecurityGroup" | "removeSecurityGroup" => {
             security_group_actions::act(&state, &caller, &id, &name, &args).await?;
         }

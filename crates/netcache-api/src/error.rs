@@ -26,6 +26,9 @@ pub enum ApiError {
     /// A microversion outside the range this API serves.
     #[error("{0}")]
     NotAcceptable(String),
+    /// What Nova's fake virt driver cannot do (Nova's "Feature not supported").
+    #[error("{0}")]
+    NotImplemented(String),
     /// No token, or one Keystone does not know (keystonemiddleware's wording).
     #[error("The request you have made requires authentication.")]
     Unauthorized,
@@ -60,6 +63,7 @@ impl ApiError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            Self::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::IdentityUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::RequestTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,

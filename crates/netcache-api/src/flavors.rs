@@ -242,10 +242,7 @@ async fn update(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    if !version.at_least(55) {
-        // Nova's answer to a method not in this version: as if it were not there.
-        return Err(ApiError::NotFound("The resource could not be found.".into()));
-    }
+    version.served_from(55)?;
     let description = flavor_create::parse_update(&body)?;
     caller.authorize("os_compute_api:os-flavor-manage:update")?;
     let flavor = state

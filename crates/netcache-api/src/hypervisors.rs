@@ -5,7 +5,9 @@
 //! `detail`, one by id, with `with_servers` and `hypervisor_hostname_pattern`
 //! (a substring, as Nova matches it) from 2.53, and `statistics` before 2.88.
 //! Before 2.88 a detail shows the host's figures: capacity fixed
-//! (`service::HOST_*`), usage from its live servers' flavors.
+//! (`service::HOST_*`), usage from its live servers' flavors. Before 2.53 the
+//! pattern search and a host's servers have routes of their own; `uptime`
+//! (before 2.88) is what Nova's fake driver answers: 501.
 
 use std::collections::HashMap;
 
@@ -29,6 +31,9 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/os-hypervisors/detail", get(detail))
         .route("/v2.1/os-hypervisors/statistics", get(statistics))
         .route("/v2.1/os-hypervisors/{id}", get(show))
+        .route("/v2.1/os-hypervisors/{id}/uptime", get(uptime))
+        .route("/v2.1/os-hypervisors/{id}/search", get(search))
+        .route("/v2.1/os-hypervisors/{id}/servers", get(servers))
 }
 
 /// The fake driver's version, as Nova's fake driver reports it.
@@ -175,15 +180,25 @@ async fn listed(
     let (pattern, with_servers) = list_query(query, version)?;
     let mut found = hypervisors(state, with_servers).await?;
     if let Some(pattern) = &pattern {
-        found.retain(|h| h.service.service.host.as_str().contains(pattern.as_str()));
-        if found.is_empty() {
-            return Err(ApiError::NotFound(format!(
-                "No hypervisor matching '{pattern}' could be found."
-            )));
-        }
+        found = matching(found, pattern)?;
     }
     let views: Vec<Value> = found.iter().map(|h| h.view(detail, version)).collect();
     Ok(Json(json!({"hypervisors": views})))
+}
+
+/// The hypervisors whose host name contains `pattern` (Nova's SQL `LIKE
+/// '%pattern%'`); Nova's 404 when none does.
+fn matching(found: Vec<Hypervisor>, pattern: &str) -> ApiResult<Vec<Hypervisor>> {
+    let found: Vec<Hypervisor> = found
+        .into_iter()
+        .filter(|h| h.service.service.host.as_str().contains(pattern))
+        .collect();
+    if found.is_empty() {
+        return Err(ApiError::NotFound(format!(
+            "No hypervisor matching '{pattern}' could be found."
+        )));
+    }
+    Ok(found)
 }
 
 async fn list(
@@ -215,27 +230,73 @@ async fn show(
 ) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-hypervisors:show")?;
     let (_, with_servers) = list_query(query, version)?;
+    let hypervisor = by_id(&state, &id, version, with_servers).await?;
+    Ok(Json(json!({"hypervisor": hypervisor.view(true, version)})))
+}
+
+/// The hypervisor `id` names: its service's integer id before 2.53, its uuid
+/// from 2.53 (anything else there is Nova's 400).
+async fn by_id(state: &AppState, id: &str, version: Microversion, with_servers: bool) -> ApiResult<Hypervisor> {
     let not_found = || ApiError::NotFound(format!("Hypervisor with ID '{id}' could not be found."));
-    let (by_uuid, by_id) = if version.at_least(53) {
-        let uuid = uuid::Uuid::parse_str(&id).map_err(|_| ApiError::BadRequest(format!("Invalid uuid {id}")))?;
+    let (by_uuid, by_int) = if version.at_least(53) {
+        let uuid = uuid::Uuid::parse_str(id).map_err(|_| ApiError::BadRequest(format!("Invalid uuid {id}")))?;
         (Some(uuid), None)
     } else {
         (None, Some(id.parse::<i64>().map_err(|_| not_found())?))
     };
-    let found = hypervisors(&state, with_servers).await?;
-    let hypervisor = found
-        .iter()
-        .find(|h| by_uuid.map_or(Some(h.service.service.id) == by_id, |u| h.service.service.uuid == u))
-        .ok_or_else(not_found)?;
-    Ok(Json(json!({"hypervisor": hypervisor.view(true, version)})))
+    hypervisors(state, with_servers)
+        .await?
+        .into_iter()
+        .find(|h| by_uuid.map_or(Some(h.service.service.id) == by_int, |u| h.service.service.uuid == u))
+        .ok_or_else(not_found)
+}
+
+/// One hypervisor's uptime (before 2.88): the fake virt driver has none to
+/// give, and Nova with that driver answers 501 once the hypervisor is found.
+async fn uptime(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    version.served_until(87)?;
+    caller.authorize("os_compute_api:os-hypervisors:uptime")?;
+    by_id(&state, &id, version, false).await?;
+    Err(ApiError::NotImplemented("Feature not supported".into()))
+}
+
+/// Before 2.53: the hypervisors whose host name contains the pattern.
+async fn search(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(pattern): Path<String>,
+) -> ApiResult<Json<Value>> {
+    version.served_until(52)?;
+    caller.authorize("os_compute_api:os-hypervisors:search")?;
+    let found = matching(hypervisors(&state, false).await?, &pattern)?;
+    let views: Vec<Value> = found.iter().map(|h| h.view(false, version)).collect();
+    Ok(Json(json!({"hypervisors": views})))
+}
+
+/// Before 2.53: the matching hypervisors, each with its servers.
+async fn servers(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(pattern): Path<String>,
+) -> ApiResult<Json<Value>> {
+    version.served_until(52)?;
+    caller.authorize("os_compute_api:os-hypervisors:servers")?;
+    let found = matching(hypervisors(&state, true).await?, &pattern)?;
+    let views: Vec<Value> = found.iter().map(|h| h.view(false, version)).collect();
+    Ok(Json(json!({"hypervisors": views})))
 }
 
 /// Every host's figures summed (gone at 2.88: Nova's 404).
 async fn statistics(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+    version.served_until(87)?;
     caller.authorize("os_compute_api:os-hypervisors:statistics")?;
-    if version.at_least(88) {
-        return Err(ApiError::NotFound("The resource could not be found.".into()));
-    }
     let found = hypervisors(&state, false).await?;
     let mut totals = json!({"count": found.len()});
     for hypervisor in &found {

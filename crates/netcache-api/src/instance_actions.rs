@@ -11,13 +11,12 @@ use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{DateTime, NaiveDateTime, Utc};
-use netcache_domain::action::{Action, ActionEvent};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::instance_action_view::{EventFields, action_view, event_view, updated_at};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, invalid_query};
-use crate::wire::{self, iso_micro};
 use crate::{AppState, Caller};
 
 pub fn routes() -> Router<AppState> {
@@ -27,58 +26,6 @@ pub fn routes() -> Router<AppState> {
 }
 
 type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
-
-/// When the action last changed: its latest event's start or finish (Nova
-/// stamps an action's `updated_at` as its events start and finish); none
-/// before its first event.
-fn updated_at(action: &Action) -> Option<DateTime<Utc>> {
-    action
-        .events
-        .iter()
-        .flat_map(|e| [Some(e.start_time), e.finish_time])
-        .flatten()
-        .max()
-}
-
-/// The action's fields of `version` (`updated_at` from 2.58).
-fn action_view(action: &Action, version: Microversion) -> Value {
-    let mut view = wire::action_view(action, false);
-    if version.at_least(58) {
-        view["updated_at"] = json!(updated_at(action).map(iso_micro));
-    }
-    view
-}
-
-/// What of an event the caller sees.
-#[derive(Clone, Copy)]
-struct EventFields {
-    traceback: bool,
-    host: bool,
-    host_id: bool,
-    details: bool,
-}
-
-fn event_view(event: &ActionEvent, project_id: &str, fields: EventFields) -> Value {
-    let mut view = json!({
-        "event": event.event,
-        "start_time": iso_micro(event.start_time),
-        "finish_time": event.finish_time.map(iso_micro),
-        "result": event.result,
-    });
-    if fields.traceback {
-        view["traceback"] = json!(event.details);
-    }
-    if fields.host {
-        view["host"] = json!(event.host);
-    }
-    if fields.host_id {
-        view["hostId"] = json!(wire::host_id(project_id, event.host.as_deref()));
-    }
-    if fields.details {
-        view["details"] = json!(event.details);
-    }
-    view
-}
 
 /// Nova's `date-time` query value.
 fn query_time(key: &str, value: &str) -> ApiResult<DateTime<Utc>> {

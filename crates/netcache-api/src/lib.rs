@@ -35,6 +35,7 @@ pub mod flavor_view;
 mod flavors;
 mod hypervisors;
 pub mod images;
+pub mod instance_action_view;
 mod instance_actions;
 mod interfaces;
 mod keypairs;

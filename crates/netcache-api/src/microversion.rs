@@ -50,6 +50,15 @@ impl Microversion {
         Ok(())
     }
 
+    /// Nova's answer to a method it serves only from `2.first` asked for at an
+    /// earlier version: the same bare 404.
+    pub fn served_from(self, first: u16) -> Result<(), ApiError> {
+        if self.0 < first {
+            return Err(ApiError::NotFound("The resource could not be found.".into()));
+        }
+        Ok(())
+    }
+
     /// `"X.Y"` (Nova's form: no leading zeros) as `(X, Y)`, `"latest"` as the
     /// maximum; `None` for anything else.
     fn parse(text: &str) -> Option<(u16, u16)> {

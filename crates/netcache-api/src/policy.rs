@@ -104,6 +104,10 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:servers:stop", "rule:project_member_or_admin"),
     ("os_compute_api:servers:start", "rule:project_member_or_admin"),
     ("os_compute_api:servers:reboot", "rule:project_member_or_admin"),
+    (
+        "os_compute_api:servers:trigger_crash_dump",
+        "rule:project_member_or_admin",
+    ),
     ("os_compute_api:os-pause-server:pause", "rule:project_member_or_admin"),
     ("os_compute_api:os-pause-server:unpause", "rule:project_member_or_admin"),
     (

@@ -31,9 +31,7 @@ async fn server(
     id: &str,
     rule: &'static str,
 ) -> ApiResult<Server> {
-    if !version.at_least(26) {
-        return Err(ApiError::NotFound("The resource could not be found.".into()));
-    }
+    version.served_from(26)?;
     caller.server(state, id, rule).await
 }
 

@@ -8,7 +8,6 @@ use netcache_domain::network_info::{CacheAddresses, CachedIp};
 use netcache_domain::server::{Server, TaskState, VmState};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
-use sha2::{Digest, Sha224};
 
 use crate::Caller;
 use crate::microversion::Microversion;
@@ -395,7 +394,10 @@ impl<'a> ServerDetail<'a> {
             tenant_id: server.project_id.as_str(),
             user_id: &server.user_id,
             metadata: &server.metadata,
-            host_id: host_id(server),
+            host_id: crate::wire::host_id(
+                server.project_id.as_str(),
+                server.host.as_ref().map(netcache_domain::HostName::as_str),
+            ),
             image,
             flavor,
             created: iso(server.created_at),
@@ -462,14 +464,4 @@ impl<'a> DetailPage<'a> {
             servers,
         }
     }
-}
-
-/// Nova's `hostId`: an opaque per-project digest of the host.
-fn host_id(server: &Server) -> String {
-    server.host.as_ref().map_or_else(String::new, |host| {
-        format!(
-            "{:x}",
-            Sha224::digest(format!("{}{}", server.project_id, host).as_bytes())
-        )
-    })
 }

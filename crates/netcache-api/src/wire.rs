@@ -5,7 +5,6 @@ use std::net::IpAddr;
 
 use chrono::SecondsFormat;
 use netcache_compute::Interface;
-use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::server::Server;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -259,46 +258,14 @@ pub fn interface_view(interface: &Interface) -> Value {
     })
 }
 
-pub fn action_view(action: &Action, with_events: bool) -> Value {
-    let mut view = json!({
-        "action": action.action,
-        "instance_uuid": action.server_id.to_string(),
-        "message": action.message,
-        "project_id": action.project_id,
-        "request_id": action.request_id,
-        "start_time": iso_micro(action.start_time),
-        "user_id": action.user_id,
-    });
-    if with_events {
-        view["events"] = Value::Array(action.events.iter().map(event_view).collect());
-    }
-    view
-}
-
-fn event_view(event: &ActionEvent) -> Value {
-    json!({
-        "event": event.event,
-        "start_time": iso_micro(event.start_time),
-        "finish_time": event.finish_time.map(iso_micro),
-        "result": event.result,
-        "traceback": event.details,
-    })
-}
-
-/// Nova's `hostId` of a host for a project: SHA-224 of the project id and
-/// the host name, hex; empty without a host.
+/// Nova's `hostId` of a host for a project: an opaque per-project digest
+/// (SHA-224 of the project id and the host name, hex); empty without a host.
 #[must_use]
 pub fn host_id(project_id: &str, host: Option<&str>) -> String {
     use sha2::{Digest, Sha224};
-    host.map(|host| {
-        Sha224::digest(format!("{project_id}{host}").as_bytes())
-            .iter()
-            .fold(String::with_capacity(56), |mut hex, b| {
-                let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
-                hex
-            })
+    host.map_or_else(String::new, |host| {
+        format!("{:x}", Sha224::digest(format!("{project_id}{host}").as_bytes()))
     })
-    .unwrap_or_default()
 }
 
 /// The drift report as JSON (API and `netcache audit --json`).

@@ -101,6 +101,75 @@ async fn hypervisors_are_the_hosts_with_novas_views_per_microversion() {
 }
 
 #[tokio::test]
+async fn before_2_53_search_and_servers_have_routes_and_uptime_is_the_fake_drivers_501() {
+    let api = Api::start().await;
+    let server = api.boot_with(json!({})).await;
+    assert_eq!(api.built(&server).await, "ACTIVE");
+    let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
+    let busy = shown["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned();
+
+    let found = checked(&api, 52, "/v2.1/os-hypervisors/host/search", &schema::index(1)).await;
+    assert_eq!(
+        found["hypervisors"].as_array().unwrap().len(),
+        3,
+        "a substring of each host"
+    );
+    let found = checked(
+        &api,
+        52,
+        &format!("/v2.1/os-hypervisors/{busy}/servers"),
+        &schema::servers_by_pattern(),
+    )
+    .await;
+    assert_eq!(found["hypervisors"][0]["hypervisor_hostname"], busy.as_str());
+    assert_eq!(
+        found["hypervisors"][0]["servers"],
+        json!([{"uuid": server, "name": "vm"}])
+    );
+    let idle = if busy == "host1" { "host2" } else { "host1" };
+    let found = checked(
+        &api,
+        1,
+        &format!("/v2.1/os-hypervisors/{idle}/servers"),
+        &schema::servers_by_pattern(),
+    )
+    .await;
+    assert!(
+        found["hypervisors"][0].get("servers").is_none(),
+        "Nova leaves an empty list out"
+    );
+    for uri in [
+        "/v2.1/os-hypervisors/nothing/search",
+        "/v2.1/os-hypervisors/nothing/servers",
+    ] {
+        let (status, body) = get_at(&api, 52, uri).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
+        assert_eq!(
+            body["itemNotFound"]["message"],
+            "No hypervisor matching 'nothing' could be found."
+        );
+        let (status, body) = get_at(&api, 53, uri).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri} is gone at 2.53");
+        assert_eq!(body["itemNotFound"]["message"], "The resource could not be found.");
+    }
+
+    let listed = checked(&api, 1, "/v2.1/os-hypervisors", &schema::index(1)).await;
+    let id = listed["hypervisors"][0]["id"].as_i64().unwrap();
+    let (status, body) = get_at(&api, 1, &format!("/v2.1/os-hypervisors/{id}/uptime")).await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+    assert_eq!(body["notImplemented"]["message"], "Feature not supported");
+    assert_eq!(
+        get_at(&api, 1, "/v2.1/os-hypervisors/999/uptime").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get_at(&api, 88, &format!("/v2.1/os-hypervisors/{id}/uptime")).await.0,
+        StatusCode::NOT_FOUND,
+        "uptime is in the detail from 2.88"
+    );
+}
+
+#[tokio::test]
 async fn a_disabled_host_shows_a_disabled_hypervisor() {
     let api = Api::start().await;
     let body = json!({"host": "host2", "binary": "nova-compute"});
@@ -125,6 +194,9 @@ async fn hypervisors_are_admins_only() {
         "/v2.1/os-hypervisors/detail",
         "/v2.1/os-hypervisors/statistics",
         "/v2.1/os-hypervisors/1",
+        "/v2.1/os-hypervisors/1/uptime",
+        "/v2.1/os-hypervisors/host/search",
+        "/v2.1/os-hypervisors/host/servers",
     ] {
         let (status, _, body) = api.call_with_headers(Method::GET, uri, &member, None).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{uri}: {body}");

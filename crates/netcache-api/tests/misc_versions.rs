@@ -1,6 +1,6 @@
 //! os-server-external-events' names of each microversion, the multinic
 //! actions removed at 2.44 and os-interface's tag (2.49, 2.70) and query
-//! (2.102), each at its boundary (N-1, N).
+//! (2.102), `trigger_crash_dump` (2.17), each at its boundary (N-1, N).
 
 mod common;
 mod nova_schema;
@@ -169,4 +169,38 @@ async fn extensions_refuse_query_parameters_from_2_102() {
             )
         );
     }
+}
+
+#[tokio::test]
+async fn trigger_crash_dump_from_2_17_records_its_action_and_refuses_as_nova() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let action = format!("/v2.1/servers/{id}/action");
+    let dump = json!({"trigger_crash_dump": null});
+
+    let (status, body) = call(&api, 16, Method::POST, &action, dump.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not before 2.17: {body}");
+    let (status, body) = call(&api, 17, Method::POST, &action, json!({"trigger_crash_dump": {}})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = call(&api, 17, Method::POST, &action, dump.clone()).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let (_, actions) = api.get(&format!("/v2.1/servers/{id}/os-instance-actions")).await;
+    let names: Vec<&str> = actions["instanceActions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"trigger_crash_dump"), "{names:?}");
+
+    // A member's lock refuses a member's dump (an admin's goes through locks).
+    let member = [("x-roles", "member,reader"), ("openstack-api-version", "compute 2.17")];
+    let (status, _, body) = api
+        .call_with_headers(Method::POST, &action, &member, Some(json!({"lock": null})))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let (status, _, body) = api.call_with_headers(Method::POST, &action, &member, Some(dump)).await;
+    assert_eq!(status, StatusCode::CONFLICT, "a locked server: {body}");
+    assert_eq!(message(&body), format!("Instance {id} is locked"));
 }

@@ -25,6 +25,7 @@ use common::{Api, BASE};
 use insta::assert_json_snapshot;
 use netcache_api::ApiError;
 use netcache_api::flavor_view::FlavorView;
+use netcache_api::instance_action_view;
 use netcache_api::microversion::Microversion;
 use netcache_api::wire::{self, Image};
 use netcache_compute::Interface;
@@ -411,10 +412,22 @@ fn instance_actions() {
             },
         ],
     };
-    let list = json!({"instanceActions": [wire::action_view(&action, false)]});
+    let v2_1 = Microversion::MIN;
+    let list = json!({"instanceActions": [instance_action_view::action_view(&action, v2_1)]});
     assert_satisfies("GET os-instance-actions", &nova_schema::list_instance_actions(), &list);
     assert_json_snapshot!("instance_actions", list);
-    let show = json!({"instanceAction": wire::action_view(&action, true)});
+    // At 2.1 an admin sees each event's traceback, and nothing newer.
+    let mut show = instance_action_view::action_view(&action, v2_1);
+    let admin = instance_action_view::EventFields {
+        traceback: true,
+        ..Default::default()
+    };
+    show["events"] = action
+        .events
+        .iter()
+        .map(|e| instance_action_view::event_view(e, PROJECT, admin))
+        .collect();
+    let show = json!({"instanceAction": show});
     assert_satisfies(
         "GET os-instance-actions/{id}",
         &nova_schema::show_instance_action(),

@@ -46,6 +46,9 @@ pub enum ServerEdit {
     Unlock,
     /// 2.26's server tags.
     Tags(TagEdit),
+    /// 2.17's `trigger_crash_dump`: only its instance action (the fake virt
+    /// driver has no crash dump to take), refused as Nova refuses it.
+    TriggerCrashDump,
 }
 
 /// A change of a server's tags (`/servers/{id}/tags`).
@@ -125,6 +128,7 @@ impl ServerEdit {
                     TagEdit::Clear => stored.clear(),
                 }
             }
+            Self::TriggerCrashDump => crash_dump_allowed(ctx, server)?,
             Self::DeleteMetadata { key } => {
                 if edited.metadata.remove(key).is_none() {
                     return Err(Error::MetadataItemNotFound);
@@ -143,6 +147,7 @@ impl ServerEdit {
             Self::Lock(by, _) if owners_relock(*by, server) => None,
             Self::Lock(..) => Some("lock"),
             Self::Unlock => Some("unlock"),
+            Self::TriggerCrashDump => Some("trigger_crash_dump"),
             Self::Update { .. } | Self::SetMetadata { .. } | Self::DeleteMetadata { .. } | Self::Tags(_) => None,
         }
     }
@@ -170,6 +175,31 @@ fn tags_changeable(server: &Server, edit: &TagEdit) -> Result<()> {
         },
         vm_state: server.vm_state.to_string(),
     })
+}
+
+/// Nova's checks of `trigger_crash_dump` (409s): unlocked or an admin, on a
+/// host, active, paused or in error (`ALLOW_TRIGGER_CRASH_DUMP`, of the states
+/// netcache has), no task.
+fn crash_dump_allowed(ctx: &RequestContext, server: &Server) -> Result<()> {
+    Compute::check_unlocked(ctx, server)?;
+    if server.host.is_none() {
+        return Err(Error::NotReady(server.id));
+    }
+    if ![VmState::Active, VmState::Paused, VmState::Error].contains(&server.vm_state) {
+        return Err(Error::InvalidState {
+            server: server.id,
+            action: "trigger_crash_dump",
+            vm_state: server.vm_state.to_string(),
+        });
+    }
+    if let Some(task) = server.task_state {
+        return Err(Error::OperationInFlight {
+            server: server.id,
+            kind: task.to_string(),
+            action: "trigger_crash_dump".to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// Nova's `check_instance_lock` and `check_instance_state` of the metadata calls

@@ -1,7 +1,8 @@
 //! Nova 34's response schemas of os-hypervisors (`schemas/hypervisors.py`):
 //! the list (2.1, 2.53 with uuid ids and servers), the detail (2.1, 2.28 with
 //! `cpu_info` an object, 2.53, 2.88 without the figures and with `uptime`)
-//! and the statistics.
+//! and the statistics; before 2.53 the search (the list's) and a pattern's
+//! servers.
 
 use serde_json::{Value, json};
 
@@ -106,6 +107,16 @@ pub fn detail_item(version: u16) -> Value {
 pub fn index(version: u16) -> Value {
     object(
         json!({"hypervisors": {"type": "array", "items": hypervisor(version)}}),
+        &["hypervisors"],
+    )
+}
+
+/// `servers_response` (before 2.53): the matching hosts, each with its servers.
+pub fn servers_by_pattern() -> Value {
+    let mut item = hypervisor(1);
+    item["properties"]["servers"] = servers();
+    object(
+        json!({"hypervisors": {"type": "array", "items": item}}),
         &["hypervisors"],
     )
 }
