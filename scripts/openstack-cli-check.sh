@@ -687,7 +687,7 @@ if [ -n "$ADMIN_CLOUD" ]; then
 else
     step "admin-only commands as a member (noauth has no admin for the CLI): refused by Nova's policy"
     refused "$(forbidden os_compute_api:os-services:list)" openstack compute service list
-    refused "$(forbidden os_compute_api:os-hypervisors:list)" openstack hypervisor list
+    refused "$(forbidden os_compute_api:os-hypervisors:list-detail)" openstack hypervisor list
     refused "$(forbidden os_compute_api:os-flavor-manage:create)" \
         openstack flavor create --ram 256 --disk 1 --vcpus 1 "$NAME-flavor"
     ok "compute service list, hypervisor list and flavor create need admin (403, as in Nova)"
