@@ -37,7 +37,10 @@ pub async fn heal(settings: &Settings) -> anyhow::Result<()> {
 
 pub async fn gc(settings: &Settings) -> anyhow::Result<()> {
     let compute = offline_compute(settings).await?;
-    let r = compute.gc().await?;
+    let pass = compute.gc().await;
+    // This process exits next: what it could not finish is a service's to take over now.
+    compute.hand_back_operations().await?;
+    let r = pass?;
     if r.held_elsewhere {
         println!("Another process is running a GC pass; nothing done");
         return Ok(());

@@ -69,6 +69,31 @@ impl Compute {
         Ok(())
     }
 
+    /// For a process about to exit (a one-off command): the leases of the
+    /// operations it owns end now, so a running service takes them over at its
+    /// next tick rather than a whole lease later (a GC pass's release that
+    /// Neutron refused, say). Answers how many were handed back.
+    pub async fn hand_back_operations(&self) -> Result<u64> {
+        let me = &self.runner.owner;
+        let mine: Vec<_> = self
+            .store
+            .operations()
+            .await?
+            .into_iter()
+            .filter(|op| op.owner == *me)
+            .map(|op| op.server_id)
+            .collect();
+        if mine.is_empty() {
+            return Ok(0);
+        }
+        let handed = self.store.renew_leases(me, &mine, chrono::TimeDelta::zero()).await?;
+        info!(
+            operations = handed,
+            "Handed {handed} unfinished operations back for another process to take over"
+        );
+        Ok(handed)
+    }
+
     /// One tick of the lease loop.
     pub async fn lease_tick(self: &Arc<Self>) {
         self.check_node_lock().await;

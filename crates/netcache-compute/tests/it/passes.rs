@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 use netcache_compute::{ComputeConfig, CrashPoint, Error};
-use netcache_domain::ServerId;
 use netcache_domain::change::Change;
+use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::marker::OwnershipMarker;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::vif::VifState;
+use netcache_domain::{HostName, IntentId, NetworkId, ServerId};
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 use serde_json::json;
 use support::{Harness, config};
@@ -204,4 +205,53 @@ async fn a_service_started_without_neutron_serves_reads_and_boots_once_neutron_a
     let server = h.boot().await;
     assert_eq!(h.ports_of(server).len(), 1);
     assert_eq!(h.compute.server(server).await.unwrap().id, server);
+}
+
+/// A one-off GC that cannot resolve a server's pending intent (Neutron's port
+/// list answers 503) hands the release back as it exits: the service takes it
+/// over at its next look, not a lease later (chaos seed 808: three servers in
+/// ERROR kept their pending intents past the settle).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_off_hands_its_unfinished_release_back_for_the_service_to_finish() {
+    let h = Harness::start(config()).await;
+    let server = h.boot().await;
+    let now = h.compute.clock().now();
+    let pending = PortIntent {
+        id: IntentId::new_v4(),
+        server_id: server,
+        attempt: 1,
+        position: 1,
+        host: HostName::from("host1"),
+        network_id: NetworkId::from("net"),
+        fixed_ip: None,
+        tag: None,
+        state: IntentState::Pending,
+        port_id: None,
+        adopted: false,
+        reason: None,
+        created_at: now,
+        updated_at: now,
+    };
+    let store = h.compute.store();
+    store.commit(vec![Change::InsertIntent(pending.clone())]).await.unwrap();
+    h.sim()
+        .add_fault(FaultRule::new("ports.list", FaultAction::Error { status: 503 }));
+    let one_off = h.one_off(config()).await;
+    let r = one_off.gc().await.unwrap();
+    assert_eq!(r.intents_resolved, 0, "{r:?}");
+    let op = store.operation(server).await.unwrap().expect("the release");
+    assert_eq!(&op.owner, one_off.owner());
+    assert_eq!(
+        h.compute.claim_orphaned_operations().await.unwrap(),
+        0,
+        "its lease is live"
+    );
+
+    assert_eq!(one_off.hand_back_operations().await.unwrap(), 1);
+    assert_eq!(h.compute.claim_orphaned_operations().await.unwrap(), 1);
+    h.sim().clear_faults();
+    h.compute.settle().await;
+    assert!(store.operation(server).await.unwrap().is_none());
+    let intent = store.intent(pending.id).await.unwrap().expect("kept");
+    assert_eq!(intent.state, IntentState::Abandoned, "resolved: no port carries it");
 }
