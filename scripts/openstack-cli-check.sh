@@ -267,6 +267,8 @@ wait_for() {
     done
 }
 
+# `active_named PREFIX N`: N servers named PREFIX-<n> are ACTIVE.
+active_named() { [ "$(openstack server list --name "^$1-[0-9]+$" --status ACTIVE -f value -c ID | wc -l)" = "$2" ]; }
 server_status_is() { [ "$(openstack server show "$SERVER_ID" -f value -c status)" = "$1" ]; }
 server_addresses() { openstack server show "$SERVER_ID" -f json -c addresses | jq_py '[a for ips in d["addresses"].values() for a in ips]'; }
 server_port_ids() { openstack port list --server "$SERVER_ID" -f json -c ID | jq_py 'sorted(p["ID"] for p in d)'; }
@@ -496,10 +498,7 @@ run openstack keypair create --public-key "$TMP/key.pub" -f json "$NAME-key"
 KEYPAIR="$NAME-key"
 run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --key-name "$KEYPAIR" \
     --min 2 --max 3 -f json "$NAME-multi"
-multi_active() {
-    [ "$(openstack server list --name "^$NAME-multi-[0-9]+$" --status ACTIVE -f value -c ID | wc -l)" = 3 ]
-}
-wait_for "three servers $NAME-multi-N to be ACTIVE" multi_active
+wait_for "three servers $NAME-multi-N to be ACTIVE" active_named "$NAME-multi" 3
 run openstack server list --name "^$NAME-multi-[0-9]+$" -f value -c ID -c Name
 MULTI_IDS=$(awk '{print $1}' <<< "$OUT")
 for id in $MULTI_IDS; do STRAY_SERVERS+=("$OS_CLOUD $id"); done
@@ -610,10 +609,7 @@ run openstack server group create --policy affinity -f json "$NAME-group"
 GROUP_ID=$(jq_py 'd["id"]' <<< "$OUT")
 run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --hint "group=$GROUP_ID" \
     --min 2 --max 2 -f json "$NAME-grouped"
-grouped_active() {
-    [ "$(openstack server list --name "^$NAME-grouped-[0-9]+$" --status ACTIVE -f value -c ID | wc -l)" = 2 ]
-}
-wait_for "two servers $NAME-grouped-N to be ACTIVE" grouped_active
+wait_for "two servers $NAME-grouped-N to be ACTIVE" active_named "$NAME-grouped" 2
 run openstack server list --name "^$NAME-grouped-[0-9]+$" -f value -c ID
 GROUPED_IDS=$OUT
 for id in $GROUPED_IDS; do STRAY_SERVERS+=("$OS_CLOUD $id"); done
@@ -649,10 +645,7 @@ if [ -n "$ADMIN_CLOUD" ]; then
     [ "$(jq_py "sorted(s['Host'] for s in d if s['Status'] == 'enabled')" <<< "$OUT")" = "[\"$KEPT_HOST\"]" ] \
         || fail "after disabling, the enabled hosts are not [$KEPT_HOST]"
     run openstack server create --flavor "$FLAVOR" --image "$IMAGE" --network "$NET" --min 2 --max 2 -f json "$NAME-placed"
-    placed_active() {
-        [ "$(openstack server list --name "^$NAME-placed-[0-9]+$" --status ACTIVE -f value -c ID | wc -l)" = 2 ]
-    }
-    wait_for "two servers $NAME-placed-N to be ACTIVE" placed_active
+    wait_for "two servers $NAME-placed-N to be ACTIVE" active_named "$NAME-placed" 2
     run openstack server list --name "^$NAME-placed-[0-9]+$" -f value -c ID
     PLACED_IDS=$OUT
     for id in $PLACED_IDS; do STRAY_SERVERS+=("$OS_CLOUD $id"); done

@@ -272,11 +272,7 @@ async fn search(
     version: Microversion,
     Path(pattern): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    version.served_until(52)?;
-    caller.authorize("os_compute_api:os-hypervisors:search")?;
-    let found = matching(hypervisors(&state, false).await?, &pattern)?;
-    let views: Vec<Value> = found.iter().map(|h| h.view(false, version)).collect();
-    Ok(Json(json!({"hypervisors": views})))
+    by_pattern(&state, &caller, version, &pattern, false).await
 }
 
 /// Before 2.53: the matching hypervisors, each with its servers.
@@ -286,9 +282,23 @@ async fn servers(
     version: Microversion,
     Path(pattern): Path<String>,
 ) -> ApiResult<Json<Value>> {
+    by_pattern(&state, &caller, version, &pattern, true).await
+}
+
+async fn by_pattern(
+    state: &AppState,
+    caller: &Caller,
+    version: Microversion,
+    pattern: &str,
+    with_servers: bool,
+) -> ApiResult<Json<Value>> {
     version.served_until(52)?;
-    caller.authorize("os_compute_api:os-hypervisors:servers")?;
-    let found = matching(hypervisors(&state, true).await?, &pattern)?;
+    caller.authorize(if with_servers {
+        "os_compute_api:os-hypervisors:servers"
+    } else {
+        "os_compute_api:os-hypervisors:search"
+    })?;
+    let found = matching(hypervisors(state, with_servers).await?, pattern)?;
     let views: Vec<Value> = found.iter().map(|h| h.view(false, version)).collect();
     Ok(Json(json!({"hypervisors": views})))
 }
