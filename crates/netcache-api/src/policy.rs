@@ -55,6 +55,7 @@ pub const RULES: &[(&str, &str)] = &[
         "rule:project_member_or_admin",
     ),
     ("os_compute_api:servers:create", "rule:project_member_or_admin"),
+    ("compute:servers:create:requested_destination", "rule:context_is_admin"),
     ("os_compute_api:servers:update", "rule:project_member_or_admin"),
     ("os_compute_api:servers:delete", "rule:project_member_or_admin"),
     ("os_compute_api:server-metadata:index", "rule:project_reader_or_admin"),

@@ -7,7 +7,7 @@
 mod common;
 
 use axum::http::{Method, StatusCode};
-use common::{Api, IMAGE};
+use common::{Api, IMAGE, error_message};
 use serde_json::{Value, json};
 
 /// A boot request with `fields`, without networks ("none", from 2.37).
@@ -179,6 +179,47 @@ async fn request_fields_are_refused_before_their_microversion() {
     let several = boot(json!({"hostname": "web", "max_count": 2}));
     let (status, _) = api.at(90, Method::POST, "/v2.1/servers", Some(several)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+/// 2.74's requested host: refused before 2.74 as any unknown key; from 2.74
+/// an admin's only (Nova's policy), and then a 400 that says netcache does
+/// not honour it, never a server placed elsewhere.
+#[tokio::test]
+async fn a_requested_host_is_refused_rather_than_ignored() {
+    let api = Api::start().await;
+    for key in ["host", "hypervisor_hostname"] {
+        let fields = json!({key: "host1"});
+        let (status, body) = api
+            .at(73, Method::POST, "/v2.1/servers", Some(boot_at(73, fields.clone())))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{key} at 2.73: {body}");
+        assert!(
+            error_message(&body).contains(&format!("('{key}' was unexpected)")),
+            "{body}"
+        );
+
+        let member = [("x-roles", "member,reader"), ("openstack-api-version", "compute 2.74")];
+        let (status, _, body) = api
+            .call_with_headers(
+                Method::POST,
+                "/v2.1/servers",
+                &member,
+                Some(boot_at(74, fields.clone())),
+            )
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "a member's {key}: {body}");
+
+        let (status, body) = api
+            .at(74, Method::POST, "/v2.1/servers", Some(boot_at(74, fields)))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "an admin's {key}: {body}");
+        assert!(
+            error_message(&body).contains(&format!("requested {key} is not supported")),
+            "{body}"
+        );
+    }
+    let (_, listed) = api.get("/v2.1/servers").await;
+    assert_eq!(listed["servers"], json!([]), "no server was made");
 }
 
 #[tokio::test]
