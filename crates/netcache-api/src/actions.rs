@@ -51,6 +51,7 @@ async fn act(
         "rebuild" => return server_rebuild::act(&state, &caller, version, &id, &args).await,
         "os-getConsoleOutput" => return console_output::act(&state, &caller, &id, &args).await,
         "os-resetState" => admin_actions::reset_state(&state, &caller, &id, &args).await?,
+        "injectNetworkInfo" => admin_actions::inject_network_info(&state, &caller, &id).await?,
         "forceDelete" => deferred_delete::force_delete(&state, &caller, &id).await?,
         "restore" => deferred_delete::restore(&state, &caller, &id).await?,
         "addFixedIp" => {

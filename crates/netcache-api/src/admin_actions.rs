@@ -1,5 +1,6 @@
-//! The admin's `os-resetState` server action: `{"state": "active" | "error"}`
-//! (Nova's schema), the server's vm_state set and its task cleared (202).
+//! The admin's server actions of Nova's `admin_actions` controller: `os-resetState`
+//! (`{"state": "active" | "error"}`, Nova's schema: the server's vm_state set and
+//! its task cleared) and `injectNetworkInfo` (its network info refreshed); 202.
 
 use netcache_domain::server::VmState;
 use serde_json::Value;
@@ -13,6 +14,16 @@ pub async fn reset_state(state: &AppState, caller: &Caller, id: &str, args: &Val
         .server(state, id, "os_compute_api:os-admin-actions:reset_state")
         .await?;
     state.compute.reset_state(&caller.ctx, server.id, vm_state).await?;
+    Ok(())
+}
+
+/// `injectNetworkInfo` (any value, as Nova's schema): the server's network
+/// info refreshed from Neutron; an admin's by Nova's policy.
+pub async fn inject_network_info(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+    let server = caller
+        .server(state, id, "os_compute_api:os-admin-actions:inject_network_info")
+        .await?;
+    state.compute.inject_network_info(&caller.ctx, server.id).await?;
     Ok(())
 }
 

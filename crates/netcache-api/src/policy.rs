@@ -136,6 +136,10 @@ pub const RULES: &[(&str, &str)] = &[
         "rule:project_member_or_admin",
     ),
     ("os_compute_api:os-admin-actions:reset_state", "rule:context_is_admin"),
+    (
+        "os_compute_api:os-admin-actions:inject_network_info",
+        "rule:context_is_admin",
+    ),
     ("os_compute_api:os-multinic:add", "rule:project_member_or_admin"),
     ("os_compute_api:os-multinic:remove", "rule:project_member_or_admin"),
     ("os_compute_api:os-security-groups:list", "rule:project_reader_or_admin"),

@@ -22,7 +22,7 @@ use netcache_domain::{PortId, ServerId};
 use tracing::{info, warn};
 
 use crate::heal::{HealReport, Stored};
-use crate::{Compute, HoldPoint, Result};
+use crate::{Compute, HoldPoint, RequestContext, Result};
 
 /// One event as Nova receives it.
 #[derive(Clone, Debug)]
@@ -104,6 +104,22 @@ impl Compute {
         }
         info!(server.id = %server_id, event = %event.name, tag = ?event.tag, "Handled event {} for server {server_id}", event.name);
         Ok(EventCode::Accepted)
+    }
+
+    /// Nova's `injectNetworkInfo`: the server's network info refreshed from
+    /// Neutron, as a tagless `network-changed` refreshes it (the fake guest
+    /// takes nothing more). A locked server refuses it but for admins (409);
+    /// Neutron trouble is logged, not returned (Nova casts it to the compute).
+    pub async fn inject_network_info(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
+        let server = self.server(server_id).await?;
+        Self::check_unlocked(ctx, &server)?;
+        if server.host.is_none() {
+            return Ok(());
+        }
+        if let Err(e) = self.refresh_server(&server).await {
+            warn!(server.id = %server_id, error = %e, "Network info of server {server_id} not refreshed: {e}");
+        }
+        Ok(())
     }
 
     /// Refreshes one port of the server if it is one of its VIFs; otherwise, if

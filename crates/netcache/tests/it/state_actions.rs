@@ -1,7 +1,8 @@
 //! The server actions that read the guest or set the recorded state:
 //! `os-getConsoleOutput` (the fake guest's real console log), the admin's
-//! `os-resetState`, and the deferred-delete pair `forceDelete` / `restore` of a
-//! service that never soft-deletes; each with Nova's 4xx.
+//! `os-resetState` and `injectNetworkInfo`, and the deferred-delete pair
+//! `forceDelete` / `restore` of a service that never soft-deletes; each with
+//! Nova's 4xx.
 
 use crate::common;
 
@@ -246,4 +247,30 @@ async fn force_delete_deletes_and_restore_finds_nothing_soft_deleted() {
             );
         }
     }
+}
+
+/// Tempest's `test_inject_network_info`, with what Nova's compute does for
+/// it: the server's network info refreshed from Neutron (a floating IP
+/// associated there shows after it); a member may not (Nova's admin policy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inject_network_info_refreshes_the_servers_network_info() {
+    let t = TestApp::start().await;
+    let id = t.boot_on_private().await;
+    let port = t.interface_port_ids(&id).await.remove(0);
+    let (_, fip) = t.neutron().request(
+        "POST",
+        "/v2.0/floatingips",
+        Some(json!({"floatingip": {"floating_network_id": t.topology.public_network_id, "port_id": port, "project_id": common::PROJECT}})),
+    );
+    let fip = fip["floatingip"]["floating_ip_address"].as_str().unwrap().to_owned();
+    assert!(!common::shows_ip(&t.server(&id).await, &fip));
+
+    let inject = json!({"injectNetworkInfo": null});
+    let (code, answer) = act(&t, &id, inject.clone()).await;
+    assert_eq!(code, 403, "{answer}");
+    assert!(!common::shows_ip(&t.server(&id).await, &fip));
+    let (code, answer) = act_as_admin(&t, &id, inject.clone()).await;
+    assert_eq!(code, 202, "{answer}");
+    assert!(common::shows_ip(&t.server(&id).await, &fip), "the floating IP shows");
+    assert_eq!(act_as_admin(&t, MISSING, inject).await.0, 404);
 }
