@@ -120,7 +120,9 @@ impl ApiError {
                 | C::FlavorIdExists(_)
                 | C::FlavorIsPublic
                 | C::FlavorAccessExists { .. }
-                | C::ServiceHostsInstances => StatusCode::CONFLICT,
+                | C::ServiceHostsInstances
+                | C::PinnedZoneChange
+                | C::PinnedZoneNotCurrent { .. } => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }

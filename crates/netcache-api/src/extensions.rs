@@ -63,6 +63,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "Adds launched_at and terminated_at on Servers.",
     ),
     ("os-access-ips", "AccessIPs", "Access IPs support."),
+    (
+        "os-admin-actions",
+        "AdminActions",
+        "Enable admin-only server actions\n\n    Actions include: resetNetwork, injectNetworkInfo, os-resetState\n    ",
+    ),
     ("os-attach-interfaces", "AttachInterfaces", "Attach interface support."),
     (
         "os-availability-zone",
@@ -70,11 +75,35 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "1. Add availability_zone to the Create Server API.\n       2. Add availability zones describing.\n    ",
     ),
     (
+        "os-console-output",
+        "ConsoleOutput",
+        "Console log output support, with tailing ability.",
+    ),
+    ("os-deferred-delete", "DeferredDelete", "Instance deferred delete."),
+    (
+        "os-extended-hypervisors",
+        "ExtendedHypervisors",
+        "Extended hypervisors support.",
+    ),
+    (
         "os-extended-quotas",
         "ExtendedQuotas",
         "Adds ability for admins to delete quota and optionally force the update Quota command.",
     ),
+    ("os-extended-services", "ExtendedServices", "Extended services support."),
+    (
+        "os-extended-services-delete",
+        "ExtendedServicesDelete",
+        "Extended services deletion support.",
+    ),
     ("os-extended-status", "ExtendedStatus", "Extended Status support."),
+    ("os-flavor-access", "FlavorAccess", "Flavor access support."),
+    (
+        "os-flavor-extra-specs",
+        "FlavorExtraSpecs",
+        "Flavors extra specs support.",
+    ),
+    ("os-flavor-manage", "FlavorManage", "Flavor create/delete API support."),
     (
         "os-flavor-rxtx",
         "FlavorRxtx",
@@ -85,6 +114,8 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "FlavorSwap",
         "Support to show the swap status of a flavor.",
     ),
+    ("os-hypervisor-status", "HypervisorStatus", "Show hypervisor status."),
+    ("os-hypervisors", "Hypervisors", "Admin-only hypervisor administration."),
     (
         "os-instance-actions",
         "InstanceActions",
@@ -105,6 +136,13 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "Server External Event Triggers.",
     ),
     (
+        "os-server-group-quotas",
+        "ServerGroupQuotas",
+        "Adds quota support to server groups.",
+    ),
+    ("os-server-groups", "ServerGroups", "Server group support."),
+    ("os-server-password", "ServerPassword", "Server password support."),
+    (
         "os-server-sort-keys",
         "ServerSortKeys",
         "Add sorting support in get Server v2 API.",
@@ -114,6 +152,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "ServerStartStop",
         "Start/Stop instance compute API support.",
     ),
+    ("os-services", "Services", "Services support."),
     (
         "os-suspend-server",
         "SuspendServer",
@@ -129,6 +168,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "UsedLimitsForAdmin",
         "Provide data to admin on limited resources used by other tenants.",
     ),
+    ("os-user-data", "UserData", "Add user_data to the Create Server API."),
     ("os-user-quotas", "UserQuotas", "Project user quota support."),
 ];
 

@@ -52,6 +52,7 @@ mod security_group_actions;
 mod server_create;
 mod server_groups;
 mod server_metadata;
+mod server_password;
 mod server_query;
 mod server_rebuild;
 mod server_security_groups;
@@ -107,6 +108,7 @@ pub fn router(state: AppState) -> Router {
         .merge(actions::routes())
         .merge(server_update::routes())
         .merge(server_metadata::routes())
+        .merge(server_password::routes())
         .merge(server_security_groups::routes())
         .merge(server_tags::routes())
         .merge(interfaces::routes())

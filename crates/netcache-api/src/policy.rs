@@ -109,6 +109,11 @@ pub const RULES: &[(&str, &str)] = &[
         "os_compute_api:servers:trigger_crash_dump",
         "rule:project_member_or_admin",
     ),
+    ("os_compute_api:os-server-password:show", "rule:project_reader_or_admin"),
+    (
+        "os_compute_api:os-server-password:clear",
+        "rule:project_member_or_admin",
+    ),
     ("os_compute_api:os-pause-server:pause", "rule:project_member_or_admin"),
     ("os_compute_api:os-pause-server:unpause", "rule:project_member_or_admin"),
     (

@@ -222,20 +222,25 @@ pub fn device_tag(value: &Value) -> ApiResult<&str> {
 /// Nova's `name` (servers): a string of 1 to 255 printable characters, with no
 /// whitespace at either end.
 pub fn name(value: &Value) -> ApiResult<String> {
+    name_of("name", value)
+}
+
+/// Nova's `name` format of another field (`field` names it in the refusal).
+pub fn name_of(field: &str, value: &Value) -> ApiResult<String> {
     let Value::String(text) = value else {
-        return Err(not_of_type("name", value, "string"));
+        return Err(not_of_type(field, value, "string"));
     };
     let repr = python_repr(value);
     if text.is_empty() {
-        return Err(invalid("name", value, &format!("{repr} is too short")));
+        return Err(invalid(field, value, &format!("{repr} is too short")));
     }
     if text.chars().count() > NAME_MAX {
-        return Err(invalid("name", value, &format!("{repr} is too long")));
+        return Err(invalid(field, value, &format!("{repr} is too long")));
     }
     let edge_space = text.starts_with(char::is_whitespace) || text.ends_with(char::is_whitespace);
     if edge_space || text.chars().any(char::is_control) {
         return Err(invalid(
-            "name",
+            field,
             value,
             &format!(
                 "{repr} does not match the name pattern (printable characters, no leading or trailing whitespace)"

@@ -1,5 +1,6 @@
 //! `PUT /v2.1/servers/{id}`: a server's name and access addresses (Nova's
-//! update at 2.1), its description (2.19) and hostname (2.90), a
+//! update at 2.1), its description (2.19), hostname (2.90) and pinned zone
+//! (2.104: unpinned, or pinned to the zone it is in), a
 //! compare-and-swap on the server row through Compute; answered with the basic
 //! view, or from 2.75 the whole server as `GET` shows it.
 
@@ -47,6 +48,9 @@ fn parse_update(body: &Value, version: Microversion) -> ApiResult<ServerEdit> {
     if version.at_least(90) {
         allowed.push("hostname");
     }
+    if version.at_least(104) {
+        allowed.push("pinned_availability_zone");
+    }
     let fields = schema::object(Some("server"), &top["server"], &allowed, &[])?;
     if let Some(disk_config) = fields.get("OS-DCF:diskConfig") {
         schema::disk_config(disk_config)?;
@@ -59,6 +63,13 @@ fn parse_update(body: &Value, version: Microversion) -> ApiResult<ServerEdit> {
         hostname: fields
             .get("hostname")
             .map(|h| schema::hostname(h, version.at_least(94)))
+            .transpose()?,
+        pinned_availability_zone: fields
+            .get("pinned_availability_zone")
+            .map(|zone| match zone {
+                Value::Null => Ok(None),
+                zone => schema::name_of("pinned_availability_zone", zone).map(Some),
+            })
             .transpose()?,
     })
 }

@@ -396,6 +396,42 @@ async fn an_update_sets_description_and_hostname_and_answers_the_whole_server_fr
     assert_eq!(body["server"]["OS-EXT-SRV-ATTR:hostname"], "db.example");
 }
 
+/// 2.104: an update unpins a server's zone and pins it again to the zone it
+/// is in; a pin to another zone, or over another pin, is Nova's 409.
+#[tokio::test]
+async fn an_update_unpins_and_repins_the_zone_from_2_104() {
+    let api = Api::start().await;
+    let id = booted(&api, 104, boot_at(104, json!({"availability_zone": "nova"}))).await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let uri = format!("/v2.1/servers/{id}");
+    let pin = |zone: Value| Some(json!({"server": {"pinned_availability_zone": zone}}));
+    let (status, _) = api.at(103, Method::PUT, &uri, pin(Value::Null)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "not before 2.104");
+
+    let (status, body) = api.at(104, Method::PUT, &uri, pin(json!("elsewhere"))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "over a pin: {body}");
+    assert_eq!(
+        error_message(&body),
+        "Cannot change pinned availability zone directly. Unpin first by setting pinned_availability_zone to null."
+    );
+    let (status, body) = api.at(104, Method::PUT, &uri, pin(Value::Null)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server"]["pinned_availability_zone"], Value::Null);
+    let (status, body) = api.at(104, Method::PUT, &uri, pin(Value::Null)).await;
+    assert_eq!(status, StatusCode::OK, "unpinning an unpinned server: {body}");
+
+    let (status, body) = api.at(104, Method::PUT, &uri, pin(json!("elsewhere"))).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(
+        error_message(&body),
+        "Server can only be pinned to its current availability zone 'nova', but 'elsewhere' was requested."
+    );
+    let (status, body) = api.at(104, Method::PUT, &uri, pin(json!("nova"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server"]["pinned_availability_zone"], "nova");
+    assert_eq!(shown(&api, 104, &id).await["pinned_availability_zone"], "nova");
+}
+
 #[tokio::test]
 async fn lists_filter_by_tags_lock_and_change_time_from_their_microversions() {
     let api = Api::start().await;

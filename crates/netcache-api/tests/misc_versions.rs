@@ -1,6 +1,7 @@
 //! os-server-external-events' names of each microversion, the multinic
 //! actions removed at 2.44 and os-interface's tag (2.49, 2.70) and query
-//! (2.102), `trigger_crash_dump` (2.17), each at its boundary (N-1, N).
+//! (2.102), `trigger_crash_dump` (2.17), each at its boundary (N-1, N); and
+//! os-server-password, which has nothing to show without a metadata service.
 
 mod common;
 mod nova_schema;
@@ -203,4 +204,21 @@ async fn trigger_crash_dump_from_2_17_records_its_action_and_refuses_as_nova() {
     let (status, _, body) = api.call_with_headers(Method::POST, &action, &member, Some(dump)).await;
     assert_eq!(status, StatusCode::CONFLICT, "a locked server: {body}");
     assert_eq!(message(&body), format!("Instance {id} is locked"));
+}
+
+#[tokio::test]
+async fn the_server_password_is_empty_without_a_metadata_service() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    let uri = format!("/v2.1/servers/{id}/os-server-password");
+    let (status, body) = api.get(&uri).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"password": ""}));
+    let (status, _) = api.call(Method::DELETE, &uri, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, body) = api.at(102, Method::GET, &format!("{uri}?foo=1"), None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "no query from 2.102: {body}");
+    let missing = "/v2.1/servers/3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01/os-server-password";
+    assert_eq!(api.get(missing).await.0, StatusCode::NOT_FOUND);
 }

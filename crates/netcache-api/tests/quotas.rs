@@ -210,10 +210,26 @@ async fn limits_and_extensions_are_novas_2_1_views() {
         .iter()
         .map(|e| e["alias"].as_str().unwrap())
         .collect();
-    for served in ["os-quota-sets", "os-keypairs", "os-attach-interfaces", "os-used-limits"] {
+    for served in [
+        "os-quota-sets",
+        "os-keypairs",
+        "os-attach-interfaces",
+        "os-used-limits",
+        "os-server-groups",
+        "os-hypervisors",
+        "os-services",
+        "os-flavor-manage",
+        "os-server-password",
+    ] {
         assert!(aliases.contains(&served), "{served} in {aliases:?}");
     }
-    for absent in ["os-hosts", "os-consoles", "os-volumes", "os-server-groups"] {
+    for absent in [
+        "os-hosts",
+        "os-consoles",
+        "os-volumes",
+        "os-aggregates",
+        "os-security-groups",
+    ] {
         assert!(!aliases.contains(&absent), "{absent} is not served: {aliases:?}");
     }
     let one = get_checked(&api, "/v2.1/extensions/os-quota-sets", &schema::get_extension()).await;

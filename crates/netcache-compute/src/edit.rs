@@ -31,6 +31,8 @@ pub enum ServerEdit {
         description: Option<Option<String>>,
         /// 2.90.
         hostname: Option<String>,
+        /// 2.104: `Some(None)` unpins; `Some(zone)` pins to the server's own zone.
+        pinned_availability_zone: Option<Option<String>>,
     },
     /// Metadata items merged into the server's (`replace`: in place of all of them).
     SetMetadata {
@@ -65,7 +67,7 @@ impl ServerEdit {
     /// unlocked (but for admins) server in a state Nova allows, without a task
     /// (409); deleting an item that is not there is a 404 first. (The quota of
     /// the items set is checked after, by `Compute::edit_server`.)
-    fn apply(&self, ctx: &RequestContext, server: &Server) -> Result<Server> {
+    fn apply(&self, ctx: &RequestContext, server: &Server, zone: &str) -> Result<Server> {
         let mut edited = server.clone();
         match self {
             Self::Update {
@@ -74,7 +76,11 @@ impl ServerEdit {
                 access_ip_v6,
                 description,
                 hostname,
+                pinned_availability_zone,
             } => {
+                if let Some(pin) = pinned_availability_zone {
+                    edited.attributes.pinned_availability_zone = repinned(server, pin.as_deref(), zone)?;
+                }
                 if let Some(name) = name {
                     edited.name.clone_from(name);
                 }
@@ -150,6 +156,21 @@ impl ServerEdit {
             Self::TriggerCrashDump => Some("trigger_crash_dump"),
             Self::Update { .. } | Self::SetMetadata { .. } | Self::DeleteMetadata { .. } | Self::Tags(_) => None,
         }
+    }
+}
+
+/// 2.104's pin, as Nova checks it: an unpin always; a pin only to the zone
+/// the server is in, and not over another pin (409s).
+fn repinned(server: &Server, requested: Option<&str>, zone: &str) -> Result<Option<String>> {
+    let current = server.attributes.pinned_availability_zone.as_deref();
+    match (requested, current) {
+        (None, _) => Ok(None),
+        (Some(requested), Some(pinned)) if requested != pinned => Err(Error::PinnedZoneChange),
+        (Some(requested), None) if requested != zone => Err(Error::PinnedZoneNotCurrent {
+            current: zone.to_owned(),
+            requested: requested.to_owned(),
+        }),
+        (Some(requested), _) => Ok(Some(requested.to_owned())),
     }
 }
 
@@ -242,7 +263,7 @@ impl Compute {
         let mut attempt = 0;
         loop {
             let server = self.server(server_id).await?;
-            let edited = edit.apply(ctx, &server)?;
+            let edited = edit.apply(ctx, &server, &self.config.availability_zone)?;
             if matches!(edit, ServerEdit::SetMetadata { .. }) {
                 self.check_metadata_quota(ctx, edited.metadata.len()).await?;
             }

@@ -67,6 +67,14 @@ pub enum Error {
     #[error("Cannot '{action}' instance {server} while it is in launched_at None")]
     NeverLaunched { server: ServerId, action: &'static str },
     /// Nova's `InstanceNotReady`: the server has no host (yet) to ask.
+    /// 2.104: a pinned server re-pinned to another zone without an unpin.
+    #[error(
+        "Cannot change pinned availability zone directly. Unpin first by setting pinned_availability_zone to null."
+    )]
+    PinnedZoneChange,
+    /// 2.104: a pin to a zone the server is not in.
+    #[error("Server can only be pinned to its current availability zone '{current}', but '{requested}' was requested.")]
+    PinnedZoneNotCurrent { current: String, requested: String },
     #[error("Instance {0} is not ready")]
     NotReady(ServerId),
     /// The image a rebuild names is not in the image catalog.

@@ -104,6 +104,7 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
         access_ip_v6: None,
         description: Some(Some("renamed in flight".into())),
         hostname: None,
+        pinned_availability_zone: None,
     };
     let edited = h
         .compute

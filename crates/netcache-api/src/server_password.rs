@@ -1,0 +1,44 @@
+//! `/v2.1/servers/{id}/os-server-password`: the password a guest posted,
+//! encrypted, to Nova's metadata service. netcache runs no metadata service,
+//! so no guest ever posts one: the show is Nova's answer for a server without
+//! one (`""`) and the clear (204) has nothing to remove; both with Nova's
+//! policy and 404, and from 2.102 no query parameter.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use crate::error::ApiResult;
+use crate::microversion::Microversion;
+use crate::query_params::QueryParams;
+use crate::{AppState, Caller};
+
+type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/v2.1/servers/{id}/os-server-password", get(show).delete(clear))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+    query: RawQuery,
+) -> ApiResult<Json<Value>> {
+    QueryParams::none_from_2_102(version, query)?;
+    caller
+        .server(&state, &id, "os_compute_api:os-server-password:show")
+        .await?;
+    Ok(Json(json!({"password": ""})))
+}
+
+async fn clear(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    caller
+        .server(&state, &id, "os_compute_api:os-server-password:clear")
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
