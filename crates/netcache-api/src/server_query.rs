@@ -205,6 +205,8 @@ pub struct ServerQuery {
     tags: TagFilters,
     /// 2.73.
     locked: Option<bool>,
+    /// The servers of one multiple create (everyone's filter, as in Nova).
+    reservation_id: Option<String>,
     /// 2.83's filters for everyone (admins always had them).
     user_id: Option<String>,
     key_name: Option<Regex>,
@@ -290,6 +292,7 @@ impl ServerQuery {
                     return Err(ApiError::BadRequest("Invalid status value".into()));
                 }
                 "status" => query.status = Some(value.to_uppercase()),
+                "reservation_id" => query.reservation_id = Some(value.clone()),
                 "tags" if at(26) => query.tags.all = tag_list(value),
                 "tags-any" if at(26) => query.tags.any = tag_list(value),
                 "not-tags" if at(26) => query.tags.not_all = tag_list(value),
@@ -396,6 +399,10 @@ impl ServerQuery {
         listed
             && self.tags.matches(server)
             && self.locked.is_none_or(|locked| server.locked_by.is_some() == locked)
+            && self
+                .reservation_id
+                .as_ref()
+                .is_none_or(|r| server.attributes.reservation_id.as_ref() == Some(r))
             && self.user_id.as_ref().is_none_or(|u| server.user_id == *u)
             && self
                 .key_name

@@ -223,7 +223,7 @@ async fn a_requested_host_is_refused_rather_than_ignored() {
 }
 
 #[tokio::test]
-async fn several_servers_of_one_boot_share_a_reservation_and_are_numbered() {
+async fn several_servers_of_one_boot_share_a_reservation_are_numbered_and_listed_by_it() {
     let api = Api::start().await;
     let (status, body) = api
         .at(
@@ -257,6 +257,14 @@ async fn several_servers_of_one_boot_share_a_reservation_and_are_numbered() {
             ("Web Server_1-2".to_owned(), 1, "web-server-1-2".to_owned()),
         ]
     );
+    // Another boot; the list by reservation finds the first two only.
+    booted(&api, 37, boot(json!({}))).await;
+    let uri = format!("/v2.1/servers/detail?reservation_id={reservation}");
+    let (status, listed) = api.at(3, Method::GET, &uri, None).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert_eq!(listed["servers"].as_array().unwrap().len(), 2, "{listed}");
+    let (_, listed) = api.get("/v2.1/servers?reservation_id=r-none").await;
+    assert_eq!(listed["servers"], json!([]));
 }
 
 #[tokio::test]
