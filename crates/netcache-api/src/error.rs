@@ -88,6 +88,7 @@ impl ApiError {
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
                 | C::NoNetworkAvailable
+                | C::UnableToAutoAllocateNetwork(_)
                 | C::NoMoreFixedIps(_)
                 | C::FixedIpAlreadyInUse(_)
                 | C::InvalidInput(_)

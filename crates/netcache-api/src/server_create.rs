@@ -203,6 +203,7 @@ async fn parse_create(
         Some(Value::Array(entries)) => entries.iter().filter(|e| e.get("name").is_some()).cloned().collect(),
         Some(_) => json!([]),
     };
+    let allocate_network = matches!(&fields.networks, Some(NetworksField::Keyword(k)) if k == "auto");
     let networks = match fields.networks {
         // From 2.37 a boot says which networks, or "auto" or "none".
         None if version.at_least(37) => {
@@ -269,6 +270,7 @@ async fn parse_create(
         access_ip_v4,
         access_ip_v6,
         networks,
+        allocate_network,
         key_name: fields.key_name,
         security_groups,
         attributes: ServerAttributes::default(),

@@ -222,3 +222,67 @@ async fn the_server_password_is_empty_without_a_metadata_service() {
     let missing = "/v2.1/servers/3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01/os-server-password";
     assert_eq!(api.get(missing).await.0, StatusCode::NOT_FOUND);
 }
+
+/// `"networks": "auto"` for a project with no network: Neutron's
+/// auto-allocated topology gives one (Nova from 2.37); a Neutron without the
+/// plugin is Nova's 400. Without the keyword (2.1) such a boot has no network.
+#[tokio::test]
+async fn auto_with_no_network_asks_neutron_to_allocate_one() {
+    let other = |minor: &'static str| [("x-project-id", "other"), ("openstack-api-version", minor)];
+    let boot = |networks: Value| {
+        let mut server = json!({"name": "auto", "flavorRef": "1", "imageRef": common::IMAGE});
+        if !networks.is_null() {
+            server["networks"] = networks;
+        }
+        json!({ "server": server })
+    };
+
+    let api = Api::start_with(neutron_sim::SimConfig::default().with_extension("auto-allocated-topology")).await;
+    let (status, _, body) = api
+        .call_with_headers(
+            Method::POST,
+            "/v2.1/servers",
+            &other("compute 2.37"),
+            Some(boot(json!("auto"))),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let id = body["server"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.built(&id).await, "ACTIVE", "(an admin's look)");
+    let (_, _, shown) = api
+        .call_with_headers(
+            Method::GET,
+            &format!("/v2.1/servers/{id}"),
+            &other("compute 2.37"),
+            None,
+        )
+        .await;
+    assert!(
+        shown["server"]["addresses"].get("auto_allocated_network").is_some(),
+        "{shown}"
+    );
+
+    let api = Api::start().await;
+    let (status, _, body) = api
+        .call_with_headers(
+            Method::POST,
+            "/v2.1/servers",
+            &other("compute 2.37"),
+            Some(boot(json!("auto"))),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        message(&body),
+        "Unable to automatically allocate a network for project other"
+    );
+    let (status, _, body) = api
+        .call_with_headers(
+            Method::POST,
+            "/v2.1/servers",
+            &other("compute 2.1"),
+            Some(boot(Value::Null)),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "no networks at 2.1: {body}");
+}

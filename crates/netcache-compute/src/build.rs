@@ -37,6 +37,9 @@ pub struct CreateServer {
     pub access_ip_v4: Option<std::net::Ipv4Addr>,
     pub access_ip_v6: Option<std::net::Ipv6Addr>,
     pub networks: NetworkRequests,
+    /// `networks: "auto"` said in so many words (Nova from 2.37): with no
+    /// network to use, Neutron's auto-allocated topology gives one.
+    pub allocate_network: bool,
     /// One of the caller's key pairs, by name.
     pub key_name: Option<String>,
     /// Security groups by name or id, each once (none: Neutron's default).
@@ -122,7 +125,9 @@ impl Compute {
         if let Some(key_name) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;
         }
-        let networks = self.validate_networks(user, &request.networks).await?;
+        let networks = self
+            .validate_networks(user, &request.networks, request.allocate_network)
+            .await?;
         let unschedulable = self.unschedulable_hosts().await?;
         let boot = Boot {
             request: &request,
@@ -254,20 +259,28 @@ impl Compute {
     /// caller, requested ports must be usable, requested fixed IPs free, and
     /// "auto" must find at most one network. Returns the requests with "auto"
     /// resolved, so a build never has to guess.
-    async fn validate_networks(&self, user: User<'_>, requests: &NetworkRequests) -> Result<NetworkRequests> {
+    async fn validate_networks(
+        &self,
+        user: User<'_>,
+        requests: &NetworkRequests,
+        allocate: bool,
+    ) -> Result<NetworkRequests> {
         let explicit = match requests {
             NetworkRequests::None => return Ok(NetworkRequests::None),
-            // Nova at 2.1: with no network to use, the server boots without one.
             NetworkRequests::Auto => {
-                return match self.only_available_network(user).await {
-                    Ok(network) => Ok(NetworkRequests::Explicit(vec![NetworkRequest::Network {
-                        network_id: Some(network),
-                        fixed_ip: None,
-                        tag: None,
-                    }])),
-                    Err(Error::NoNetworkAvailable) => Ok(NetworkRequests::None),
-                    Err(e) => Err(e),
+                let network = match self.only_available_network(user).await {
+                    Ok(network) => network,
+                    // Nova from 2.37, asked for "auto": Neutron makes the project one.
+                    Err(Error::NoNetworkAvailable) if allocate => self.auto_allocated_network(user.project).await?,
+                    // Nova at 2.1: with no network to use, the server boots without one.
+                    Err(Error::NoNetworkAvailable) => return Ok(NetworkRequests::None),
+                    Err(e) => return Err(e),
                 };
+                return Ok(NetworkRequests::Explicit(vec![NetworkRequest::Network {
+                    network_id: Some(network),
+                    fixed_ip: None,
+                    tag: None,
+                }]));
             }
             NetworkRequests::Explicit(list) => list,
         };
@@ -361,6 +374,20 @@ impl Compute {
             Ok(())
         } else {
             Err(Error::FixedIpAlreadyInUse(ip))
+        }
+    }
+
+    /// Neutron's auto-allocated topology of the project (made on its first
+    /// call, the same after): Nova's `UnableToAutoAllocateNetwork` (400) when
+    /// Neutron refuses (no `auto_allocate` plugin, no default external network).
+    async fn auto_allocated_network(&self, project: &ProjectId) -> Result<NetworkId> {
+        match self.neutron.auto_allocated_topology(project).await {
+            Ok(network) => Ok(network),
+            Err(e) if e.status().is_some() => {
+                warn!(project = %project, error = %e, "Neutron did not auto-allocate a network for project {project}: {e}");
+                Err(Error::UnableToAutoAllocateNetwork(project.clone()))
+            }
+            Err(e) => Err(e.into()),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use netcache_domain::{NetworkId, PortId, ServerId};
+use netcache_domain::{NetworkId, PortId, ProjectId, ServerId};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -22,6 +22,10 @@ pub enum Error {
     PortNotUsable { port: PortId, reason: String },
     #[error("Port {0} is still in use.")]
     PortInUse(PortId),
+    /// Nova's `UnableToAutoAllocateNetwork`: "auto" with no network, and
+    /// Neutron would not make one.
+    #[error("Unable to automatically allocate a network for project {0}")]
+    UnableToAutoAllocateNetwork(ProjectId),
     #[error("Multiple possible networks found, use a Network ID to be more specific.")]
     NetworkAmbiguous,
     #[error("No network is available to attach: specify a network or a port.")]

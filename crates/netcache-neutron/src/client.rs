@@ -17,8 +17,8 @@ use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
-use netcache_domain::PortId;
 use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
+use netcache_domain::{NetworkId, PortId, ProjectId};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -767,6 +767,16 @@ impl NeutronApi for HttpNeutron {
             .any_of("id", &filter.ids);
         let bodies = self.list::<wire::SecurityGroupList>(OP, &q).await?;
         Ok(dedup_by(convert_all(OP, bodies)?, |g: &SecurityGroup| g.id.clone()))
+    }
+
+    async fn auto_allocated_topology(&self, project: &ProjectId) -> Result<NetworkId> {
+        let call = Call::new(
+            "auto_allocated_topology",
+            Method::GET,
+            &["auto-allocated-topology", project.as_str()],
+        );
+        let envelope: wire::AutoAllocatedTopologyEnvelope = self.json(&call).await?;
+        Ok(NetworkId::from(envelope.auto_allocated_topology.id))
     }
 }
 

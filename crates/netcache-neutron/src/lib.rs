@@ -48,6 +48,10 @@ pub trait NeutronApi: Send + Sync + 'static {
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>>;
     /// `GET /v2.0/security-groups` for ids, names and owners only (no rules).
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>>;
+    /// `GET /v2.0/auto-allocated-topology/{project_id}`: the project's network,
+    /// made by Neutron on the first call (its `auto_allocate` plugin, with a
+    /// default external network); idempotent.
+    async fn auto_allocated_topology(&self, project: &ProjectId) -> Result<NetworkId>;
 }
 
 /// Body of a create-port request.

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use netcache_domain::PortId;
 use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
+use netcache_domain::{NetworkId, PortId, ProjectId};
 
 use crate::{
     FloatingIpFilter, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate, Result, SecurityGroupFilter,
@@ -81,5 +81,8 @@ impl NeutronApi for Tap {
     }
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
         self.inner.list_security_groups(filter).await
+    }
+    async fn auto_allocated_topology(&self, project: &ProjectId) -> Result<NetworkId> {
+        self.inner.auto_allocated_topology(project).await
     }
 }

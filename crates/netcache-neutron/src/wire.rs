@@ -183,6 +183,24 @@ pub struct ExtensionBody {
 }
 
 // ---------------------------------------------------------------------------
+// Auto-allocated topology
+// ---------------------------------------------------------------------------
+
+/// `{"auto_allocated_topology": {"id": …, "project_id": …}}`: the network
+/// Neutron made (or had made) for a project that asked for none.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct AutoAllocatedTopologyEnvelope {
+    pub auto_allocated_topology: AutoAllocatedTopologyBody,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct AutoAllocatedTopologyBody {
+    pub id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub project_id: String,
+}
+
+// ---------------------------------------------------------------------------
 // Ports
 // ---------------------------------------------------------------------------
 

@@ -11,6 +11,12 @@ use crate::store::{Caller, Kind, Obj, Store, check_tag, parse_tags};
 /// (alias, name, description, updated) as real Neutron 29.0.0 lists them.
 const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
     (
+        "auto-allocated-topology",
+        "Auto Allocated Topology Services",
+        "Auto Allocated Topology Services.",
+        "2016-01-01T00:00:00-00:00",
+    ),
+    (
         "binding",
         "Port Binding",
         "Expose port bindings of a virtual port to external application",
@@ -143,6 +149,8 @@ pub(crate) enum Route {
     Tags(Kind, String),
     Tag(Kind, String, String),
     RouterInterface(String, bool),
+    /// `GET /v2.0/auto-allocated-topology/{project_id}`.
+    AutoAllocatedTopology(String),
 }
 
 /// One API call, independent of HTTP.
@@ -230,6 +238,12 @@ pub(crate) fn execute(store: &mut Store, cfg: &SimConfig, req: &ApiRequest) -> R
         Route::Collection(k) if gated(*k) => Err(Error::route_not_found()),
         Route::Item(k, _) | Route::Tags(k, _) | Route::Tag(k, _, _) if gated(*k) => Err(Error::route_not_found()),
         Route::RouterInterface(..) if !ext("router") => Err(Error::route_not_found()),
+        Route::AutoAllocatedTopology(_) if !ext("auto-allocated-topology") => Err(Error::route_not_found()),
+        Route::AutoAllocatedTopology(project) => {
+            let id = store.auto_allocated_network(project)?;
+            let topology = json!({"id": id, "project_id": project, "tenant_id": project});
+            Ok((StatusCode::OK, Some(json!({"auto_allocated_topology": topology}))))
+        }
         Route::Tags(..) | Route::Tag(..) if !ext("standard-attr-tag") => Err(Error::route_not_found()),
         Route::Collection(k) if req.method == Method::GET => {
             if matches!(k, Kind::SecurityGroup | Kind::SecurityGroupRule) {

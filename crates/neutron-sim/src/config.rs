@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Every extension alias the simulator implements (and lists by default).
+/// Every extension alias the simulator lists by default. It also implements
+/// `auto-allocated-topology`, listed only when named in
+/// [`SimConfig::extensions`]: CI's real Neutron does not load that plugin.
 pub const ALL_EXTENSIONS: &[&str] = &[
     "binding",
     "empty-string-filtering",
@@ -71,13 +73,28 @@ impl SimConfig {
     /// Removes one alias from the advertised extensions (e.g. `tag-ports-during-bulk-creation`).
     #[must_use]
     pub fn without_extension(mut self, alias: &str) -> Self {
-        let mut list = self
-            .extensions
-            .take()
-            .unwrap_or_else(|| ALL_EXTENSIONS.iter().map(std::string::ToString::to_string).collect());
+        let mut list = self.take_extensions();
         list.retain(|a| a != alias);
         self.extensions = Some(list);
         self
+    }
+
+    /// Adds one alias to the advertised extensions (e.g. `auto-allocated-topology`).
+    #[must_use]
+    pub fn with_extension(mut self, alias: &str) -> Self {
+        let mut list = self.take_extensions();
+        if !list.iter().any(|a| a == alias) {
+            list.push(alias.to_owned());
+        }
+        self.extensions = Some(list);
+        self
+    }
+
+    /// The advertised extensions, taken out to be changed.
+    fn take_extensions(&mut self) -> Vec<String> {
+        self.extensions
+            .take()
+            .unwrap_or_else(|| ALL_EXTENSIONS.iter().map(std::string::ToString::to_string).collect())
     }
 
     /// Parses a config from JSON or TOML text (JSON if it starts with `{`).

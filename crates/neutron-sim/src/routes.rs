@@ -104,6 +104,9 @@ async fn item(State(sh): State<Arc<Shared>>, Path((c, id)): Path<(String, String
     };
     let route = match kind_of(&c) {
         _ if c == "extensions" && verb == "show" => Some(("extensions.show".into(), Route::Extension(id))),
+        _ if c == "auto-allocated-topology" && verb == "show" => {
+            Some(("auto_allocated_topology.show".into(), Route::AutoAllocatedTopology(id)))
+        }
         Some(k) => Some((op(&c, verb), Route::Item(k, id))),
         None => None,
     };

@@ -31,9 +31,13 @@ pub struct Api {
 
 impl Api {
     pub async fn start() -> Self {
-        let sim = NeutronSim::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap())
-            .await
-            .unwrap();
+        Self::start_with(SimConfig::default()).await
+    }
+
+    /// Against an embedded Neutron of this configuration (project `demo`'s
+    /// default topology made in it).
+    pub async fn start_with(sim: SimConfig) -> Self {
+        let sim = NeutronSim::start(sim, "127.0.0.1:0".parse().unwrap()).await.unwrap();
         sim.handle().create_default_topology("demo");
         let store = netcache_store::open("sqlite::memory:").await.unwrap();
         let neutron =

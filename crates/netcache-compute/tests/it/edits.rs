@@ -75,6 +75,7 @@ fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {
         security_groups: vec![],
         group: None,
         networks: NetworkRequests::None,
+        allocate_network: false,
         attributes: Default::default(),
     }
 }

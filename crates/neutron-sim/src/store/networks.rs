@@ -156,6 +156,32 @@ impl Store {
     }
 
     /// Id of a network by name (for the default topology).
+    /// Neutron's auto-allocated topology of `project` (its `auto_allocate`
+    /// plugin): the project's `auto_allocated_network` with an IPv4 subnet,
+    /// made on the first call and the same one after.
+    pub fn auto_allocated_network(&mut self, project: &str) -> Result<String> {
+        const NAME: &str = "auto_allocated_network";
+        if let Some(n) = self
+            .networks
+            .values()
+            .find(|n| n.name == NAME && n.project_id == project)
+        {
+            return Ok(n.id.clone());
+        }
+        let admin = Caller::admin();
+        let as_obj = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let network = self.create_network(
+            &admin,
+            &as_obj(serde_json::json!({"name": NAME, "project_id": project})),
+        )?;
+        let subnet = serde_json::json!({
+            "name": "auto_allocated_subnet_v4", "network_id": network, "project_id": project,
+            "ip_version": 4, "cidr": "10.128.0.0/24",
+        });
+        self.create_subnet(&admin, &as_obj(subnet))?;
+        Ok(network)
+    }
+
     pub fn network_by_name(&self, name: &str) -> Option<String> {
         self.networks.values().find(|n| n.name == name).map(|n| n.id.clone())
     }

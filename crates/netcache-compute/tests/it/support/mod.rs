@@ -170,6 +170,7 @@ impl Harness {
             access_ip_v4: None,
             access_ip_v6: None,
             networks: NetworkRequests::Explicit(vec![network; ports]),
+            allocate_network: false,
             key_name: None,
             security_groups: vec![],
             attributes: Default::default(),
