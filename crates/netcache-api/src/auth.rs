@@ -22,6 +22,7 @@ use async_trait::async_trait;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use backon::{ExponentialBuilder, Retryable};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::json;
@@ -192,6 +193,10 @@ fn identity_unavailable(error: &str) -> Response {
     ApiError::IdentityUnavailable.into_response()
 }
 
+/// Times a validation that did not reach Keystone is sent again (keystonemiddleware's
+/// `http_request_max_retries` default).
+const VALIDATION_RETRIES: usize = 3;
+
 /// Keystone v3 over HTTP, as a service: netcache's own token (password auth,
 /// project-scoped) validates users' tokens.
 pub struct HttpKeystone {
@@ -287,13 +292,24 @@ impl TokenValidator for HttpKeystone {
         // A service token Keystone no longer takes is renewed once.
         for fresh in [false, true] {
             let service = self.service_token(fresh).await?;
-            let response = self
-                .http
-                .get(&self.tokens_url)
-                .query(&[("allow_expired", if allow_expired { "1" } else { "0" })])
-                .header("x-auth-token", service)
-                .header("x-subject-token", token)
-                .send()
+            let send = || {
+                self.http
+                    .get(&self.tokens_url)
+                    .query(&[("allow_expired", if allow_expired { "1" } else { "0" })])
+                    .header("x-auth-token", &service)
+                    .header("x-subject-token", token)
+                    .send()
+            };
+            // As keystonemiddleware (`http_request_max_retries`): a validation
+            // that never reached Keystone, or lost its connection (a pooled one
+            // Keystone closed), is sent again; it changes nothing.
+            let response = send
+                .retry(
+                    ExponentialBuilder::default()
+                        .with_min_delay(Duration::from_millis(100))
+                        .with_max_times(VALIDATION_RETRIES),
+                )
+                .when(|e: &reqwest::Error| e.is_connect() || e.is_request())
                 .await
                 .map_err(|e| format!("Keystone: {e}"))?;
             match response.status().as_u16() {

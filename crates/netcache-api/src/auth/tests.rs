@@ -1,5 +1,6 @@
 //! The validation cache against a stub Keystone that counts its calls, on
-//! tokio's paused clock.
+//! tokio's paused clock; `HttpKeystone`'s retry against a socket that drops
+//! a validation unanswered.
 
 use super::cache::CACHE_BOUND;
 use super::*;
@@ -123,4 +124,65 @@ async fn the_cache_stays_bounded_under_a_flood_of_bogus_tokens() {
     assert!(!admitted(&auth, &format!("bogus-{}", flood - 1), false).await);
     assert!(admitted(&auth, MEMBER_TOKEN, false).await);
     assert_eq!(stub.calls.load(Ordering::SeqCst), calls, "both answered from the cache");
+}
+
+/// A Keystone that answers the service token, then drops the first
+/// validation's connection unanswered and answers the next: the validation
+/// is sent again (keystonemiddleware's retries), not a 503 to the user.
+#[tokio::test]
+async fn a_validation_whose_connection_dropped_is_sent_again() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v3", listener.local_addr().unwrap());
+    let validations = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&validations);
+    tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            // The head, then a POST's body (its Content-Length).
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buf[..n]);
+            }
+            let text = String::from_utf8_lossy(&request).to_string();
+            if text.starts_with("POST") {
+                let head_end = text.find("\r\n\r\n").unwrap() + 4;
+                let length: usize = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
+                    .unwrap_or(0);
+                let mut have = request.len() - head_end;
+                while have < length {
+                    have += socket.read(&mut buf).await.unwrap();
+                }
+                let answer = "HTTP/1.1 201 Created\r\nX-Subject-Token: service\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+                socket.write_all(answer.as_bytes()).await.unwrap();
+            } else if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+                drop(socket);
+            } else {
+                let body = r#"{"token": {"user": {"id": "u"}, "project": {"id": "p"}, "roles": [{"name": "member"}], "expires_at": "2099-01-01T00:00:00Z"}}"#;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                socket.write_all(answer.as_bytes()).await.unwrap();
+            }
+        }
+    });
+    let keystone = HttpKeystone::new(&url, "nova", "secret", "service", "Default", "Default");
+    let valid = keystone
+        .validate("a-user-token", false)
+        .await
+        .expect("validated on the second try");
+    assert_eq!(valid.expect("a valid token").identity.project_id, "p");
+    assert_eq!(validations.load(Ordering::SeqCst), 2);
 }
