@@ -206,28 +206,27 @@ fn crash_dump_allowed(ctx: &RequestContext, server: &Server) -> Result<()> {
     if server.host.is_none() {
         return Err(Error::NotReady(server.id));
     }
-    if ![VmState::Active, VmState::Paused, VmState::Error].contains(&server.vm_state) {
-        return Err(Error::InvalidState {
-            server: server.id,
-            action: "trigger_crash_dump",
-            vm_state: server.vm_state.to_string(),
-        });
-    }
-    if let Some(task) = server.task_state {
-        return Err(Error::OperationInFlight {
-            server: server.id,
-            kind: task.to_string(),
-            action: "trigger_crash_dump".to_owned(),
-        });
-    }
-    Ok(())
+    state_allows(
+        server,
+        &[VmState::Active, VmState::Paused, VmState::Error],
+        "trigger_crash_dump",
+    )
 }
 
 /// Nova's `check_instance_lock` and `check_instance_state` of the metadata calls
 /// (unlocked or an admin; active, paused, suspended or stopped, no task): 409s.
 fn metadata_changeable(ctx: &RequestContext, server: &Server, action: &'static str) -> Result<()> {
     Compute::check_unlocked(ctx, server)?;
-    let allowed = [VmState::Active, VmState::Paused, VmState::Suspended, VmState::Stopped];
+    state_allows(
+        server,
+        &[VmState::Active, VmState::Paused, VmState::Suspended, VmState::Stopped],
+        action,
+    )
+}
+
+/// Nova's `check_instance_state` with no task allowed: the server in one of
+/// `allowed`, no task in flight (409s naming `action`).
+fn state_allows(server: &Server, allowed: &[VmState], action: &'static str) -> Result<()> {
     if !allowed.contains(&server.vm_state) {
         return Err(Error::InvalidState {
             server: server.id,
