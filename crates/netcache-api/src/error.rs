@@ -26,6 +26,9 @@ pub enum ApiError {
     /// A microversion outside the range this API serves.
     #[error("{0}")]
     NotAcceptable(String),
+    /// An API Nova removed and still answers 410 (webob's `HTTPGone` words).
+    #[error("This resource is no longer available.  No forwarding address is given.")]
+    Gone,
     /// What Nova's fake virt driver cannot do (Nova's "Feature not supported").
     #[error("{0}")]
     NotImplemented(String),
@@ -64,6 +67,7 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             Self::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            Self::Gone => StatusCode::GONE,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::IdentityUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::RequestTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,

@@ -1,11 +1,10 @@
 //! `GET /v2.1/extensions` and `/extensions/{alias}`: Nova's 2.1 list of API
 //! extensions, limited to those netcache serves. Nova lists every extension it
 //! ever had whatever the deployment runs; netcache lists one only when it
-//! serves what the entry names (the calls, or the view fields it adds), so a
-//! client that reads the list is not told of `os-hosts`, `os-consoles`,
-//! `os-volumes` and the like netcache has not got (Tempest's extensions tests,
-//! which expect `Hosts` and `os-consoles`, fail for that reason). An unknown
-//! alias is 404; from 2.102 any query parameter is refused.
+//! answers what the entry names as Nova does (the calls, or the view fields
+//! it adds; `os-consoles` is Nova's 410 in both), so a client that reads the
+//! list is not told of `os-volumes` and the like netcache has not got. An
+//! unknown alias is 404; from 2.102 any query parameter is refused.
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query};
@@ -79,6 +78,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "ConsoleOutput",
         "Console log output support, with tailing ability.",
     ),
+    ("os-consoles", "Consoles", "Interactive Console support."),
     ("os-deferred-delete", "DeferredDelete", "Instance deferred delete."),
     (
         "os-extended-hypervisors",
@@ -114,6 +114,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "FlavorSwap",
         "Support to show the swap status of a flavor.",
     ),
+    ("os-hosts", "Hosts", "Admin-only host administration."),
     ("os-hypervisor-status", "HypervisorStatus", "Show hypervisor status."),
     ("os-hypervisors", "Hypervisors", "Admin-only hypervisor administration."),
     (

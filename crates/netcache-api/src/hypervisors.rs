@@ -16,6 +16,7 @@ use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_compute::StoredService;
+use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::service::{HOST_LOCAL_GB, HOST_MEMORY_MB, HOST_VCPUS, HostUsage};
 use netcache_domain::{HostName, ServerId};
 use serde_json::{Value, json};
@@ -108,6 +109,14 @@ fn figures(usage: &HostUsage) -> Value {
     })
 }
 
+/// The flavor a server count is of, stored or built in (`None`: no longer known).
+pub(crate) async fn flavor_snapshot(state: &AppState, flavor_ref: &str) -> Option<FlavorSnapshot> {
+    match state.compute.store().flavor(flavor_ref).await {
+        Ok(Some(flavor)) => Some(flavor.snapshot()),
+        _ => netcache_domain::flavor::built_in_snapshot(flavor_ref),
+    }
+}
+
 /// Every host's hypervisor, by service id; with each one's servers if asked.
 async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hypervisor>> {
     let compute = &state.compute;
@@ -119,10 +128,7 @@ async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hype
         .map_err(netcache_compute::Error::from)?
     {
         let servers = u64::try_from(count.servers).unwrap_or_default();
-        let flavor = match compute.store().flavor(&count.flavor_ref).await {
-            Ok(Some(flavor)) => Some(flavor.snapshot()),
-            _ => netcache_domain::flavor::built_in_snapshot(&count.flavor_ref),
-        };
+        let flavor = flavor_snapshot(state, &count.flavor_ref).await;
         usage.entry(count.host).or_default().add(flavor.as_ref(), servers);
     }
     let mut found = Vec::new();

@@ -33,6 +33,7 @@ mod flavor_create;
 mod flavor_extra_specs;
 pub mod flavor_view;
 mod flavors;
+mod hosts;
 mod hypervisors;
 pub mod images;
 pub mod instance_action_view;
@@ -47,6 +48,7 @@ pub mod policy;
 mod query_params;
 mod quota_sets;
 mod raw_path;
+mod removed;
 mod schema;
 mod security_group_actions;
 mod server_create;
@@ -120,6 +122,8 @@ pub fn router(state: AppState) -> Router {
         .merge(zones::routes())
         .merge(services::routes())
         .merge(hypervisors::routes())
+        .merge(hosts::routes())
+        .merge(removed::routes())
         .merge(images::routes())
         .merge(quota_sets::routes())
         .merge(limits::routes())

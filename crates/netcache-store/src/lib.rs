@@ -153,10 +153,11 @@ pub struct StoredService {
     pub heartbeat_live: bool,
 }
 
-/// How many live servers of a flavor a host has.
+/// How many live servers of a flavor a project has on a host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostServers {
     pub host: HostName,
+    pub project_id: ProjectId,
     pub flavor_ref: String,
     pub servers: i64,
 }

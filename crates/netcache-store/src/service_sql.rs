@@ -16,8 +16,9 @@ pub(crate) const UNSCHEDULABLE_HOSTS: &str = "SELECT host FROM services \
      WHERE service_binary = 'nova-compute' AND (disabled OR forced_down) ORDER BY host";
 
 /// Live servers per host and flavor, on `live_servers_by_host`.
-pub(crate) const COUNT_SERVERS_BY_HOST: &str = "SELECT host, flavor_ref, COUNT(*) AS n FROM servers \
-     WHERE vm_state <> 'deleted' AND host IS NOT NULL GROUP BY host, flavor_ref ORDER BY host, flavor_ref";
+pub(crate) const COUNT_SERVERS_BY_HOST: &str = "SELECT host, project_id, flavor_ref, COUNT(*) AS n FROM servers \
+     WHERE vm_state <> 'deleted' AND host IS NOT NULL GROUP BY host, project_id, flavor_ref \
+     ORDER BY host, project_id, flavor_ref";
 
 /// `$1` the host: its live servers, oldest first.
 pub(crate) const SERVERS_ON_HOST: &str = "SELECT id, name FROM servers \

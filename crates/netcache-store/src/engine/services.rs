@@ -4,7 +4,7 @@
 
 use chrono::TimeDelta;
 use netcache_domain::service::{COMPUTE_BINARY, Service};
-use netcache_domain::{HostName, ServerId};
+use netcache_domain::{HostName, ProjectId, ServerId};
 use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Pool, Type};
 use uuid::Uuid;
 
@@ -127,6 +127,7 @@ where
                 let c = Cols::<DB>(row);
                 Ok(HostServers {
                     host: HostName::from(c.get::<String>("host")?.as_str()),
+                    project_id: ProjectId::from(c.get::<String>("project_id")?),
                     flavor_ref: c.get("flavor_ref")?,
                     servers: c.get("n")?,
                 })
