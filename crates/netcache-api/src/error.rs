@@ -81,6 +81,8 @@ impl ApiError {
                 | C::MetadataItemNotFound
                 | C::TagNotFound { .. }
                 | C::SecurityGroupNotFoundForProject { .. }
+                | C::SecurityGroupMissing(_)
+                | C::SecurityGroupRuleMissing(_)
                 | C::NoPortsForSecurityGroups(_)
                 | C::SecurityGroupNotAssociated { .. }
                 | C::FlavorNotFound(_)
@@ -104,12 +106,15 @@ impl ApiError {
                 | C::BadQuotaLimit(_)
                 | C::SecurityGroupNotFound(_)
                 | C::SecurityGroupCannotBeApplied(_)
+                | C::SecurityGroupInvalid(_)
                 | C::BootFlavorNotFound(_)
                 | C::FlavorMarkerNotFound(_)
                 | C::ServiceNotUpdatable(_)
                 | C::ServiceUpdateRefused(_) => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
-                C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) => StatusCode::FORBIDDEN,
+                C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) | C::SecurityGroupLimitExceeded(_) => {
+                    StatusCode::FORBIDDEN
+                }
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,

@@ -131,6 +131,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
     ),
     ("os-pause-server", "PauseServer", "Enable pause/unpause server actions."),
     ("os-quota-sets", "Quotas", "Quotas management support."),
+    ("os-security-groups", "SecurityGroups", "Security group support."),
     (
         "os-server-external-events",
         "ServerExternalEvents",

@@ -51,6 +51,8 @@ mod raw_path;
 mod removed;
 mod schema;
 mod security_group_actions;
+mod security_group_view;
+mod security_groups;
 mod server_create;
 mod server_groups;
 mod server_metadata;
@@ -112,6 +114,7 @@ pub fn router(state: AppState) -> Router {
         .merge(server_metadata::routes())
         .merge(server_password::routes())
         .merge(server_security_groups::routes())
+        .merge(security_groups::routes())
         .merge(server_tags::routes())
         .merge(interfaces::routes())
         .merge(instance_actions::routes())

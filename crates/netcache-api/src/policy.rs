@@ -148,6 +148,28 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:os-multinic:add", "rule:project_member_or_admin"),
     ("os_compute_api:os-multinic:remove", "rule:project_member_or_admin"),
     ("os_compute_api:os-security-groups:list", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-security-groups:get", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-security-groups:show", "rule:project_reader_or_admin"),
+    (
+        "os_compute_api:os-security-groups:create",
+        "rule:project_member_or_admin",
+    ),
+    (
+        "os_compute_api:os-security-groups:update",
+        "rule:project_member_or_admin",
+    ),
+    (
+        "os_compute_api:os-security-groups:delete",
+        "rule:project_member_or_admin",
+    ),
+    (
+        "os_compute_api:os-security-groups:rule:create",
+        "rule:project_member_or_admin",
+    ),
+    (
+        "os_compute_api:os-security-groups:rule:delete",
+        "rule:project_member_or_admin",
+    ),
     ("os_compute_api:os-security-groups:add", "rule:project_member_or_admin"),
     (
         "os_compute_api:os-security-groups:remove",

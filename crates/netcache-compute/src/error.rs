@@ -125,6 +125,18 @@ pub enum Error {
     /// A boot's group that none of its project's groups is (by id or name).
     #[error("Unable to find security_group with name or id '{0}'")]
     SecurityGroupNotFound(String),
+    /// A group Neutron does not have, or not one the caller may see.
+    #[error("Security group {0} does not exist")]
+    SecurityGroupMissing(String),
+    #[error("Security group rule {0} does not exist")]
+    SecurityGroupRuleMissing(String),
+    /// Nova's refusal of a group or rule (its words, or Neutron's).
+    #[error("{0}")]
+    SecurityGroupInvalid(String),
+    /// Neutron's refusal of a create as over its quota or a `default` group:
+    /// Nova's 403.
+    #[error("{0}")]
+    SecurityGroupLimitExceeded(String),
     /// An action's group that none of the server's project's groups is.
     #[error("Security group {name} is not found for project {project}")]
     SecurityGroupNotFoundForProject { name: String, project: String },

@@ -47,6 +47,7 @@ mod rebuild;
 mod resume;
 mod retention;
 mod runner;
+mod security_group_proxy;
 mod security_groups;
 mod server_groups;
 mod server_state;
@@ -75,7 +76,8 @@ pub use netcache_store::{Sort, SortKey, StoredKeyPair};
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
-pub use security_groups::ServerSecurityGroups;
+pub use security_group_proxy::GroupScope;
+pub use security_groups::SecurityGroupsInFull;
 pub use server_groups::{GroupView, NewServerGroup};
 pub use services::ServiceKey;
 

@@ -44,7 +44,7 @@ impl GroupNames {
         }
     }
 
-    fn remember(&self, groups: &[SecurityGroup]) {
+    pub(crate) fn remember(&self, groups: &[SecurityGroup]) {
         let now = Instant::now();
         let mut entries = self.entries.lock().expect("group names");
         for g in groups {
@@ -87,11 +87,11 @@ fn interface_group_ids(vifs: Vec<VifRecord>) -> Vec<String> {
         .collect()
 }
 
-/// A server's groups as Nova's `os-security-groups` lists them.
+/// Groups as Nova's `os-security-groups` lists them: a server's, a project's.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ServerSecurityGroups {
-    /// Per port, each of its groups whole (a group of two ports twice; one
-    /// Neutron no longer has is left out).
+pub struct SecurityGroupsInFull {
+    /// Each group whole (a server's: per port, each of its groups, a group of
+    /// two ports twice; one Neutron no longer has is left out).
     pub groups: Vec<SecurityGroup>,
     /// The other groups their ingress rules name (ids, names and owners only);
     /// one Neutron no longer has is missing.
@@ -315,25 +315,18 @@ impl Compute {
     /// The server's groups whole, as Nova's `os-security-groups` lists them:
     /// one Neutron call for the groups, and one for the others their rules
     /// name, if any.
-    pub async fn security_groups_in_full(&self, server_id: ServerId) -> Result<ServerSecurityGroups> {
+    pub async fn security_groups_in_full(&self, server_id: ServerId) -> Result<SecurityGroupsInFull> {
         let ids = interface_group_ids(self.store.vifs(server_id).await?);
         let found = self.groups_by_id(&ids, true).await?;
         let groups: Vec<SecurityGroup> = ids
             .iter()
             .filter_map(|id| found.iter().find(|g| g.id == *id).cloned())
             .collect();
-        let others: Vec<String> = found
-            .iter()
-            .flat_map(|g| g.rules.iter().filter(|r| r.ingress))
-            .filter_map(|r| r.remote_group_id.clone())
-            .filter(|id| !ids.contains(id))
-            .collect();
-        let remote = self.groups_by_id(&others, false).await?;
-        Ok(ServerSecurityGroups { groups, remote })
+        self.with_sources(groups).await
     }
 
     /// The groups of these ids that Neutron has (none asked: no call).
-    async fn groups_by_id(&self, ids: &[String], in_full: bool) -> Result<Vec<SecurityGroup>> {
+    pub(crate) async fn groups_by_id(&self, ids: &[String], in_full: bool) -> Result<Vec<SecurityGroup>> {
         let mut ids = ids.to_vec();
         ids.sort();
         ids.dedup();

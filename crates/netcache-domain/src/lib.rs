@@ -35,6 +35,7 @@ pub mod quota;
 pub mod rebuild;
 pub mod retention;
 pub mod security_group;
+pub mod security_group_rule;
 pub mod server;
 pub mod server_attributes;
 pub mod server_group;

@@ -99,6 +99,8 @@ pub struct SecurityGroup {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SecurityGroupRule {
     pub id: String,
+    /// The group the rule is of.
+    pub security_group_id: String,
     /// Traffic into the port (the rules Nova shows), not out of it.
     pub ingress: bool,
     /// A protocol's name or number; `None`: any.

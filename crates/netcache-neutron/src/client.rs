@@ -4,8 +4,9 @@
 //! - attaches the token (or the no-auth headers) and re-authenticates once on a 401;
 //! - retries idempotent calls (GET, PUT, DELETE) on ambiguous and unreachable
 //!   outcomes with jittered exponential backoff on tokio's clock;
-//! - never retries a POST (the only POST is `create_port`; a lost create is resolved
-//!   by the caller's marker lookup, not by sending it again);
+//! - never retries a POST (a lost `create_port` is resolved by the caller's
+//!   marker lookup, not by sending it again; a lost security group or rule
+//!   create of Nova's proxy APIs is the user's error to see, as with Nova);
 //! - classifies the outcome into [`Error`];
 //! - records each HTTP attempt in the metrics (see [`record_attempt`]).
 
@@ -17,7 +18,8 @@ use async_trait::async_trait;
 use backon::{BackoffBuilder, ExponentialBuilder};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
-use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
+use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, SecurityGroupRule, Subnet};
+use netcache_domain::security_group_rule::NewIngressRule;
 use netcache_domain::{NetworkId, PortId, ProjectId};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
@@ -244,6 +246,13 @@ fn operation_label(operation: &str) -> &'static str {
         "list_floating_ips" => "floatingips.list",
         "list_extensions" => "extensions.list",
         "list_security_groups" => "security-groups.list",
+        "show_security_group" => "security-groups.show",
+        "create_security_group" => "security-groups.create",
+        "update_security_group" => "security-groups.update",
+        "delete_security_group" => "security-groups.delete",
+        "show_security_group_rule" => "security-group-rules.show",
+        "create_security_group_rule" => "security-group-rules.create",
+        "delete_security_group_rule" => "security-group-rules.delete",
         _ => "other",
     }
 }
@@ -767,6 +776,75 @@ impl NeutronApi for HttpNeutron {
             .any_of("id", &filter.ids);
         let bodies = self.list::<wire::SecurityGroupList>(OP, &q).await?;
         Ok(dedup_by(convert_all(OP, bodies)?, |g: &SecurityGroup| g.id.clone()))
+    }
+
+    async fn show_security_group(&self, id: &str) -> Result<SecurityGroup> {
+        const OP: &str = "show_security_group";
+        let call = Call::new(OP, Method::GET, &["security-groups", id]);
+        let envelope: wire::SecurityGroupEnvelope = self.json(&call).await?;
+        SecurityGroup::try_from(envelope.security_group).map_err(invalid(OP))
+    }
+
+    async fn create_security_group(&self, project: &ProjectId, name: &str, description: &str) -> Result<SecurityGroup> {
+        const OP: &str = "create_security_group";
+        let mut call = Call::new(OP, Method::POST, &["security-groups"]);
+        let body = wire::SecurityGroupWriteEnvelope {
+            security_group: wire::SecurityGroupWrite {
+                name,
+                description,
+                project_id: Some(project.as_str()),
+            },
+        };
+        call.body = Some(serde_json::to_value(body).expect("serializable"));
+        let envelope: wire::SecurityGroupEnvelope = self.json(&call).await?;
+        SecurityGroup::try_from(envelope.security_group).map_err(invalid(OP))
+    }
+
+    async fn update_security_group(&self, id: &str, name: &str, description: &str) -> Result<SecurityGroup> {
+        const OP: &str = "update_security_group";
+        let mut call = Call::new(OP, Method::PUT, &["security-groups", id]);
+        let body = wire::SecurityGroupWriteEnvelope {
+            security_group: wire::SecurityGroupWrite {
+                name,
+                description,
+                project_id: None,
+            },
+        };
+        call.body = Some(serde_json::to_value(body).expect("serializable"));
+        let envelope: wire::SecurityGroupEnvelope = self.json(&call).await?;
+        SecurityGroup::try_from(envelope.security_group).map_err(invalid(OP))
+    }
+
+    async fn delete_security_group(&self, id: &str) -> Result<()> {
+        self.send(&Call::new(
+            "delete_security_group",
+            Method::DELETE,
+            &["security-groups", id],
+        ))
+        .await
+    }
+
+    async fn show_security_group_rule(&self, id: &str) -> Result<SecurityGroupRule> {
+        let call = Call::new("show_security_group_rule", Method::GET, &["security-group-rules", id]);
+        let envelope: wire::SecurityGroupRuleEnvelope = self.json(&call).await?;
+        Ok(envelope.security_group_rule.into())
+    }
+
+    async fn create_security_group_rule(&self, rule: &NewIngressRule) -> Result<SecurityGroupRule> {
+        let mut call = Call::new("create_security_group_rule", Method::POST, &["security-group-rules"]);
+        let body = wire::SecurityGroupRuleCreateEnvelope::from(rule);
+        call.body = Some(serde_json::to_value(body).expect("serializable"));
+        let envelope: wire::SecurityGroupRuleEnvelope = self.json(&call).await?;
+        Ok(envelope.security_group_rule.into())
+    }
+
+    async fn delete_security_group_rule(&self, id: &str) -> Result<()> {
+        let call = Call::new(
+            "delete_security_group_rule",
+            Method::DELETE,
+            &["security-group-rules", id],
+        );
+        self.send(&call).await
     }
 
     async fn auto_allocated_topology(&self, project: &ProjectId) -> Result<NetworkId> {

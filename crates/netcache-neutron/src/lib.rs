@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use async_trait::async_trait;
-use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
+use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, SecurityGroupRule, Subnet};
+use netcache_domain::security_group_rule::NewIngressRule;
 use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 
 mod auth;
@@ -48,6 +49,18 @@ pub trait NeutronApi: Send + Sync + 'static {
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>>;
     /// `GET /v2.0/security-groups` for ids, names and owners only (no rules).
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>>;
+    /// `GET /v2.0/security-groups/{id}`: the group in full.
+    async fn show_security_group(&self, id: &str) -> Result<SecurityGroup>;
+    /// `POST /v2.0/security-groups`, owned by `project`.
+    async fn create_security_group(&self, project: &ProjectId, name: &str, description: &str) -> Result<SecurityGroup>;
+    /// `PUT /v2.0/security-groups/{id}` with a new name and description.
+    async fn update_security_group(&self, id: &str, name: &str, description: &str) -> Result<SecurityGroup>;
+    /// `DELETE /v2.0/security-groups/{id}` (Neutron's 409 while a port is in it).
+    async fn delete_security_group(&self, id: &str) -> Result<()>;
+    async fn show_security_group_rule(&self, id: &str) -> Result<SecurityGroupRule>;
+    /// `POST /v2.0/security-group-rules`.
+    async fn create_security_group_rule(&self, rule: &NewIngressRule) -> Result<SecurityGroupRule>;
+    async fn delete_security_group_rule(&self, id: &str) -> Result<()>;
     /// `GET /v2.0/auto-allocated-topology/{project_id}`: the project's network,
     /// made by Neutron on the first call (its `auto_allocate` plugin, with a
     /// default external network); idempotent.

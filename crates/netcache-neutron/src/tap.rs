@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, Subnet};
+use netcache_domain::neutron::{FloatingIp, Network, Port, SecurityGroup, SecurityGroupRule, Subnet};
+use netcache_domain::security_group_rule::NewIngressRule;
 use netcache_domain::{NetworkId, PortId, ProjectId};
 
 use crate::{
@@ -81,6 +82,27 @@ impl NeutronApi for Tap {
     }
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
         self.inner.list_security_groups(filter).await
+    }
+    async fn show_security_group(&self, id: &str) -> Result<SecurityGroup> {
+        self.inner.show_security_group(id).await
+    }
+    async fn create_security_group(&self, project: &ProjectId, name: &str, description: &str) -> Result<SecurityGroup> {
+        self.inner.create_security_group(project, name, description).await
+    }
+    async fn update_security_group(&self, id: &str, name: &str, description: &str) -> Result<SecurityGroup> {
+        self.inner.update_security_group(id, name, description).await
+    }
+    async fn delete_security_group(&self, id: &str) -> Result<()> {
+        self.inner.delete_security_group(id).await
+    }
+    async fn show_security_group_rule(&self, id: &str) -> Result<SecurityGroupRule> {
+        self.inner.show_security_group_rule(id).await
+    }
+    async fn create_security_group_rule(&self, rule: &NewIngressRule) -> Result<SecurityGroupRule> {
+        self.inner.create_security_group_rule(rule).await
+    }
+    async fn delete_security_group_rule(&self, id: &str) -> Result<()> {
+        self.inner.delete_security_group_rule(id).await
     }
     async fn auto_allocated_topology(&self, project: &ProjectId) -> Result<NetworkId> {
         self.inner.auto_allocated_topology(project).await

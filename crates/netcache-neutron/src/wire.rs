@@ -13,6 +13,7 @@ use ipnet::IpNet;
 use netcache_domain::neutron::{
     FloatingIp, HostRoute, Network, Port, PortFixedIp, SecurityGroup, SecurityGroupRule, Subnet,
 };
+use netcache_domain::security_group_rule::{NewIngressRule, RuleSource};
 use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -442,6 +443,8 @@ pub struct SecurityGroupBody {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 pub struct SecurityGroupRuleBody {
     pub id: String,
+    #[serde(default)]
+    pub security_group_id: String,
     pub direction: String,
     #[serde(default)]
     pub protocol: Option<String>,
@@ -463,15 +466,7 @@ impl TryFrom<SecurityGroupBody> for SecurityGroup {
         let rules = g
             .security_group_rules
             .into_iter()
-            .map(|r| SecurityGroupRule {
-                id: r.id,
-                ingress: r.direction == "ingress",
-                protocol: non_empty(r.protocol),
-                port_range_min: r.port_range_min,
-                port_range_max: r.port_range_max,
-                remote_ip_prefix: non_empty(r.remote_ip_prefix),
-                remote_group_id: non_empty(r.remote_group_id),
-            })
+            .map(SecurityGroupRule::from)
             .collect();
         Ok(SecurityGroup {
             id: g.id,
@@ -480,6 +475,91 @@ impl TryFrom<SecurityGroupBody> for SecurityGroup {
             description: g.description,
             rules,
         })
+    }
+}
+
+impl From<SecurityGroupRuleBody> for SecurityGroupRule {
+    fn from(r: SecurityGroupRuleBody) -> Self {
+        SecurityGroupRule {
+            id: r.id,
+            security_group_id: r.security_group_id,
+            ingress: r.direction == "ingress",
+            protocol: non_empty(r.protocol),
+            port_range_min: r.port_range_min,
+            port_range_max: r.port_range_max,
+            remote_ip_prefix: non_empty(r.remote_ip_prefix),
+            remote_group_id: non_empty(r.remote_group_id),
+        }
+    }
+}
+
+/// `GET`, `POST` or `PUT /v2.0/security-groups[/{id}]`'s answer.
+#[derive(Debug, Deserialize)]
+pub struct SecurityGroupEnvelope {
+    pub security_group: SecurityGroupBody,
+}
+
+/// A security group's create (with its owner) or update body.
+#[derive(Debug, Serialize)]
+pub struct SecurityGroupWriteEnvelope<'a> {
+    pub security_group: SecurityGroupWrite<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SecurityGroupWrite<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<&'a str>,
+}
+
+/// `GET` or `POST /v2.0/security-group-rules[/{id}]`'s answer.
+#[derive(Debug, Deserialize)]
+pub struct SecurityGroupRuleEnvelope {
+    pub security_group_rule: SecurityGroupRuleBody,
+}
+
+/// An ingress rule's create body, as Nova sends it (no port for Nova's `-1`).
+#[derive(Debug, Serialize)]
+pub struct SecurityGroupRuleCreateEnvelope<'a> {
+    pub security_group_rule: SecurityGroupRuleCreate<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SecurityGroupRuleCreate<'a> {
+    pub direction: &'static str,
+    pub ethertype: &'static str,
+    pub security_group_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_ip_prefix: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_group_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_range_min: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_range_max: Option<u16>,
+}
+
+impl<'a> From<&'a NewIngressRule> for SecurityGroupRuleCreateEnvelope<'a> {
+    fn from(rule: &'a NewIngressRule) -> Self {
+        let (remote_ip_prefix, remote_group_id) = match &rule.source {
+            RuleSource::Cidr(cidr) => (Some(cidr.as_str()), None),
+            RuleSource::Group(group) => (None, Some(group.as_str())),
+        };
+        Self {
+            security_group_rule: SecurityGroupRuleCreate {
+                direction: "ingress",
+                ethertype: rule.ethertype(),
+                security_group_id: &rule.security_group_id,
+                protocol: rule.protocol.as_deref(),
+                remote_ip_prefix,
+                remote_group_id,
+                port_range_min: rule.port_range_min,
+                port_range_max: rule.port_range_max,
+            },
+        }
     }
 }
 

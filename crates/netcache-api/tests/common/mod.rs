@@ -152,17 +152,27 @@ impl Api {
         (status, body)
     }
 
-    /// Waits until the server leaves BUILD (or a rebuild's REBUILD); answers its status.
-    pub async fn built(&self, id: &str) -> String {
+    /// Waits until `GET uri` answers a body `done` accepts; answers it.
+    pub async fn poll(&self, uri: &str, done: impl Fn(&Value) -> bool) -> Value {
         for _ in 0..500 {
-            let (_, body) = self.get(&format!("/v2.1/servers/{id}")).await;
-            let status = body["server"]["status"].as_str().unwrap_or_default().to_owned();
-            if status != "BUILD" && status != "REBUILD" {
-                return status;
+            let (_, body) = self.get(uri).await;
+            if done(&body) {
+                return body;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        panic!("server {id} is still building");
+        panic!("{uri} never answered what was awaited");
+    }
+
+    /// Waits until the server leaves BUILD (or a rebuild's REBUILD); answers its status.
+    pub async fn built(&self, id: &str) -> String {
+        let status = |body: &Value| body["server"]["status"].as_str().unwrap_or_default().to_owned();
+        let body = self
+            .poll(&format!("/v2.1/servers/{id}"), |body| {
+                !["BUILD", "REBUILD"].contains(&status(body).as_str())
+            })
+            .await;
+        status(&body)
     }
 
     /// Waits until a deleted server is no longer shown (its delete finished).
