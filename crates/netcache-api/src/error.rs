@@ -27,7 +27,7 @@ pub enum ApiError {
     #[error("{0}")]
     NotAcceptable(String),
     /// An API Nova removed and still answers 410 (webob's `HTTPGone` words).
-    #[error("This resource is no longer available.  No forwarding address is given.")]
+    #[error("This resource is no longer available. No forwarding address is given.")]
     Gone,
     /// What Nova's fake virt driver cannot do (Nova's "Feature not supported").
     #[error("{0}")]
