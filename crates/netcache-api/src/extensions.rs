@@ -122,6 +122,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "InstanceActions",
         "View a log of actions and events taken on an instance.",
     ),
+    (
+        "os-instance_usage_audit_log",
+        "OSInstanceUsageAuditLog",
+        "Admin-only Task Log Monitoring.",
+    ),
     ("os-keypairs", "Keypairs", "Keypair Support."),
     ("os-lock-server", "LockServer", "Enable lock/unlock server actions."),
     (
@@ -129,6 +134,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "MultipleCreate",
         "Allow multiple create in the Create Server v2.1 API.",
     ),
+    ("os-networks", "Networks", "Admin-only Network Management Extension."),
     ("os-pause-server", "PauseServer", "Enable pause/unpause server actions."),
     ("os-quota-sets", "Quotas", "Quotas management support."),
     ("os-security-groups", "SecurityGroups", "Security group support."),
@@ -159,6 +165,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "os-suspend-server",
         "SuspendServer",
         "Enable suspend/resume server actions.",
+    ),
+    (
+        "os-tenant-networks",
+        "OSTenantNetworks",
+        "Tenant-based Network Management Extension.",
     ),
     (
         "os-used-limits",

@@ -44,6 +44,7 @@ mod legacy_v2;
 mod limits;
 pub mod metrics;
 pub mod microversion;
+mod networks;
 pub mod policy;
 mod query_params;
 mod quota_sets;
@@ -65,6 +66,7 @@ mod server_update;
 mod server_view;
 mod servers;
 mod services;
+mod usage_audit_log;
 mod versions;
 pub mod wire;
 mod zones;
@@ -127,6 +129,8 @@ pub fn router(state: AppState) -> Router {
         .merge(hypervisors::routes())
         .merge(hosts::routes())
         .merge(removed::routes())
+        .merge(networks::routes())
+        .merge(usage_audit_log::routes())
         .merge(images::routes())
         .merge(quota_sets::routes())
         .merge(limits::routes())

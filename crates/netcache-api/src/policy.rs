@@ -234,6 +234,18 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:os-hypervisors:uptime", "rule:context_is_admin"),
     ("os_compute_api:os-hypervisors:search", "rule:context_is_admin"),
     ("os_compute_api:os-hypervisors:servers", "rule:context_is_admin"),
+    ("os_compute_api:os-networks:list", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-networks:show", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-tenant-networks:list", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-tenant-networks:show", "rule:project_reader_or_admin"),
+    (
+        "os_compute_api:os-instance-usage-audit-log:list",
+        "rule:context_is_admin",
+    ),
+    (
+        "os_compute_api:os-instance-usage-audit-log:show",
+        "rule:context_is_admin",
+    ),
     ("os_compute_api:os-hosts:list", "rule:context_is_admin"),
     ("os_compute_api:os-hosts:show", "rule:context_is_admin"),
     ("os_compute_api:os-hosts:update", "rule:context_is_admin"),

@@ -38,6 +38,7 @@ mod hooks;
 mod interfaces;
 mod keypairs;
 mod loops;
+mod network_proxy;
 mod neutron_features;
 mod operations;
 mod plugging;

@@ -1,0 +1,150 @@
+//! Nova's network proxies, served until 2.35 (404 from 2.36, as Nova):
+//! `/v2.1/os-networks` and `/v2.1/os-tenant-networks`, list and show of the
+//! Neutron networks the caller sees. Their views are Nova's: a network's id
+//! and name (`label`), every nova-network field `null` (an admin sees more of
+//! them), and `os-tenant-networks`' `cidr` the string `"None"` (Nova reads no
+//! subnet). Their creates, deletes and actions are nova-network's, answered
+//! 410 at every microversion as Nova does.
+
+use axum::extract::{Path, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use netcache_domain::neutron::Network;
+use netcache_domain::{NetworkId, ProjectId};
+use serde_json::{Map, Value, json};
+
+use crate::error::{ApiError, ApiResult};
+use crate::microversion::Microversion;
+use crate::{AppState, Caller};
+
+/// The last microversion of the proxies.
+const LAST_VERSION: u16 = 35;
+
+/// The nova-network fields every `os-networks` view has, `null` with Neutron.
+const FIELDS: [&str; 9] = [
+    "cidr",
+    "netmask",
+    "gateway",
+    "broadcast",
+    "dns1",
+    "dns2",
+    "cidr_v6",
+    "gateway_v6",
+    "netmask_v6",
+];
+
+/// The ones an admin sees as well.
+const ADMIN_FIELDS: [&str; 21] = [
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "deleted",
+    "injected",
+    "bridge",
+    "vlan",
+    "vpn_public_address",
+    "vpn_public_port",
+    "vpn_private_address",
+    "dhcp_start",
+    "project_id",
+    "host",
+    "bridge_interface",
+    "multi_host",
+    "priority",
+    "rxtx_base",
+    "mtu",
+    "dhcp_server",
+    "enable_dhcp",
+    "share_address",
+];
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v2.1/os-networks", get(list).post(gone))
+        .route("/v2.1/os-networks/add", post(gone))
+        .route("/v2.1/os-networks/{id}", get(show).delete(gone))
+        .route("/v2.1/os-networks/{id}/action", post(gone))
+        .route("/v2.1/os-tenant-networks", get(tenant_list).post(gone))
+        .route("/v2.1/os-tenant-networks/{id}", get(tenant_show).delete(gone))
+}
+
+async fn gone() -> ApiError {
+    ApiError::Gone
+}
+
+/// Whose networks the caller sees: their project's (`Some`), or all.
+fn scope(caller: &Caller) -> Option<ProjectId> {
+    (!caller.may("context_is_admin")).then(|| ProjectId::from(caller.ctx.project_id.as_str()))
+}
+
+fn network_view(network: &Network, admin: bool) -> Value {
+    let mut view = Map::new();
+    view.insert("id".into(), json!(network.id.as_str()));
+    view.insert("label".into(), json!(network.name));
+    let extra: &[&str] = if admin { &ADMIN_FIELDS } else { &[] };
+    for field in FIELDS.iter().chain(extra) {
+        view.insert((*field).into(), Value::Null);
+    }
+    Value::Object(view)
+}
+
+fn tenant_view(network: &Network) -> Value {
+    json!({"id": network.id.as_str(), "cidr": "None", "label": network.name})
+}
+
+async fn visible(state: &AppState, caller: &Caller) -> ApiResult<Vec<Network>> {
+    Ok(state.compute.visible_networks(scope(caller).as_ref()).await?)
+}
+
+async fn one(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Network> {
+    state
+        .compute
+        .visible_network(&NetworkId::from(id), scope(caller).as_ref())
+        .await?
+        .ok_or_else(|| ApiError::NotFound("Network not found".into()))
+}
+
+async fn list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+    version.served_until(LAST_VERSION)?;
+    caller.authorize_project("os_compute_api:os-networks:list", &caller.ctx.project_id)?;
+    let admin = caller.may("context_is_admin");
+    let networks: Vec<Value> = visible(&state, &caller)
+        .await?
+        .iter()
+        .map(|n| network_view(n, admin))
+        .collect();
+    Ok(Json(json!({"networks": networks})))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    version.served_until(LAST_VERSION)?;
+    caller.authorize_project("os_compute_api:os-networks:show", &caller.ctx.project_id)?;
+    let network = one(&state, &caller, &id).await?;
+    Ok(Json(
+        json!({"network": network_view(&network, caller.may("context_is_admin"))}),
+    ))
+}
+
+async fn tenant_list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+    version.served_until(LAST_VERSION)?;
+    caller.authorize_project("os_compute_api:os-tenant-networks:list", &caller.ctx.project_id)?;
+    let networks: Vec<Value> = visible(&state, &caller).await?.iter().map(tenant_view).collect();
+    Ok(Json(json!({"networks": networks})))
+}
+
+async fn tenant_show(
+    State(state): State<AppState>,
+    caller: Caller,
+    version: Microversion,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    version.served_until(LAST_VERSION)?;
+    caller.authorize_project("os_compute_api:os-tenant-networks:show", &caller.ctx.project_id)?;
+    let network = one(&state, &caller, &id).await?;
+    Ok(Json(json!({"network": tenant_view(&network)})))
+}
