@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use ipnet::IpNet;
 
+use crate::ProjectId;
 use crate::neutron::{SecurityGroup, SecurityGroupRule};
 
 /// The source Nova writes for a rule from anywhere.
@@ -42,6 +43,9 @@ pub enum RuleSource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewIngressRule {
     pub security_group_id: String,
+    /// The group's owner, the rule's too (Neutron checks a source group
+    /// against the rule's owner, which would else be netcache's own project).
+    pub project_id: ProjectId,
     pub protocol: Option<String>,
     /// Absent for Nova's `-1` (any type, code or port).
     pub port_range_min: Option<u16>,
@@ -85,6 +89,7 @@ pub fn ingress_rule(parent: &SecurityGroup, request: &RuleRequest) -> Result<New
     };
     let mut rule = NewIngressRule {
         security_group_id: parent.id.clone(),
+        project_id: parent.project_id.clone(),
         protocol: None,
         port_range_min: None,
         port_range_max: None,
@@ -187,7 +192,6 @@ fn already_in(parent: &SecurityGroup, rule: &NewIngressRule, ports: Option<(i64,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ProjectId;
 
     fn group(rules: Vec<SecurityGroupRule>) -> SecurityGroup {
         SecurityGroup {

@@ -530,6 +530,7 @@ pub struct SecurityGroupRuleCreate<'a> {
     pub direction: &'static str,
     pub ethertype: &'static str,
     pub security_group_id: &'a str,
+    pub project_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -553,6 +554,7 @@ impl<'a> From<&'a NewIngressRule> for SecurityGroupRuleCreateEnvelope<'a> {
                 direction: "ingress",
                 ethertype: rule.ethertype(),
                 security_group_id: &rule.security_group_id,
+                project_id: rule.project_id.as_str(),
                 protocol: rule.protocol.as_deref(),
                 remote_ip_prefix,
                 remote_group_id,
