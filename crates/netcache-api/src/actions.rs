@@ -102,6 +102,19 @@ async fn act(
                 .edit_server(&caller.ctx, server.id, &ServerEdit::TriggerCrashDump)
                 .await?;
         }
+        // netcache never moves a server between hosts; Nova finds the server
+        // (and the caller's right to move it) before anything else.
+        "migrate" | "os-migrateLive" => {
+            let rule = if name == "migrate" {
+                "os_compute_api:os-migrate-server:migrate"
+            } else {
+                "os_compute_api:os-migrate-server:migrate_live"
+            };
+            caller.server(&state, &id, rule).await?;
+            return Err(ApiError::BadRequest(format!(
+                "netcache does not migrate servers: {name} is not served."
+            )));
+        }
         "addSecurityGroup" | "removeSecurityGroup" => {
             security_group_actions::act(&state, &caller, &id, &name, &args).await?;
         }

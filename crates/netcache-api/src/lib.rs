@@ -35,6 +35,7 @@ pub mod flavor_view;
 mod flavors;
 mod hosts;
 mod hypervisors;
+mod image_proxy;
 pub mod images;
 pub mod instance_action_view;
 mod instance_actions;
@@ -44,6 +45,7 @@ mod legacy_v2;
 mod limits;
 pub mod metrics;
 pub mod microversion;
+mod migrations;
 mod networks;
 pub mod policy;
 mod query_params;
@@ -130,8 +132,10 @@ pub fn router(state: AppState) -> Router {
         .merge(hosts::routes())
         .merge(removed::routes())
         .merge(networks::routes())
+        .merge(migrations::routes())
         .merge(usage_audit_log::routes())
         .merge(images::routes())
+        .merge(image_proxy::routes())
         .merge(quota_sets::routes())
         .merge(limits::routes())
         .merge(extensions::routes())

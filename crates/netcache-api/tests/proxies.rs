@@ -1,7 +1,9 @@
-//! Nova's network proxies before 2.36 (`os-networks`, `os-tenant-networks`)
-//! over the embedded Neutron, their nova-network writes as Nova's 410, and
-//! the instance usage audit log of a cloud that runs no audit. The caller is
-//! an admin of `demo` unless a test names other roles.
+//! Nova's proxies before 2.36: networks (`os-networks`,
+//! `os-tenant-networks`) over the embedded Neutron with their nova-network
+//! writes as Nova's 410, and images (`/v2.1/images`) over the fixed catalog;
+//! the instance usage audit log of a cloud that runs no audit, and the
+//! migrations of one that never migrates. The caller is an admin of `demo`
+//! unless a test names other roles.
 
 mod common;
 
@@ -123,4 +125,70 @@ async fn the_usage_audit_log_shows_every_compute_host_not_run() {
             "{uri}"
         );
     }
+}
+
+#[tokio::test]
+async fn images_are_the_catalogs_in_novas_views_until_2_35() {
+    let api = Api::start().await;
+    let (status, list) = api.get("/v2.1/images").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let first = &list["images"][0];
+    assert_eq!(first["id"], common::IMAGE);
+    assert_eq!(first.as_object().unwrap().len(), 3, "id, name and links: {first}");
+    assert_eq!(first["links"].as_array().unwrap().len(), 3);
+    let (_, detail) = api.get("/v2.1/images/detail").await;
+    assert_eq!(detail["images"].as_array().unwrap().len(), 2);
+    assert_eq!(detail["images"][0]["status"], "ACTIVE");
+    let (status, one) = api.get(&format!("/v2.1/images/{}", common::IMAGE)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(one["image"], detail["images"][0]);
+    let (_, named) = api
+        .get(&format!("/v2.1/images?name={}", first["name"].as_str().unwrap()))
+        .await;
+    assert_eq!(named["images"].as_array().unwrap().len(), 1);
+    let (_, after) = api.get(&format!("/v2.1/images?marker={}", common::IMAGE)).await;
+    assert_eq!(after["images"].as_array().unwrap().len(), 1);
+
+    let (status, body) = api.get("/v2.1/images/nope").await;
+    assert_eq!(
+        (status, error_message(&body)),
+        (StatusCode::NOT_FOUND, "Image not found.")
+    );
+    let (status, _) = api
+        .call(Method::DELETE, &format!("/v2.1/images/{}", common::IMAGE), None)
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the catalog is read-only");
+    assert_eq!(
+        api.call_at(36, Method::GET, "/v2.1/images", None).await.0,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn there_are_no_migrations_and_a_migrate_finds_the_server_first() {
+    let api = Api::start().await;
+    let (status, list) = api.get("/v2.1/os-migrations").await;
+    assert_eq!((status, list), (StatusCode::OK, json!({"migrations": []})));
+    let (status, _) = api.call_at(59, Method::GET, "/v2.1/os-migrations?marker=x", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        as_project(&api, "demo", MEMBER, "/v2.1/os-migrations").await.0,
+        StatusCode::FORBIDDEN
+    );
+
+    let missing = uuid::Uuid::new_v4();
+    let migrate = Some(json!({"migrate": null}));
+    let (status, _) = api
+        .call(
+            Method::POST,
+            &format!("/v2.1/servers/{missing}/action"),
+            migrate.clone(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let server = api.boot("vm").await;
+    let (status, body) = api
+        .call(Method::POST, &format!("/v2.1/servers/{server}/action"), migrate)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
