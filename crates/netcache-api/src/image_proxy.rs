@@ -82,15 +82,25 @@ fn listed(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> ApiRes
     Ok(images)
 }
 
+/// A list of the catalog's images, each in `view`.
+fn listed_in(
+    state: &AppState,
+    version: Microversion,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    view: fn(&AppState, &Image) -> Value,
+) -> ApiResult<Json<Value>> {
+    version.served_until(LAST_VERSION)?;
+    let images: Vec<Value> = listed(query)?.into_iter().map(|i| view(state, i)).collect();
+    Ok(Json(json!({"images": images})))
+}
+
 async fn index(
     State(state): State<AppState>,
     _caller: Caller,
     version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    version.served_until(LAST_VERSION)?;
-    let images: Vec<Value> = listed(query)?.into_iter().map(|i| basic(&state, i)).collect();
-    Ok(Json(json!({"images": images})))
+    listed_in(&state, version, query, basic)
 }
 
 async fn detail(
@@ -99,9 +109,7 @@ async fn detail(
     version: Microversion,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    version.served_until(LAST_VERSION)?;
-    let images: Vec<Value> = listed(query)?.into_iter().map(|i| full(&state, i)).collect();
-    Ok(Json(json!({"images": images})))
+    listed_in(&state, version, query, full)
 }
 
 fn image(id: &str) -> ApiResult<&'static Image> {

@@ -92,28 +92,58 @@ fn tenant_view(network: &Network) -> Value {
     json!({"id": network.id.as_str(), "cidr": "None", "label": network.name})
 }
 
-async fn visible(state: &AppState, caller: &Caller) -> ApiResult<Vec<Network>> {
-    Ok(state.compute.visible_networks(scope(caller).as_ref()).await?)
+/// Which of the two proxies: its policy rules and its view of a network.
+#[derive(Clone, Copy)]
+enum Proxy {
+    Networks,
+    TenantNetworks,
 }
 
-async fn one(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Network> {
-    state
+impl Proxy {
+    fn rule(self, show: bool) -> &'static str {
+        match (self, show) {
+            (Self::Networks, false) => "os_compute_api:os-networks:list",
+            (Self::Networks, true) => "os_compute_api:os-networks:show",
+            (Self::TenantNetworks, false) => "os_compute_api:os-tenant-networks:list",
+            (Self::TenantNetworks, true) => "os_compute_api:os-tenant-networks:show",
+        }
+    }
+
+    fn view(self, network: &Network, caller: &Caller) -> Value {
+        match self {
+            Self::Networks => network_view(network, caller.may("context_is_admin")),
+            Self::TenantNetworks => tenant_view(network),
+        }
+    }
+}
+
+async fn listed(proxy: Proxy, state: &AppState, caller: &Caller, version: Microversion) -> ApiResult<Json<Value>> {
+    version.served_until(LAST_VERSION)?;
+    caller.authorize_project(proxy.rule(false), &caller.ctx.project_id)?;
+    let networks = state.compute.visible_networks(scope(caller).as_ref()).await?;
+    let views: Vec<Value> = networks.iter().map(|n| proxy.view(n, caller)).collect();
+    Ok(Json(json!({"networks": views})))
+}
+
+async fn shown(
+    proxy: Proxy,
+    state: &AppState,
+    caller: &Caller,
+    version: Microversion,
+    id: &str,
+) -> ApiResult<Json<Value>> {
+    version.served_until(LAST_VERSION)?;
+    caller.authorize_project(proxy.rule(true), &caller.ctx.project_id)?;
+    let network = state
         .compute
         .visible_network(&NetworkId::from(id), scope(caller).as_ref())
         .await?
-        .ok_or_else(|| ApiError::NotFound("Network not found".into()))
+        .ok_or_else(|| ApiError::NotFound("Network not found".into()))?;
+    Ok(Json(json!({"network": proxy.view(&network, caller)})))
 }
 
 async fn list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
-    version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-networks:list", &caller.ctx.project_id)?;
-    let admin = caller.may("context_is_admin");
-    let networks: Vec<Value> = visible(&state, &caller)
-        .await?
-        .iter()
-        .map(|n| network_view(n, admin))
-        .collect();
-    Ok(Json(json!({"networks": networks})))
+    listed(Proxy::Networks, &state, &caller, version).await
 }
 
 async fn show(
@@ -122,19 +152,11 @@ async fn show(
     version: Microversion,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-networks:show", &caller.ctx.project_id)?;
-    let network = one(&state, &caller, &id).await?;
-    Ok(Json(
-        json!({"network": network_view(&network, caller.may("context_is_admin"))}),
-    ))
+    shown(Proxy::Networks, &state, &caller, version, &id).await
 }
 
 async fn tenant_list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
-    version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-tenant-networks:list", &caller.ctx.project_id)?;
-    let networks: Vec<Value> = visible(&state, &caller).await?.iter().map(tenant_view).collect();
-    Ok(Json(json!({"networks": networks})))
+    listed(Proxy::TenantNetworks, &state, &caller, version).await
 }
 
 async fn tenant_show(
@@ -143,8 +165,5 @@ async fn tenant_show(
     version: Microversion,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-tenant-networks:show", &caller.ctx.project_id)?;
-    let network = one(&state, &caller, &id).await?;
-    Ok(Json(json!({"network": tenant_view(&network)})))
+    shown(Proxy::TenantNetworks, &state, &caller, version, &id).await
 }
