@@ -162,6 +162,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
     ),
     ("os-services", "Services", "Services support."),
     (
+        "os-simple-tenant-usage",
+        "SimpleTenantUsage",
+        "Simple tenant usage extension.",
+    ),
+    (
         "os-suspend-server",
         "SuspendServer",
         "Enable suspend/resume server actions.",

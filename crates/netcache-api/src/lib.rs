@@ -68,6 +68,7 @@ mod server_update;
 mod server_view;
 mod servers;
 mod services;
+mod simple_tenant_usage;
 mod usage_audit_log;
 mod versions;
 pub mod wire;
@@ -130,6 +131,7 @@ pub fn router(state: AppState) -> Router {
         .merge(services::routes())
         .merge(hypervisors::routes())
         .merge(hosts::routes())
+        .merge(simple_tenant_usage::routes())
         .merge(removed::routes())
         .merge(networks::routes())
         .merge(migrations::routes())

@@ -255,6 +255,11 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:os-hosts:reboot", "rule:context_is_admin"),
     ("os_compute_api:os-hosts:shutdown", "rule:context_is_admin"),
     ("os_compute_api:os-hosts:start", "rule:context_is_admin"),
+    ("os_compute_api:os-simple-tenant-usage:list", "rule:context_is_admin"),
+    (
+        "os_compute_api:os-simple-tenant-usage:show",
+        "rule:project_reader_or_admin",
+    ),
     ("os_compute_api:os-quota-sets:show", "rule:project_reader_or_admin"),
     ("os_compute_api:os-quota-sets:detail", "rule:project_reader_or_admin"),
     ("os_compute_api:os-quota-sets:defaults", "@"),

@@ -223,9 +223,13 @@ async fn limits_and_extensions_are_novas_2_1_views() {
         "os-hosts",
         "os-consoles",
         "os-security-groups",
+        "os-simple-tenant-usage",
     ] {
         assert!(aliases.contains(&served), "{served} in {aliases:?}");
     }
+    let mut in_novas_order = aliases.clone();
+    in_novas_order.sort_unstable();
+    assert_eq!(aliases, in_novas_order, "Nova lists its aliases sorted");
     for absent in ["os-volumes", "os-aggregates"] {
         assert!(!aliases.contains(&absent), "{absent} is not served: {aliases:?}");
     }

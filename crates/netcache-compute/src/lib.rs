@@ -71,7 +71,7 @@ pub use hooks::Held;
 pub use hooks::HoldPoint;
 pub use interfaces::{AttachRequest, Interface};
 pub use keypairs::{KeyPairRequest, NewKeyPair};
-pub use netcache_store::{HostServers, StoredService};
+pub use netcache_store::{HostServers, StoredService, UsageWindow};
 /// The orders of server list pages (`Compute::servers_page`).
 pub use netcache_store::{Sort, SortKey, StoredKeyPair};
 pub use quotas::QuotaUsage;

@@ -30,7 +30,7 @@ use crate::dialect::Dialect;
 use crate::group_commit::GroupWriter;
 use crate::{
     CacheGeneration, CacheText, DeletedWatch, Error, HostServers, NodeLock, Result, ServerFilter, Sort, Store,
-    StoredCache, StoredKeyPair, StoredService, json, sorted, sql, telemetry,
+    StoredCache, StoredKeyPair, StoredService, UsageWindow, json, sorted, sql, telemetry,
 };
 
 mod cols;
@@ -44,6 +44,7 @@ mod server_groups;
 mod server_rows;
 mod services;
 mod sets;
+mod usage;
 
 use cols::Cols;
 pub(crate) use cols::corrupt;
@@ -956,6 +957,10 @@ where
 
     async fn servers_on_host(&self, host: &HostName) -> Result<Vec<(ServerId, String)>> {
         Sql::<B::Db>::servers_on_host(self.pool(), host).await
+    }
+
+    async fn servers_in_window(&self, window: &UsageWindow, after: Option<&Server>, limit: i64) -> Result<Vec<Server>> {
+        Sql::<B::Db>::servers_in_window(self, window, after, limit).await
     }
 
     async fn server_group(&self, id: Uuid) -> Result<Option<ServerGroup>> {

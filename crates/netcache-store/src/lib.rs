@@ -41,6 +41,7 @@ mod sorted;
 mod sql;
 mod sqlite;
 mod telemetry;
+mod usage_sql;
 
 pub use error::{Error, Result};
 pub use postgres::PgStore;
@@ -160,6 +161,17 @@ pub struct HostServers {
     pub project_id: ProjectId,
     pub flavor_ref: String,
     pub servers: i64,
+}
+
+/// The servers a usage report reads (Nova's `instance_get_active_by_window_joined`):
+/// those launched before `end` and not deleted by `start` (never deleted, or
+/// deleted after it), live and deleted rows alike until retention purges
+/// them; of `project_id` only, if given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageWindow {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub project_id: Option<ProjectId>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -352,6 +364,10 @@ pub trait Store: Send + Sync + 'static {
     async fn server_counts_by_host(&self) -> Result<Vec<HostServers>>;
     /// A host's live servers (id and name), oldest first.
     async fn servers_on_host(&self, host: &HostName) -> Result<Vec<(ServerId, String)>>;
+    /// At most `limit` of the servers that ran in `window`, by project (byte
+    /// by byte, as Rust compares strings) then id, after `after` (the previous
+    /// page's last server, or any server: a keyset page) if given.
+    async fn servers_in_window(&self, window: &UsageWindow, after: Option<&Server>, limit: i64) -> Result<Vec<Server>>;
 
     async fn server_group(&self, id: uuid::Uuid) -> Result<Option<ServerGroup>>;
     /// Every server group, or a project's, oldest first.

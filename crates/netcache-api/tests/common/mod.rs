@@ -24,6 +24,8 @@ pub const IMAGE: &str = netcache_api::images::IMAGES[0].id;
 
 pub struct Api {
     router: Router,
+    /// The compute service behind the router (its clock, to move time on).
+    pub compute: Arc<Compute>,
     /// The router's turns to build a detail page.
     pub detail_pages: Arc<tokio::sync::Semaphore>,
     _sim: RunningSim,
@@ -47,7 +49,7 @@ impl Api {
         let compute = Compute::start(config, store, neutron, virt).await.unwrap();
         let detail_pages = Arc::new(tokio::sync::Semaphore::new(netcache_api::DETAIL_PAGES_AT_ONCE));
         let router = netcache_api::router(AppState {
-            compute,
+            compute: Arc::clone(&compute),
             config: Arc::new(ApiConfig {
                 default_project: "demo".into(),
                 public_url: BASE.into(),
@@ -59,6 +61,7 @@ impl Api {
         });
         Self {
             router,
+            compute,
             detail_pages,
             _sim: sim,
         }

@@ -14,6 +14,7 @@ pub mod keypairs;
 pub mod quotas;
 pub mod server_groups;
 pub mod services;
+pub mod tenant_usages;
 
 use serde_json::{Value, json};
 

@@ -88,6 +88,7 @@ conformance!(
     a_service_is_up_while_its_heartbeat_is_ahead_of_the_databases_clock,
     service_changes_compare_and_swap_and_feed_the_scheduler,
     live_servers_are_counted_per_host_and_flavor,
+    usage_windows_hold_the_servers_that_ran_in_them_by_project_then_id,
     server_groups_round_trip_per_project_and_are_deleted_with_their_members,
     group_members_are_live_servers_in_join_order,
     a_group_placement_is_recorded_only_at_the_generation_read,

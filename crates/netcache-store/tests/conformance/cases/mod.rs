@@ -29,6 +29,7 @@ mod server_groups;
 mod servers;
 mod services;
 mod sorted_pages;
+mod usage;
 mod vifs;
 
 pub use batches::*;
@@ -43,6 +44,7 @@ pub use server_groups::*;
 pub use servers::*;
 pub use services::*;
 pub use sorted_pages::*;
+pub use usage::*;
 pub use vifs::*;
 
 async fn commit(store: &dyn Store, changes: Vec<Change>) {
