@@ -136,6 +136,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
     ),
     ("os-networks", "Networks", "Admin-only Network Management Extension."),
     ("os-pause-server", "PauseServer", "Enable pause/unpause server actions."),
+    (
+        "os-quota-class-sets",
+        "QuotaClasses",
+        "Quota classes management support.",
+    ),
     ("os-quota-sets", "Quotas", "Quotas management support."),
     ("os-security-groups", "SecurityGroups", "Security group support."),
     (

@@ -1,7 +1,7 @@
 //! Nova-compatible compute API (v2.1 subset) over the compute service:
 //! servers (with their update and metadata), addresses, os-interface,
-//! os-instance-actions, os-keypairs, os-quota-sets, limits and the
-//! extensions list; for clients such
+//! os-instance-actions, os-keypairs, os-quota-sets, os-quota-class-sets,
+//! limits and the extensions list; for clients such
 //! as `openstack`, a fixed flavor catalog, the availability zone and a
 //! read-only Glance v2 image subset at `/image`.
 
@@ -49,6 +49,7 @@ mod migrations;
 mod networks;
 pub mod policy;
 mod query_params;
+mod quota_class_sets;
 mod quota_sets;
 mod raw_path;
 mod removed;
@@ -139,6 +140,7 @@ pub fn router(state: AppState) -> Router {
         .merge(images::routes())
         .merge(image_proxy::routes())
         .merge(quota_sets::routes())
+        .merge(quota_class_sets::routes())
         .merge(limits::routes())
         .merge(extensions::routes())
         .fallback(|| async { nova_error(StatusCode::NOT_FOUND, "The resource could not be found.") })

@@ -265,6 +265,8 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:os-quota-sets:defaults", "@"),
     ("os_compute_api:os-quota-sets:update", "rule:context_is_admin"),
     ("os_compute_api:os-quota-sets:delete", "rule:context_is_admin"),
+    ("os_compute_api:os-quota-class-sets:show", "rule:context_is_admin"),
+    ("os_compute_api:os-quota-class-sets:update", "rule:context_is_admin"),
     ("os_compute_api:limits", "@"),
     ("os_compute_api:limits:other_project", "rule:context_is_admin"),
     ("os_compute_api:extensions", "@"),
@@ -559,6 +561,7 @@ mod tests {
             ("context_is_admin", [false, false, true, false]),
             ("service_or_admin", [false, false, true, true]),
             ("os_compute_api:os-availability-zone:list", [true, true, true, true]),
+            ("os_compute_api:os-quota-class-sets:update", [false, false, true, false]),
             // Every user's own key pairs are that user's, whatever the roles.
             ("os_compute_api:os-keypairs:create", [true, true, true, true]),
         ];

@@ -128,7 +128,8 @@ async fn defaults(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-quota-sets:defaults", &id)?;
-    Ok(Json(quota_set_view(Some(&id), state.compute.default_quotas(), version)))
+    let defaults = state.compute.default_quotas().await?;
+    Ok(Json(quota_set_view(Some(&id), &defaults, version)))
 }
 
 /// 200 with the limits in force afterwards (without `id`, as Nova answers).
@@ -201,7 +202,7 @@ fn parse_update(body: &Bytes, version: Microversion) -> ApiResult<(Vec<(Resource
 /// Nova's `common_quota`: an integer from -1 to 2³¹-1, or a string of digits
 /// with an optional minus (read as Python's `int` reads it). A string beyond
 /// the database's integer is refused like a number (Nova would fail storing it).
-fn quota_value(key: &str, value: &Value) -> ApiResult<i64> {
+pub(crate) fn quota_value(key: &str, value: &Value) -> ApiResult<i64> {
     let reason = match value {
         Value::Number(n) => match n.as_i64() {
             Some(v) if v < MIN_LIMIT => format!("{v} is less than the minimum of {MIN_LIMIT}"),

@@ -212,6 +212,7 @@ async fn limits_and_extensions_are_novas_2_1_views() {
         .collect();
     for served in [
         "os-quota-sets",
+        "os-quota-class-sets",
         "os-keypairs",
         "os-attach-interfaces",
         "os-used-limits",
@@ -235,6 +236,17 @@ async fn limits_and_extensions_are_novas_2_1_views() {
     }
     let one = get_checked(&api, "/v2.1/extensions/os-quota-sets", &schema::get_extension()).await;
     assert_eq!(one["extension"]["name"], "Quotas");
+    let classes = aliases.iter().position(|a| *a == "os-quota-class-sets").unwrap();
+    assert_eq!(aliases[classes + 1], "os-quota-sets", "Nova's order: {aliases:?}");
+    let one = get_checked(&api, "/v2.1/extensions/os-quota-class-sets", &schema::get_extension()).await;
+    assert_eq!(
+        one["extension"],
+        json!({
+            "alias": "os-quota-class-sets", "description": "Quota classes management support.",
+            "links": [], "name": "QuotaClasses",
+            "namespace": "http://docs.openstack.org/compute/ext/fake_xml", "updated": "2014-12-03T00:00:00Z",
+        })
+    );
     let (status, body) = api.get("/v2.1/extensions/os-volumes").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_eq!(body["itemNotFound"]["message"], "The resource could not be found.");

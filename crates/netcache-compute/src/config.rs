@@ -31,7 +31,8 @@ pub struct ComputeConfig {
     pub vif_plugging_is_fatal: bool,
     pub operations: OperationsConfig,
     /// The default quota limits (Nova's `[quota]`), for projects and users
-    /// without limits of their own.
+    /// without limits of their own, where an admin set no value of the
+    /// `default` quota class in their place.
     pub quota: QuotaSet,
     /// Test hook: simulates a process death at a point of the protocol.
     #[cfg(feature = "testing")]

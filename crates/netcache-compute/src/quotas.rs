@@ -1,6 +1,12 @@
 //! Nova's quotas in the compute service: the limits in force (the deployment's
-//! defaults under a project's own limits and its users'), an admin's changes
-//! with Nova's checks, and the claims of what counts against them.
+//! defaults, under the `default` quota class's values, under a project's own
+//! limits and its users'), an admin's changes with Nova's checks, the quota
+//! classes, and the claims of what counts against them.
+//!
+//! The defaults are read from the store with each project's limits, in the
+//! same statement (and inside a claim's transaction, with them): an admin's
+//! change of the `default` class holds for every process sharing the database
+//! from its commit on, with no cache to go stale and no read of its own.
 //!
 //! A claim (a boot's servers, a key pair) is judged twice. Here first, from a
 //! fresh read: that picks how many servers of a `min_count`..`max_count` boot
@@ -14,7 +20,7 @@
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
 use netcache_domain::flavor::FlavorSnapshot;
-use netcache_domain::quota::{Cost, KeyPairClaim, QuotaSet, Quotas, Resource, ServerClaim, Usage};
+use netcache_domain::quota::{Cost, DEFAULT_CLASS, KeyPairClaim, QuotaSet, Quotas, Resource, ServerClaim, Usage};
 
 use crate::{Compute, Error, RequestContext, Result};
 
@@ -26,16 +32,36 @@ pub struct QuotaUsage {
 }
 
 impl Compute {
-    /// The deployment's default limits.
-    pub fn default_quotas(&self) -> &QuotaSet {
-        &self.config.quota
+    /// The default limits of projects and users (Nova's `get_defaults`): the
+    /// `default` quota class's.
+    pub async fn default_quotas(&self) -> Result<QuotaSet> {
+        self.quota_class(DEFAULT_CLASS).await
+    }
+
+    /// A quota class's values (Nova's `get_class_quotas`): those an admin set,
+    /// the deployment's defaults for the rest (all of a class never set).
+    pub async fn quota_class(&self, class_name: &str) -> Result<QuotaSet> {
+        let values = self.store.quota_class(class_name).await?;
+        Ok(self.config.quota.clone().with_values(&values))
+    }
+
+    /// An admin's new values of a quota class (any name: only `default`'s
+    /// apply, to every project and user without limits of their own); answers
+    /// the class's values afterwards.
+    pub async fn set_quota_class(&self, class_name: &str, limits: Vec<(Resource, i64)>) -> Result<QuotaSet> {
+        self.commit(vec![Change::SetQuotaClass {
+            class_name: class_name.to_owned(),
+            limits,
+        }])
+        .await?;
+        self.quota_class(class_name).await
     }
 
     /// The limits in force for a project, or for a user in it, with the usage
     /// of the project (or of the user's servers in it).
     pub async fn quota_usage(&self, project: &ProjectId, user: Option<&str>) -> Result<QuotaUsage> {
         let limits = self.store.quota_limits(project).await?;
-        let quotas = Quotas::new(&self.config.quota, &limits);
+        let quotas = Quotas::of(&self.config.quota, &limits);
         Ok(QuotaUsage {
             limits: user.map_or_else(|| quotas.project(), |user| quotas.user(user)),
             usage: self.usage(project, user).await?,
@@ -66,7 +92,7 @@ impl Compute {
         if !force {
             let stored = self.store.quota_limits(project).await?;
             let usage = self.usage(project, user).await?;
-            let quotas = Quotas::new(&self.config.quota, &stored);
+            let quotas = Quotas::of(&self.config.quota, &stored);
             for (resource, limit) in &limits {
                 quotas
                     .check_new_limit(user, &usage, *resource, *limit)
@@ -102,7 +128,7 @@ impl Compute {
     ) -> Result<(u32, Change)> {
         let project = ProjectId::from(ctx.project_id.as_str());
         let limits = self.store.quota_limits(&project).await?;
-        let quotas = Quotas::new(&self.config.quota, &limits);
+        let quotas = Quotas::of(&self.config.quota, &limits);
         // Unlimited, the project's servers need not be counted (nor read).
         let servers = if quotas.limits_servers(&ctx.user_id) {
             self.store.server_counts(&project).await?
@@ -148,7 +174,7 @@ impl Compute {
             .store
             .quota_limits(&ProjectId::from(ctx.project_id.as_str()))
             .await?;
-        Quotas::new(&self.config.quota, &limits)
+        Quotas::of(&self.config.quota, &limits)
             .metadata(&ctx.user_id, items)
             .map_err(Error::OverQuota)
     }

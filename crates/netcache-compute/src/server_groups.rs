@@ -142,7 +142,7 @@ impl Compute {
             .quota_limits(&ProjectId::from(ctx.project_id.as_str()))
             .await?;
         let own = members.iter().filter(|m| m.user_id == ctx.user_id).count();
-        Quotas::new(&self.config.quota, &limits)
+        Quotas::of(&self.config.quota, &limits)
             .server_group_members(&ctx.user_id, own as i64, i64::from(count))
             .map_err(Error::OverQuota)?;
         Ok(BootGroup {

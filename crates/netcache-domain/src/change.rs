@@ -136,6 +136,12 @@ pub enum Change {
         user_id: Option<String>,
         limits: Vec<(Resource, i64)>,
     },
+    /// Sets a quota class's values (Nova's `quota_classes`), each in place of
+    /// the one stored; any class name is kept (only `default`'s are applied).
+    SetQuotaClass {
+        class_name: String,
+        limits: Vec<(Resource, i64)>,
+    },
     /// Removes a project's quota limits with its users' (`user_id` none), or one
     /// user's; none stored is not an error.
     DeleteQuotaLimits {

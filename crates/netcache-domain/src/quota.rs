@@ -1,6 +1,7 @@
 //! Nova's quotas, as its database driver keeps them and its API shows them at
 //! microversion 2.1: limits per project, and per user within a project, over the
-//! deployment's defaults; usage counted from the servers and key pairs
+//! defaults (the deployment's, or the values an admin set of the `default`
+//! quota class in their place); usage counted from the servers and key pairs
 //! themselves (never stored, as Nova counts since Pike); and the decisions made
 //! with them — how many servers a boot may create, whether a key pair or a
 //! server's metadata fits, what an admin may set a limit to.
@@ -121,6 +122,13 @@ impl QuotaSet {
     pub fn iter(&self) -> impl Iterator<Item = (Resource, i64)> + '_ {
         Resource::ALL.into_iter().map(|r| (r, self.get(r)))
     }
+
+    /// These values with `values` in place of theirs (a quota class's over the
+    /// deployment's defaults, as Nova's `get_class_quotas` reads them).
+    #[must_use]
+    pub fn with_values(self, values: &[(Resource, i64)]) -> Self {
+        values.iter().fold(self, |set, &(r, v)| set.with(r, v))
+    }
 }
 
 /// Nova's defaults (`[quota]` in nova.conf).
@@ -141,6 +149,28 @@ impl Default for QuotaSet {
         ]
         .into_iter()
         .fold(set, |set, (r, v)| set.with(r, v))
+    }
+}
+
+/// The quota class whose values are every project's defaults (Nova's
+/// `_DEFAULT_QUOTA_NAME`): an admin's values of it replace the deployment's.
+pub const DEFAULT_CLASS: &str = "default";
+
+/// What the store keeps that sets one project's limits, read together: the
+/// [`DEFAULT_CLASS`]'s values and the project's own limits and its users'.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProjectLimits {
+    /// The values an admin set of the `default` class, by resource.
+    pub default_class: Vec<(Resource, i64)>,
+    /// The project's own limits (first) and its users', by user then resource.
+    pub limits: Vec<QuotaLimit>,
+}
+
+impl ProjectLimits {
+    /// Nova's `get_defaults`: the `default` class's values, else `deployment`'s.
+    #[must_use]
+    pub fn defaults(&self, deployment: &QuotaSet) -> QuotaSet {
+        deployment.clone().with_values(&self.default_class)
     }
 }
 
@@ -337,16 +367,29 @@ fn combine(a: i64, b: i64, op: fn(i64, i64) -> i64) -> i64 {
 
 /// The limits in force in one project: the defaults, the project's own limits
 /// and its users' (`limits` holds the project's rows only).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Quotas<'a> {
-    defaults: &'a QuotaSet,
+    defaults: QuotaSet,
     limits: &'a [QuotaLimit],
 }
 
 impl<'a> Quotas<'a> {
     #[must_use]
-    pub fn new(defaults: &'a QuotaSet, limits: &'a [QuotaLimit]) -> Self {
-        Self { defaults, limits }
+    pub fn new(defaults: &QuotaSet, limits: &'a [QuotaLimit]) -> Self {
+        Self {
+            defaults: defaults.clone(),
+            limits,
+        }
+    }
+
+    /// The limits the store read for a project: `deployment`'s defaults under
+    /// the `default` class's values, under the project's and its users' own.
+    #[must_use]
+    pub fn of(deployment: &QuotaSet, stored: &'a ProjectLimits) -> Self {
+        Self {
+            defaults: stored.defaults(deployment),
+            limits: &stored.limits,
+        }
     }
 
     fn stored(&self, user: Option<&str>, resource: Resource) -> Option<i64> {
@@ -574,7 +617,8 @@ impl<'a> Quotas<'a> {
 pub struct ServerClaim {
     pub project_id: ProjectId,
     pub user_id: String,
-    /// The deployment's defaults (the store holds only the limits set).
+    /// The deployment's defaults (`[quota]`; the store holds the `default`
+    /// class's values that replace them, and the limits set).
     pub defaults: QuotaSet,
     pub count: u32,
     pub cost: Cost,
@@ -590,15 +634,15 @@ impl ServerClaim {
     /// Whether any limit applies to these servers: if none does, the store
     /// neither counts nor takes the project's lock.
     #[must_use]
-    pub fn is_limited(&self, limits: &[QuotaLimit]) -> bool {
-        Quotas::new(&self.defaults, limits).limits_servers(&self.user_id)
+    pub fn is_limited(&self, stored: &ProjectLimits) -> bool {
+        Quotas::of(&self.defaults, stored).limits_servers(&self.user_id)
     }
 
     /// Whether the servers fit, given the project's limits and its live servers
     /// counted inside the claim's batch, after the batch `recorded` its own new
     /// servers (judged last, the claim's lock is held only through its count and
     /// the commit): those are the claim, not usage it must fit beside.
-    pub fn judge(&self, limits: &[QuotaLimit], counted: &[ServerCount], recorded: &[&Server]) -> Result<(), Refusal> {
+    pub fn judge(&self, stored: &ProjectLimits, counted: &[ServerCount], recorded: &[&Server]) -> Result<(), Refusal> {
         let own: Vec<ServerCount> = recorded
             .iter()
             .filter(|s| s.project_id == self.project_id && !s.is_deleted())
@@ -611,7 +655,7 @@ impl ServerClaim {
             .collect();
         let before = |user: Option<&str>| Usage::of_servers(counted, user).less(&Usage::of_servers(&own, user));
         let usage = (&before(None), &before(Some(&self.user_id)));
-        Quotas::new(&self.defaults, limits)
+        Quotas::of(&self.defaults, stored)
             .servers(&self.user_id, usage, self.cost, self.count, self.count)
             .map(|_| ())
     }
@@ -634,8 +678,8 @@ impl KeyPairClaim {
     }
 
     /// Whether one more fits, given the project's limits and the user's count.
-    pub fn judge(&self, limits: &[QuotaLimit], key_pairs: i64) -> Result<(), Refusal> {
-        Quotas::new(&self.defaults, limits).key_pair(&self.user_id, key_pairs)
+    pub fn judge(&self, stored: &ProjectLimits, key_pairs: i64) -> Result<(), Refusal> {
+        Quotas::of(&self.defaults, stored).key_pair(&self.user_id, key_pairs)
     }
 }
 
@@ -657,8 +701,8 @@ impl ServerGroupClaim {
 
     /// Whether one more fits, given the project's limits and its groups'
     /// count, the project's and the user's.
-    pub fn judge(&self, limits: &[QuotaLimit], project: i64, own: i64) -> Result<(), Refusal> {
-        Quotas::new(&self.defaults, limits).server_group(&self.user_id, project, own)
+    pub fn judge(&self, stored: &ProjectLimits, project: i64, own: i64) -> Result<(), Refusal> {
+        Quotas::of(&self.defaults, stored).server_group(&self.user_id, project, own)
     }
 }
 
@@ -690,7 +734,10 @@ mod tests {
             resource: Resource::Instances,
             hard_limit,
         };
-        let limits = [limit(None, 3), limit(Some("alice"), 2)];
+        let limits = ProjectLimits {
+            default_class: Vec::new(),
+            limits: vec![limit(None, 3), limit(Some("alice"), 2)],
+        };
         let tiny = |user: &str, servers| ServerCount {
             user_id: user.into(),
             flavor_ref: "1".into(),
@@ -721,5 +768,47 @@ mod tests {
             claim(2).judge(&limits, &counted, &[&mine, &yours]),
             Err(Refusal::TooManyInstances { .. })
         ));
+    }
+
+    #[test]
+    fn the_default_class_stands_in_for_the_deployments_defaults() {
+        let claim = ServerClaim {
+            project_id: ProjectId::from("proj"),
+            user_id: "alice".into(),
+            defaults: QuotaSet::default(),
+            count: 2,
+            cost: Cost { vcpus: 1, ram_mb: 512 },
+        };
+        let (mine, yours) = (new_server("proj", "alice"), new_server("proj", "alice"));
+        let counted = [ServerCount {
+            user_id: "alice".into(),
+            flavor_ref: "1".into(),
+            cost: None,
+            servers: 2,
+        }];
+        let mut stored = ProjectLimits::default();
+        assert!(claim.is_limited(&stored), "Nova's 10 instances");
+        assert_eq!(claim.judge(&stored, &counted, &[&mine, &yours]), Ok(()));
+        stored.default_class = vec![(Resource::Instances, 1), (Resource::KeyPairs, 7)];
+        assert_eq!(stored.defaults(&QuotaSet::default()).get(Resource::KeyPairs), 7);
+        assert_eq!(stored.defaults(&QuotaSet::default()).get(Resource::Cores), 20);
+        assert!(matches!(
+            claim.judge(&stored, &counted, &[&mine, &yours]),
+            Err(Refusal::TooManyInstances { .. })
+        ));
+        // The project's own limit is over the class's.
+        stored.limits = vec![QuotaLimit {
+            project_id: ProjectId::from("proj"),
+            user_id: None,
+            resource: Resource::Instances,
+            hard_limit: 2,
+        }];
+        assert_eq!(claim.judge(&stored, &counted, &[&mine, &yours]), Ok(()));
+        let unlimited = [Resource::Instances, Resource::Cores, Resource::Ram].map(|r| (r, UNLIMITED));
+        let open = ProjectLimits {
+            default_class: unlimited.to_vec(),
+            limits: Vec::new(),
+        };
+        assert!(!claim.is_limited(&open), "no limit: neither counted nor locked");
     }
 }

@@ -16,7 +16,7 @@ use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::operation::{Operation, Owner};
-use netcache_domain::quota::{QuotaLimit, ServerCount};
+use netcache_domain::quota::{ProjectLimits, Resource, ServerCount};
 use netcache_domain::retention::Purged;
 use netcache_domain::server::{Server, WatchedServer};
 use netcache_domain::server_group::{GroupMember, ServerGroup};
@@ -268,13 +268,8 @@ where
                     return Err(Error::NotFound(format!("key pair {name:?} of user {user_id:?}")));
                 }
             }
-            Change::SetQuotaLimits {
-                project_id,
-                user_id,
-                limits,
-            } => Self::set_quota_limits(conn, project_id, user_id.as_deref(), limits).await?,
-            Change::DeleteQuotaLimits { project_id, user_id } => {
-                Self::delete_quota_limits(conn, project_id, user_id.as_deref()).await?;
+            Change::SetQuotaLimits { .. } | Change::DeleteQuotaLimits { .. } | Change::SetQuotaClass { .. } => {
+                Self::apply_quota_change(conn, change).await?;
             }
             Change::RequireServerQuota(claim) => Self::require_server_quota(conn, claim, batch).await?,
             Change::RequireKeyPairQuota(claim) => Self::require_keypair_quota(conn, claim).await?,
@@ -906,8 +901,12 @@ where
         row.as_ref().map(Sql::<B::Db>::keypair).transpose()
     }
 
-    async fn quota_limits(&self, project: &ProjectId) -> Result<Vec<QuotaLimit>> {
+    async fn quota_limits(&self, project: &ProjectId) -> Result<ProjectLimits> {
         Sql::<B::Db>::quota_limits(&mut *self.pool().acquire().await?, project).await
+    }
+
+    async fn quota_class(&self, class_name: &str) -> Result<Vec<(Resource, i64)>> {
+        Sql::<B::Db>::quota_class(&mut *self.pool().acquire().await?, class_name).await
     }
 
     async fn server_counts(&self, project: &ProjectId) -> Result<Vec<ServerCount>> {

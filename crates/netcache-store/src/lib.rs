@@ -19,7 +19,7 @@ use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::keypair::KeyPair;
 use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
 use netcache_domain::operation::{Operation, Owner};
-use netcache_domain::quota::{QuotaLimit, ServerCount};
+use netcache_domain::quota::{ProjectLimits, Resource, ServerCount};
 use netcache_domain::retention::Purged;
 use netcache_domain::server::{Server, WatchedServer};
 use netcache_domain::server_group::{GroupMember, ServerGroup};
@@ -332,8 +332,11 @@ pub trait Store: Send + Sync + 'static {
     async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>>;
     async fn keypair(&self, user_id: &str, name: &str) -> Result<Option<StoredKeyPair>>;
 
-    /// The quota limits set for a project and for its users, by user then resource.
-    async fn quota_limits(&self, project: &ProjectId) -> Result<Vec<QuotaLimit>>;
+    /// The quota limits set for a project and for its users, by user then
+    /// resource, with the values set of the `default` quota class (one read).
+    async fn quota_limits(&self, project: &ProjectId) -> Result<ProjectLimits>;
+    /// The values set of a quota class, by resource (none: a class never set).
+    async fn quota_class(&self, class_name: &str) -> Result<Vec<(Resource, i64)>>;
     /// A project's live servers counted per user and flavor (the quotas' usage).
     async fn server_counts(&self, project: &ProjectId) -> Result<Vec<ServerCount>>;
     /// How many key pairs a user has.

@@ -149,8 +149,22 @@ pub(crate) const DELETE_PROJECT_QUOTA_LIMITS: &str = "DELETE FROM quota_limits W
 
 pub(crate) const DELETE_USER_QUOTA_LIMITS: &str = "DELETE FROM quota_limits WHERE project_id = $1 AND user_id = $2";
 
-pub(crate) const SELECT_QUOTA_LIMITS: &str =
-    "SELECT user_id, resource, hard_limit FROM quota_limits WHERE project_id = $1 ORDER BY user_id, resource";
+/// `$2` the `default` class: a project's limits with the class's values in one
+/// read (`user_id` NULL), the class's first, then the project's, then by user.
+pub(crate) const SELECT_QUOTA_LIMITS: &str = "SELECT user_id, resource, hard_limit FROM quota_limits \
+     WHERE project_id = $1 \
+     UNION ALL SELECT NULL, resource, hard_limit FROM quota_classes WHERE class_name = $2 \
+     ORDER BY user_id NULLS FIRST, resource";
+
+// ---- quota classes ($1 class_name) ----
+
+/// `$2` resource, `$3` value: in place of the one stored.
+pub(crate) const UPSERT_QUOTA_CLASS: &str = "INSERT INTO quota_classes (class_name, resource, hard_limit) \
+     VALUES ($1, $2, $3) \
+     ON CONFLICT (class_name, resource) DO UPDATE SET hard_limit = excluded.hard_limit";
+
+pub(crate) const SELECT_QUOTA_CLASS: &str =
+    "SELECT resource, hard_limit FROM quota_classes WHERE class_name = $1 ORDER BY resource";
 
 /// `$1` the scope: takes (and on PostgreSQL holds until commit) its row lock.
 pub(crate) const LOCK_QUOTA: &str =

@@ -1,7 +1,7 @@
-//! Nova's response schemas (Tempest's copies) of os-quota-sets, limits and
-//! the extensions list: 2.1's, and Nova 34's `*_v236`, `*_v239` and `*_v257`
-//! of each (the `_at(minor)` forms), which drop the nova-network, image and
-//! personality resources.
+//! Nova's response schemas (Tempest's copies) of os-quota-sets,
+//! os-quota-class-sets, limits and the extensions list: 2.1's, and Nova 34's
+//! `*_v236`, `*_v239`, `*_v250` and `*_v257` of each (the `_at(minor)` forms),
+//! which drop the nova-network, image and personality resources.
 
 use serde_json::{Value, json};
 
@@ -100,6 +100,56 @@ pub fn get_quota_set_details_at(minor: u16) -> Value {
         "in_use": {"type": "integer"},
     }});
     quota_set_at(&detail, true, minor)
+}
+
+/// The resources Nova 34's quota class views have at `2.minor` (its
+/// `quota_classes` response schemas, which Tempest's `v2_1`/`v2_50`/`v2_57`
+/// copies match): 2.1's twelve, without the server group ones, until 2.49; from
+/// 2.50 the nova-network ones gone and the server group ones in; from 2.57 the
+/// personality ones gone too.
+fn quota_class_keys(minor: u16) -> Vec<&'static str> {
+    let mut keys: Vec<&str> = REQUIRED.to_vec();
+    if minor >= 50 {
+        keys.retain(|k| !["fixed_ips", "floating_ips", "security_group_rules", "security_groups"].contains(k));
+        keys.extend(OPTIONAL);
+    }
+    if minor >= 57 {
+        keys.retain(|k| {
+            ![
+                "injected_files",
+                "injected_file_content_bytes",
+                "injected_file_path_bytes",
+            ]
+            .contains(k)
+        });
+    }
+    keys
+}
+
+fn quota_class_set_at(with_id: bool, minor: u16) -> Value {
+    let mut required = quota_class_keys(minor);
+    let mut properties = serde_json::Map::new();
+    for name in &required {
+        properties.insert((*name).to_owned(), json!({"type": "integer", "minimum": -1}));
+    }
+    if with_id {
+        properties.insert("id".into(), json!({"type": "string"}));
+        required.push("id");
+    }
+    object(
+        json!({"quota_class_set": object(Value::Object(properties), &required)}),
+        &["quota_class_set"],
+    )
+}
+
+/// `GET /os-quota-class-sets/{id}` at `2.minor`: the class's values and its `id`.
+pub fn get_quota_class_set_at(minor: u16) -> Value {
+    quota_class_set_at(true, minor)
+}
+
+/// `PUT /os-quota-class-sets/{id}` at `2.minor`: the values, without `id`.
+pub fn update_quota_class_set_at(minor: u16) -> Value {
+    quota_class_set_at(false, minor)
 }
 
 /// `GET /limits` at 2.1.

@@ -1,13 +1,18 @@
-//! The engine's quota statements: the limits an admin sets, the counts usage
-//! is made of, and a claim's check inside the batch that records what it is
-//! for — the claim's lock first, then the counts, then the domain's judgement —
-//! so two claims on the same usage are judged one after the other. A server
-//! claim is judged after the rest of its batch, so that lock is held briefly,
-//! and one that no limit applies to (all unlimited) is neither counted nor locked.
+//! The engine's quota statements: the limits an admin sets (a project's, a
+//! user's, a quota class's; a project's are read with the `default` class's in
+//! one statement, so the defaults cost a claim no read of their own), the
+//! counts usage is made of, and a claim's check inside the batch that records
+//! what it is for — the claim's lock first, then the counts, then the domain's
+//! judgement — so two claims on the same usage are judged one after the other.
+//! A server claim is judged after the rest of its batch, so that lock is held
+//! briefly, and one that no limit applies to (all unlimited) is neither counted
+//! nor locked.
 
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
-use netcache_domain::quota::{Cost, KeyPairClaim, QuotaLimit, Resource, ServerClaim, ServerCount};
+use netcache_domain::quota::{
+    Cost, DEFAULT_CLASS, KeyPairClaim, ProjectLimits, QuotaLimit, Resource, ServerClaim, ServerCount,
+};
 use netcache_domain::server::Server;
 use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 
@@ -35,53 +40,80 @@ where
     Option<DB::Ts>: for<'q> Encode<'q, DB>,
     Option<DB::Uuid>: for<'q> Encode<'q, DB>,
 {
-    pub(super) async fn set_quota_limits(
-        conn: &mut DB::Connection,
-        project: &ProjectId,
-        user: Option<&str>,
-        limits: &[(Resource, i64)],
-    ) -> Result<()> {
-        for (resource, limit) in limits {
-            let query = sqlx::query(sql::UPSERT_QUOTA_LIMIT)
-                .bind(project.as_str())
-                .bind(user.unwrap_or(PROJECT_ROW))
-                .bind(resource.name())
-                .bind(*limit);
-            Self::run(conn, query).await?;
+    /// Applies one of the limit changes: a project's or a user's, a class's.
+    pub(super) async fn apply_quota_change(conn: &mut DB::Connection, change: &Change) -> Result<()> {
+        match change {
+            Change::SetQuotaLimits {
+                project_id,
+                user_id,
+                limits,
+            } => {
+                for (resource, limit) in limits {
+                    let query = sqlx::query(sql::UPSERT_QUOTA_LIMIT)
+                        .bind(project_id.as_str())
+                        .bind(user_id.as_deref().unwrap_or(PROJECT_ROW))
+                        .bind(resource.name())
+                        .bind(*limit);
+                    Self::run(conn, query).await?;
+                }
+            }
+            Change::DeleteQuotaLimits { project_id, user_id } => {
+                let query = match user_id {
+                    None => sqlx::query(sql::DELETE_PROJECT_QUOTA_LIMITS).bind(project_id.as_str()),
+                    Some(user) => sqlx::query(sql::DELETE_USER_QUOTA_LIMITS)
+                        .bind(project_id.as_str())
+                        .bind(user.as_str()),
+                };
+                Self::run(conn, query).await?;
+            }
+            Change::SetQuotaClass { class_name, limits } => {
+                for (resource, limit) in limits {
+                    let query = sqlx::query(sql::UPSERT_QUOTA_CLASS)
+                        .bind(class_name.as_str())
+                        .bind(resource.name())
+                        .bind(*limit);
+                    Self::run(conn, query).await?;
+                }
+            }
+            _ => unreachable!("not a quota limit change: {change:?}"),
         }
         Ok(())
     }
 
-    pub(super) async fn delete_quota_limits(
-        conn: &mut DB::Connection,
-        project: &ProjectId,
-        user: Option<&str>,
-    ) -> Result<()> {
-        let query = match user {
-            None => sqlx::query(sql::DELETE_PROJECT_QUOTA_LIMITS).bind(project.as_str()),
-            Some(user) => sqlx::query(sql::DELETE_USER_QUOTA_LIMITS)
-                .bind(project.as_str())
-                .bind(user),
-        };
-        Self::run(conn, query).await?;
-        Ok(())
-    }
-
-    pub(super) async fn quota_limits(conn: &mut DB::Connection, project: &ProjectId) -> Result<Vec<QuotaLimit>> {
+    /// A project's limits and its users', with the `default` class's values.
+    pub(super) async fn quota_limits(conn: &mut DB::Connection, project: &ProjectId) -> Result<ProjectLimits> {
         let rows = sqlx::query(sql::SELECT_QUOTA_LIMITS)
             .bind(project.as_str())
+            .bind(DEFAULT_CLASS)
+            .fetch_all(&mut *conn)
+            .await?;
+        let mut stored = ProjectLimits::default();
+        for row in &rows {
+            let c = Cols::<DB>(row);
+            let (resource, hard_limit) = (c.parse("resource")?, c.get("hard_limit")?);
+            match c.get::<Option<String>>("user_id")? {
+                None => stored.default_class.push((resource, hard_limit)),
+                Some(user) => stored.limits.push(QuotaLimit {
+                    project_id: project.clone(),
+                    user_id: (user != PROJECT_ROW).then_some(user),
+                    resource,
+                    hard_limit,
+                }),
+            }
+        }
+        Ok(stored)
+    }
+
+    /// The values set of a quota class, by resource.
+    pub(super) async fn quota_class(conn: &mut DB::Connection, class_name: &str) -> Result<Vec<(Resource, i64)>> {
+        let rows = sqlx::query(sql::SELECT_QUOTA_CLASS)
+            .bind(class_name)
             .fetch_all(&mut *conn)
             .await?;
         rows.iter()
             .map(|row| {
                 let c = Cols::<DB>(row);
-                let user: String = c.get("user_id")?;
-                Ok(QuotaLimit {
-                    project_id: project.clone(),
-                    user_id: (user != PROJECT_ROW).then_some(user),
-                    resource: c.parse("resource")?,
-                    hard_limit: c.get("hard_limit")?,
-                })
+                Ok((c.parse("resource")?, c.get("hard_limit")?))
             })
             .collect()
     }

@@ -76,6 +76,8 @@ conformance!(
     a_keypair_name_is_unique_per_user,
     deleting_a_keypair_is_per_user_and_missing_ones_are_not_found,
     quota_limits_round_trip_per_project_and_user,
+    quota_classes_round_trip_and_the_default_one_comes_with_a_projects_limits,
+    a_claim_is_held_to_the_default_class_read_in_its_batch,
     quota_usage_counts_live_servers_and_key_pairs,
     a_quota_claim_applies_its_batch_only_if_it_fits,
     racing_quota_claims_never_pass_the_limit,

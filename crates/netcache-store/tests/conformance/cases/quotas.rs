@@ -1,8 +1,11 @@
-//! Quotas: the limits an admin sets (a project's and its users'), the counts
-//! usage is made of, and claims checked inside the batch they fence.
+//! Quotas: the limits an admin sets (a project's and its users', a quota
+//! class's), the counts usage is made of, and claims checked inside the batch
+//! they fence.
 
 use netcache_domain::keypair::KeyPair;
-use netcache_domain::quota::{Cost, KeyPairClaim, QuotaLimit, QuotaSet, Refusal, Resource, ServerClaim, ServerCount};
+use netcache_domain::quota::{
+    Cost, DEFAULT_CLASS, KeyPairClaim, QuotaLimit, QuotaSet, Refusal, Resource, ServerClaim, ServerCount,
+};
 
 use super::*;
 
@@ -52,7 +55,7 @@ fn keypair_claim(project: &str, user: &str) -> Change {
 
 pub async fn quota_limits_round_trip_per_project_and_user(db: &Db) {
     let p = ProjectId::from("p");
-    assert_eq!(db.store.quota_limits(&p).await.unwrap(), []);
+    assert_eq!(db.store.quota_limits(&p).await.unwrap().limits, []);
     commit(
         &*db.store,
         vec![
@@ -70,12 +73,12 @@ pub async fn quota_limits_round_trip_per_project_and_user(db: &Db) {
         limit("p", Some("alice"), Resource::Ram, 2048),
     ];
     assert_eq!(
-        db.store.quota_limits(&p).await.unwrap(),
+        db.store.quota_limits(&p).await.unwrap().limits,
         want,
         "the project's, then by user"
     );
     if let Some(reopened) = db.reopen().await {
-        assert_eq!(reopened.quota_limits(&p).await.unwrap(), want);
+        assert_eq!(reopened.quota_limits(&p).await.unwrap().limits, want);
     }
 
     let delete = |user: Option<&str>| Change::DeleteQuotaLimits {
@@ -83,19 +86,127 @@ pub async fn quota_limits_round_trip_per_project_and_user(db: &Db) {
         user_id: user.map(str::to_owned),
     };
     commit(&*db.store, vec![delete(Some("alice"))]).await;
-    assert_eq!(db.store.quota_limits(&p).await.unwrap(), want[..2]);
+    assert_eq!(db.store.quota_limits(&p).await.unwrap().limits, want[..2]);
     commit(&*db.store, vec![set("p", Some("bob"), &[(Resource::Cores, 3)])]).await;
     commit(&*db.store, vec![delete(None)]).await;
     assert_eq!(
-        db.store.quota_limits(&p).await.unwrap(),
+        db.store.quota_limits(&p).await.unwrap().limits,
         [],
         "a project's limits go with its users'"
     );
     commit(&*db.store, vec![delete(None)]).await;
     assert_eq!(
-        db.store.quota_limits(&ProjectId::from("other")).await.unwrap(),
+        db.store.quota_limits(&ProjectId::from("other")).await.unwrap().limits,
         [limit("other", None, Resource::Ram, 1)]
     );
+}
+
+fn set_class(class_name: &str, limits: &[(Resource, i64)]) -> Change {
+    Change::SetQuotaClass {
+        class_name: class_name.into(),
+        limits: limits.to_vec(),
+    }
+}
+
+pub async fn quota_classes_round_trip_and_the_default_one_comes_with_a_projects_limits(db: &Db) {
+    let p = ProjectId::from("p");
+    assert_eq!(db.store.quota_class(DEFAULT_CLASS).await.unwrap(), []);
+    assert_eq!(db.store.quota_limits(&p).await.unwrap().default_class, []);
+    commit(
+        &*db.store,
+        vec![
+            set_class(DEFAULT_CLASS, &[(Resource::Instances, 5), (Resource::FloatingIps, 99)]),
+            set_class("gold", &[(Resource::Cores, 64)]),
+            set("p", None, &[(Resource::Ram, 5120)]),
+            set("p", Some("alice"), &[(Resource::Ram, 2048)]),
+        ],
+    )
+    .await;
+    // A new value replaces the stored one; the others stay.
+    commit(&*db.store, vec![set_class(DEFAULT_CLASS, &[(Resource::Instances, -1)])]).await;
+    let class = [(Resource::FloatingIps, 99), (Resource::Instances, -1)];
+    assert_eq!(db.store.quota_class(DEFAULT_CLASS).await.unwrap(), class);
+    assert_eq!(db.store.quota_class("gold").await.unwrap(), [(Resource::Cores, 64)]);
+    assert_eq!(db.store.quota_class("Gold").await.unwrap(), [], "a name is exact");
+    let limits = [
+        limit("p", None, Resource::Ram, 5120),
+        limit("p", Some("alice"), Resource::Ram, 2048),
+    ];
+    let stored = db.store.quota_limits(&p).await.unwrap();
+    assert_eq!(
+        (stored.default_class.as_slice(), stored.limits.as_slice()),
+        (&class[..], &limits[..])
+    );
+    let other = db.store.quota_limits(&ProjectId::from("other")).await.unwrap();
+    assert_eq!(
+        (other.default_class.as_slice(), other.limits.as_slice()),
+        (&class[..], &[][..]),
+        "every project's defaults"
+    );
+    if let Some(reopened) = db.reopen().await {
+        assert_eq!(reopened.quota_class(DEFAULT_CLASS).await.unwrap(), class);
+        assert_eq!(reopened.quota_limits(&p).await.unwrap(), stored);
+    }
+    // A project's limits go; the class's stay.
+    commit(
+        &*db.store,
+        vec![Change::DeleteQuotaLimits {
+            project_id: p.clone(),
+            user_id: None,
+        }],
+    )
+    .await;
+    assert_eq!(db.store.quota_limits(&p).await.unwrap().default_class, class);
+}
+
+pub async fn a_claim_is_held_to_the_default_class_read_in_its_batch(db: &Db) {
+    commit(
+        &*db.store,
+        vec![
+            set_class(DEFAULT_CLASS, &[(Resource::Instances, 1), (Resource::KeyPairs, 0)]),
+            Change::InsertServer(small_server("p", "alice", 0)),
+        ],
+    )
+    .await;
+    // The claim carries the deployment's defaults (10 instances); the class's 1 holds.
+    let late = small_server("p", "alice", 1);
+    match db
+        .store
+        .commit(vec![server_claim("p", "alice", 1), Change::InsertServer(late.clone())])
+        .await
+    {
+        Err(Error::OverQuota(Refusal::TooManyInstances { allowed, .. })) => assert_eq!(allowed, "1"),
+        other => panic!("expected the default class to refuse, got {other:?}"),
+    }
+    match db
+        .store
+        .commit(vec![
+            keypair_claim("p", "alice"),
+            Change::InsertKeyPair(keypair("alice", "k", at(0))),
+        ])
+        .await
+    {
+        Err(Error::OverQuota(Refusal::KeyPairs)) => {}
+        other => panic!("expected the default class to refuse, got {other:?}"),
+    }
+    // The project's own limit is over the class's.
+    commit(&*db.store, vec![set("p", None, &[(Resource::Instances, 2)])]).await;
+    commit(
+        &*db.store,
+        vec![server_claim("p", "alice", 1), Change::InsertServer(late)],
+    )
+    .await;
+    // Unlimited by the class, a claim is neither counted nor refused.
+    let unlimited = [Resource::Instances, Resource::Cores, Resource::Ram].map(|r| (r, -1));
+    commit(&*db.store, vec![set_class(DEFAULT_CLASS, &unlimited)]).await;
+    commit(
+        &*db.store,
+        vec![
+            server_claim("q", "bob", 50),
+            Change::InsertServer(small_server("q", "bob", 2)),
+        ],
+    )
+    .await;
 }
 
 pub async fn quota_usage_counts_live_servers_and_key_pairs(db: &Db) {
