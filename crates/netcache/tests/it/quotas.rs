@@ -283,7 +283,7 @@ async fn extensions_list_what_is_served_and_404_the_rest() {
     assert_eq!(status, 200, "{one}");
     assert_eq!(one["extension"]["alias"], "os-lock-server");
     assert_eq!(one["extension"]["name"], "LockServer");
-    let (status, body) = t.get("/extensions/os-consoles").await;
+    let (status, body) = t.get("/extensions/os-volumes").await;
     assert_eq!(status, 404, "{body}");
     assert_eq!(body["itemNotFound"]["message"], "The resource could not be found.");
 }
