@@ -74,7 +74,7 @@ async fn gone() -> ApiError {
 
 /// Whose networks the caller sees: their project's (`Some`), or all.
 fn scope(caller: &Caller) -> Option<ProjectId> {
-    (!caller.may("context_is_admin")).then(|| ProjectId::from(caller.ctx.project_id.as_str()))
+    (!caller.is_admin()).then(|| ProjectId::from(caller.ctx.project_id.as_str()))
 }
 
 fn network_view(network: &Network, admin: bool) -> Value {
@@ -111,7 +111,7 @@ impl Proxy {
 
     fn view(self, network: &Network, caller: &Caller) -> Value {
         match self {
-            Self::Networks => network_view(network, caller.may("context_is_admin")),
+            Self::Networks => network_view(network, caller.is_admin()),
             Self::TenantNetworks => tenant_view(network),
         }
     }

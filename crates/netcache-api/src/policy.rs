@@ -524,6 +524,13 @@ impl Caller {
         self.policy.allows(rule, &self.ctx.roles)
     }
 
+    /// Nova's `context.is_admin`: what an admin alone sees of Neutron's
+    /// resources through the proxies (netcache reads Neutron as one).
+    #[must_use]
+    pub fn is_admin(&self) -> bool {
+        self.may("context_is_admin")
+    }
+
     /// The same for a request on `user`'s resources (Nova's target `user_id`).
     pub fn authorize_user(&self, rule: &'static str, user: &str) -> ApiResult<()> {
         let target = Target {

@@ -39,7 +39,7 @@ pub fn routes() -> Router<AppState> {
 fn scope(caller: &Caller) -> GroupScope {
     GroupScope {
         project: ProjectId::from(caller.ctx.project_id.as_str()),
-        all_projects: caller.may("context_is_admin"),
+        all_projects: caller.is_admin(),
     }
 }
 
@@ -76,7 +76,7 @@ async fn list(
     let (limit, offset) = (count(&pairs, "limit")?, count(&pairs, "offset")?);
     caller.authorize_project("os_compute_api:os-security-groups:get", &caller.ctx.project_id)?;
     // A non-admin's `all_tenants` is ignored, as Nova ignores it.
-    let every_project = last_value(&pairs, "all_tenants").is_some() && caller.may("context_is_admin");
+    let every_project = last_value(&pairs, "all_tenants").is_some() && caller.is_admin();
     let project = (!every_project).then(|| ProjectId::from(caller.ctx.project_id.as_str()));
     let found = state.compute.project_security_groups(project.as_ref()).await?;
     let max = state.config.max_limit;
@@ -173,11 +173,10 @@ async fn update(
     let (name, description) = name_and_description(&body)?;
     caller.authorize_project("os_compute_api:os-security-groups:update", &caller.ctx.project_id)?;
     let id = group_id(&id)?;
-    state
+    let found = state
         .compute
         .update_security_group(id, &scope(&caller), &name, &description)
         .await?;
-    let found = state.compute.security_group(id, &scope(&caller)).await?;
     one_group(&found.groups[0], &found)
 }
 

@@ -69,11 +69,12 @@ impl Compute {
         scope: &GroupScope,
         name: &str,
         description: &str,
-    ) -> Result<SecurityGroup> {
+    ) -> Result<SecurityGroupsInFull> {
         self.visible_group(id, scope).await?;
+        // Neutron answers the group whole: no second read of it.
         let updated = self.neutron.update_security_group(id, name, description).await?;
         self.group_names.remember(std::slice::from_ref(&updated));
-        Ok(updated)
+        self.with_sources(vec![updated]).await
     }
 
     pub async fn delete_security_group(&self, id: &str, scope: &GroupScope) -> Result<()> {
