@@ -1,5 +1,6 @@
 //! The crate's integration tests, one test binary: a module per area. Tests that
-//! need PostgreSQL or a real Keystone are in the `external` target.
+//! need PostgreSQL or a real Keystone are in the `external` target; the start-up
+//! log's test is in `startup_log`, alone in its process.
 
 mod chaos;
 mod cli;
@@ -19,7 +20,6 @@ mod policy;
 mod quotas;
 mod races;
 mod rebuild;
-mod secrets_in_logs;
 mod security_groups;
 mod seed_scenario;
 mod server_actions;

@@ -1,12 +1,22 @@
 //! What netcache writes to its log at start: the database and Neutron it uses,
 //! never their passwords.
+//!
+//! A test binary of its own: the test reads the log through a thread's own
+//! subscriber (`set_default`), and tracing caches each log line's interest
+//! process-wide, so another test's thread that first reaches the start-up line
+//! while this one registers its subscriber can leave that line off for good
+//! (seen in CI). Alone in its process, nothing races it.
+
+#[path = "it/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use netcache::scratch_pg::ScratchDatabase;
 
-use crate::common::{Options, TestApp};
+use common::{Options, TestApp};
 
 /// The log lines written while a test runs.
 #[derive(Clone, Default)]
