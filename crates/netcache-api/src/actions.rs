@@ -3,7 +3,7 @@
 //! `{"addSecurityGroup": {"name": …}}` in `security_group_actions`, …). As in Nova, a body that is not an
 //! object with exactly one key is malformed, an action netcache does not have is
 //! a 400, and an action the server's state does not allow a 409. Actions with
-//! an answer of their own (`rebuild`, `os-getConsoleOutput`) and those of Nova's
+//! an answer of their own (`rebuild`, `os-getConsoleOutput`, `rescue`) and those of Nova's
 //! other controllers live in their own modules.
 
 use axum::Router;
@@ -24,8 +24,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::servers::parse_uuid;
 use crate::{
-    AppState, Caller, admin_actions, console_output, deferred_delete, schema, security_group_actions, server_rebuild,
-    wire,
+    AppState, Caller, admin_actions, console_output, deferred_delete, rescue, schema, security_group_actions,
+    server_rebuild, wire,
 };
 
 /// `addFixedIp` and `removeFixedIp` went in 2.44 (Nova's multinic).
@@ -50,6 +50,8 @@ async fn act(
     match name.as_str() {
         "rebuild" => return server_rebuild::act(&state, &caller, version, &id, &args).await,
         "os-getConsoleOutput" => return console_output::act(&state, &caller, &id, &args).await,
+        "rescue" => return rescue::rescue(&state, &caller, &id, &args).await,
+        "unrescue" => return rescue::unrescue(&state, &caller, &id, &args).await,
         "os-resetState" => admin_actions::reset_state(&state, &caller, &id, &args).await?,
         "injectNetworkInfo" => admin_actions::inject_network_info(&state, &caller, &id).await?,
         "forceDelete" => deferred_delete::force_delete(&state, &caller, &id).await?,

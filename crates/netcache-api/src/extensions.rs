@@ -6,18 +6,15 @@
 //! list is not told of `os-volumes` and the like netcache has not got. An
 //! unknown alias is 404; from 2.102 any query parameter is refused.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query};
+use axum::extract::Path;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::{AppState, Caller};
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -142,7 +139,13 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "Quota classes management support.",
     ),
     ("os-quota-sets", "Quotas", "Quotas management support."),
+    ("os-rescue", "Rescue", "Instance rescue mode."),
     ("os-security-groups", "SecurityGroups", "Security group support."),
+    (
+        "os-server-diagnostics",
+        "ServerDiagnostics",
+        "Allow Admins to view server diagnostics through server action.",
+    ),
     (
         "os-server-external-events",
         "ServerExternalEvents",

@@ -6,8 +6,7 @@
 //! `changes-before`, 2.84 events' `details` (policy `events:details`), 2.102
 //! show refuses query parameters.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -16,7 +15,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::instance_action_view::{EventFields, action_view, event_view, updated_at};
 use crate::microversion::Microversion;
-use crate::query_params::{QueryParams, invalid_query};
+use crate::query_params::{QueryParams, RawQuery, invalid_query};
 use crate::{AppState, Caller};
 
 pub fn routes() -> Router<AppState> {
@@ -24,8 +23,6 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/servers/{id}/os-instance-actions", get(list))
         .route("/v2.1/servers/{id}/os-instance-actions/{request_id}", get(show))
 }
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 /// Nova's `date-time` query value.
 fn query_time(key: &str, value: &str) -> ApiResult<DateTime<Utc>> {

@@ -4,8 +4,7 @@
 //! views show it from 2.70, and from 2.102 list and show refuse any query parameter.
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -15,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::schema;
 use crate::servers::parse_uuid;
 use crate::wire::{self, AttachBody};
@@ -26,8 +25,6 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/servers/{id}/os-interface", get(list).post(attach))
         .route("/v2.1/servers/{id}/os-interface/{port_id}", get(show).delete(detach))
 }
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 /// Nova's view of `version`: the device `tag` (or null) from 2.70.
 fn view(interface: &Interface, version: Microversion) -> Value {

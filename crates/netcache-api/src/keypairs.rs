@@ -5,8 +5,7 @@
 //! (`public_key` required) and names with `@` and `.`.
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -17,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::schema;
 use crate::wire::{self, iso_micro};
 use crate::{AppState, Caller};
@@ -27,8 +26,6 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/os-keypairs", get(list).post(create))
         .route("/v2.1/os-keypairs/{name}", get(show).delete(delete))
 }
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 /// `POST /os-keypairs` body: every key any version knows; [`check_create`]
 /// refuses those the request's version does not.

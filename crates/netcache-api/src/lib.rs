@@ -53,11 +53,13 @@ mod quota_class_sets;
 mod quota_sets;
 mod raw_path;
 mod removed;
+mod rescue;
 mod schema;
 mod security_group_actions;
 mod security_group_view;
 mod security_groups;
 mod server_create;
+mod server_diagnostics;
 mod server_groups;
 mod server_metadata;
 mod server_password;
@@ -119,6 +121,7 @@ pub fn router(state: AppState) -> Router {
         .merge(server_update::routes())
         .merge(server_metadata::routes())
         .merge(server_password::routes())
+        .merge(server_diagnostics::routes())
         .merge(server_security_groups::routes())
         .merge(security_groups::routes())
         .merge(server_tags::routes())

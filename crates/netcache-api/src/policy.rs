@@ -124,6 +124,9 @@ pub const RULES: &[(&str, &str)] = &[
         "os_compute_api:os-suspend-server:resume",
         "rule:project_member_or_admin",
     ),
+    ("os_compute_api:os-rescue", "rule:project_member_or_admin"),
+    ("os_compute_api:os-unrescue", "rule:project_member_or_admin"),
+    ("os_compute_api:os-server-diagnostics", "rule:context_is_admin"),
     ("os_compute_api:os-lock-server:lock", "rule:project_member_or_admin"),
     ("os_compute_api:os-lock-server:unlock", "rule:project_member_or_admin"),
     (

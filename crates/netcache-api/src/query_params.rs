@@ -11,6 +11,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 
 /// The query string's pairs, in order.
+/// A query string as an extractor: the pairs, or why axum could not read them.
+pub type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
+
 pub struct QueryParams(Vec<(String, String)>);
 
 impl QueryParams {

@@ -14,8 +14,7 @@
 //! parameter of the show is refused.
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::quota::{QuotaSet, Resource};
@@ -23,11 +22,9 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::quota_sets::quota_value;
 use crate::{AppState, Caller, schema, wire};
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/os-quota-class-sets/{id}", get(show).put(update))

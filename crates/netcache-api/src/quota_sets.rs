@@ -9,8 +9,7 @@
 //! parameter other than `user_id` is refused (the defaults' never are).
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -20,10 +19,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::{AppState, Caller, schema, wire};
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 pub fn routes() -> Router<AppState> {
     Router::new()

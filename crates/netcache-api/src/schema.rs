@@ -85,6 +85,19 @@ pub fn not_of_type(field: &str, value: &Value, wanted: &str) -> ApiError {
     )
 }
 
+/// Nova's `image_id`: a string in the form of a UUID.
+pub fn image_id(field: &str, value: &Value) -> ApiResult<String> {
+    let id = string(field, value)?;
+    if uuid::Uuid::try_parse(id).is_err() {
+        return Err(invalid(
+            field,
+            value,
+            &format!("{} is not a 'uuid'", python_repr(value)),
+        ));
+    }
+    Ok(id.to_owned())
+}
+
 /// `value` as an object (`field` names it; `None`: the body itself), with only
 /// the `allowed` keys and every `required` one.
 pub fn object<'a>(

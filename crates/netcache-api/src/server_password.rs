@@ -4,8 +4,7 @@
 //! one (`""`) and the clear (204) has nothing to remove; both with Nova's
 //! policy and 404, and from 2.102 no query parameter.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -13,10 +12,8 @@ use serde_json::{Value, json};
 
 use crate::error::ApiResult;
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::{AppState, Caller};
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}/os-server-password", get(show).delete(clear))

@@ -84,7 +84,10 @@ fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, Strin
         return Err(schema::not_of_type("rebuild", args, "object"));
     };
     let name = fields.get("name").map(schema::name).transpose()?;
-    let image_ref = fields.get("imageRef").map(image_id).transpose()?;
+    let image_ref = fields
+        .get("imageRef")
+        .map(|v| schema::image_id("imageRef", v))
+        .transpose()?;
     let password = admin_password(fields.get("adminPass"))?;
     let metadata = fields
         .get("metadata")
@@ -155,19 +158,6 @@ fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, Strin
         },
         password,
     ))
-}
-
-/// Nova's `image_id`: a string in UUID format.
-fn image_id(value: &Value) -> ApiResult<String> {
-    let id = schema::string("imageRef", value)?;
-    if uuid::Uuid::try_parse(id).is_err() {
-        return Err(schema::invalid(
-            "imageRef",
-            value,
-            &format!("{} is not a 'uuid'", schema::python_repr(value)),
-        ));
-    }
-    Ok(id.to_owned())
 }
 
 /// Nova's `personality`: a list of `{"path": …, "contents": …}` strings.

@@ -14,8 +14,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -28,11 +27,9 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::wire::iso_micro;
 use crate::{AppState, Caller};
-
-type RawQuery = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 const COLLECTION: &str = "os-simple-tenant-usage";
 

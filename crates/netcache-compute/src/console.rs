@@ -1,8 +1,9 @@
-//! Nova's `os-getConsoleOutput`: what the server's guest printed, as its
-//! hypervisor (the virt driver) holds it.
+//! What the hypervisor holds of a server's guest: Nova's `os-getConsoleOutput`
+//! (what the guest printed, as the virt driver keeps it) and its diagnostics.
 
 use netcache_domain::ServerId;
 use netcache_domain::console;
+use netcache_domain::diagnostics::GuestDiagnostics;
 
 use crate::{Compute, Error, Result};
 
@@ -15,5 +16,16 @@ impl Compute {
         let host = server.host.as_ref().ok_or(Error::NotReady(server_id))?;
         let log = self.virt.console_log(host, &server).await;
         Ok(console::output(&log, length))
+    }
+
+    /// The fake hypervisor's report of the server's guest (its attached NICs from
+    /// the VIF records, no Neutron call); Nova's 409 for a server with no host.
+    pub async fn diagnostics(&self, server_id: ServerId) -> Result<GuestDiagnostics> {
+        let server = self.server(server_id).await?;
+        if server.host.is_none() {
+            return Err(Error::NotReady(server_id));
+        }
+        let vifs: Vec<_> = self.interfaces(server_id).await?.into_iter().map(|i| i.vif).collect();
+        Ok(GuestDiagnostics::of(&server, &vifs))
     }
 }

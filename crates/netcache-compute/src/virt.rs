@@ -136,6 +136,18 @@ impl VirtDriver for FakeVirt {
                 c.print("reboot: Restarting system".to_owned());
                 c.boot(host, server);
             }
+            // The rescue image boots in a guest of its own; unrescue boots the disk again.
+            PowerAction::Rescue => {
+                c.print("reboot: Power down (rescue)".to_owned());
+                c.print(format!(
+                    "[rescue] instance-{} on {host}: booting the rescue image",
+                    &server.id.to_string()[..8]
+                ));
+            }
+            PowerAction::Unrescue => {
+                c.print("reboot: Power down (unrescue)".to_owned());
+                c.boot(host, server);
+            }
             PowerAction::Pause | PowerAction::Unpause | PowerAction::Suspend | PowerAction::Resume => {}
         });
         Ok(())

@@ -19,6 +19,7 @@ pub mod allocation;
 pub mod cache;
 pub mod change;
 pub mod console;
+pub mod diagnostics;
 pub mod flavor;
 pub mod gc;
 pub mod ghost;

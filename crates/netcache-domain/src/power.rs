@@ -1,6 +1,6 @@
-//! Power actions (`os-stop`, `os-start`, `reboot`, `pause`, `suspend` and their
-//! inverses): from which states Nova allows each, the task state a server shows
-//! while it runs, and the state it ends in.
+//! Power actions (`os-stop`, `os-start`, `reboot`, `pause`, `suspend`, `rescue`
+//! and their inverses): from which states Nova allows each, the task state a
+//! server shows while it runs, and the state it ends in.
 
 use serde::{Deserialize, Serialize};
 
@@ -11,11 +11,16 @@ use crate::server::{TaskState, VmState};
 pub enum PowerAction {
     Stop,
     Start,
-    Reboot { hard: bool },
+    Reboot {
+        hard: bool,
+    },
     Pause,
     Unpause,
     Suspend,
     Resume,
+    /// Boots the guest from a rescue image, its own disk attached beside it.
+    Rescue,
+    Unrescue,
 }
 
 /// A power action refused in the server's current state (Nova's 409).
@@ -37,15 +42,19 @@ impl PowerAction {
             Self::Unpause => "unpause",
             Self::Suspend => "suspend",
             Self::Resume => "resume",
+            Self::Rescue => "rescue",
+            Self::Unrescue => "unrescue",
         }
     }
 
     /// The vm_states Nova allows the action from (with no task running).
     #[must_use]
     pub fn allowed_from(self) -> &'static [VmState] {
-        use VmState::{Active, Error, Paused, Stopped, Suspended};
+        use VmState::{Active, Error, Paused, Rescued, Stopped, Suspended};
         match self {
             Self::Stop => &[Active, Error],
+            Self::Rescue => &[Active, Stopped, Error],
+            Self::Unrescue => &[Rescued],
             Self::Start => &[Stopped],
             Self::Reboot { hard: false } | Self::Pause | Self::Suspend => &[Active],
             Self::Reboot { hard: true } => &[Active, Stopped, Paused, Suspended, Error],
@@ -66,6 +75,8 @@ impl PowerAction {
             Self::Unpause => TaskState::Unpausing,
             Self::Suspend => TaskState::Suspending,
             Self::Resume => TaskState::Resuming,
+            Self::Rescue => TaskState::Rescuing,
+            Self::Unrescue => TaskState::Unrescuing,
         }
     }
 
@@ -76,7 +87,8 @@ impl PowerAction {
             Self::Stop => VmState::Stopped,
             Self::Pause => VmState::Paused,
             Self::Suspend => VmState::Suspended,
-            Self::Start | Self::Reboot { .. } | Self::Unpause | Self::Resume => VmState::Active,
+            Self::Rescue => VmState::Rescued,
+            Self::Start | Self::Reboot { .. } | Self::Unpause | Self::Resume | Self::Unrescue => VmState::Active,
         }
     }
 
@@ -103,8 +115,8 @@ mod tests {
     /// Nova's `check_instance_state` table for these actions.
     #[test]
     fn each_action_starts_only_from_novas_states() {
-        use VmState::{Active, Error, Paused, Stopped, Suspended};
-        let table: [(PowerAction, &[VmState]); 8] = [
+        use VmState::{Active, Error, Paused, Rescued, Stopped, Suspended};
+        let table: [(PowerAction, &[VmState]); 10] = [
             (PowerAction::Stop, &[Active, Error]),
             (PowerAction::Start, &[Stopped]),
             (PowerAction::Reboot { hard: false }, &[Active]),
@@ -116,6 +128,8 @@ mod tests {
             (PowerAction::Unpause, &[Paused]),
             (PowerAction::Suspend, &[Active]),
             (PowerAction::Resume, &[Suspended]),
+            (PowerAction::Rescue, &[Active, Stopped, Error]),
+            (PowerAction::Unrescue, &[Rescued]),
         ];
         for (action, allowed) in table {
             for &state in VmState::ALL {
@@ -141,5 +155,7 @@ mod tests {
         assert_eq!(PowerAction::Pause.outcome(), VmState::Paused);
         assert_eq!(PowerAction::Suspend.outcome(), VmState::Suspended);
         assert_eq!(PowerAction::Resume.outcome(), VmState::Active);
+        assert_eq!(PowerAction::Rescue.outcome(), VmState::Rescued);
+        assert_eq!(PowerAction::Unrescue.outcome(), VmState::Active);
     }
 }

@@ -90,6 +90,7 @@ impl Server {
             (VmState::Stopped, _) => "SHUTOFF",
             (VmState::Paused, _) => "PAUSED",
             (VmState::Suspended, _) => "SUSPENDED",
+            (VmState::Rescued, _) => "RESCUE",
             (VmState::Error, _) => "ERROR",
             (VmState::Deleted, _) => "DELETED",
         }
@@ -193,6 +194,8 @@ string_enum!(
         Stopped => "stopped",
         Paused => "paused",
         Suspended => "suspended",
+        /// Booted from a rescue image (`rescue`), until `unrescue`.
+        Rescued => "rescued",
         Error => "error",
         Deleted => "deleted",
     }
@@ -204,7 +207,7 @@ impl VmState {
     #[must_use]
     pub fn power_state(self) -> u8 {
         match self {
-            Self::Active => 1,
+            Self::Active | Self::Rescued => 1,
             Self::Paused => 3,
             Self::Stopped => 4,
             Self::Suspended => 7,
@@ -250,6 +253,8 @@ string_enum!(
         Suspending => "suspending",
         Resuming => "resuming",
         Rebuilding => "rebuilding",
+        Rescuing => "rescuing",
+        Unrescuing => "unrescuing",
     }
 );
 
