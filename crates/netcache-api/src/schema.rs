@@ -281,11 +281,12 @@ fn access_ip<T: std::str::FromStr>(value: &Value, field: &str, format: &str) -> 
         .map_err(|_| invalid(field, value, &format!("{} is not a '{format}'", python_repr(value))))
 }
 
-/// Nova's `OS-DCF:diskConfig`: `AUTO` or `MANUAL`. netcache's disk config is
-/// always `MANUAL`: a valid value is accepted and changes nothing.
-pub fn disk_config(value: &Value) -> ApiResult<()> {
-    if matches!(value.as_str(), Some("AUTO" | "MANUAL")) {
-        return Ok(());
+/// Nova's `OS-DCF:diskConfig`: `AUTO` (true: Nova's `auto_disk_config`) or `MANUAL`.
+pub fn disk_config(value: &Value) -> ApiResult<bool> {
+    match value.as_str() {
+        Some("AUTO") => return Ok(true),
+        Some("MANUAL") => return Ok(false),
+        _ => {}
     }
     Err(invalid(
         "OS-DCF:diskConfig",

@@ -392,6 +392,12 @@ fn attributes(
         reservation_id: Some(format!("r-{}", random_text(8).to_lowercase())),
         locked_reason: None,
         launch_index: 0,
+        auto_disk_config: fields
+            .disk_config
+            .as_ref()
+            .map(schema::disk_config)
+            .transpose()?
+            .unwrap_or(false),
     })
 }
 

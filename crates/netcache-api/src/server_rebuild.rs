@@ -74,9 +74,8 @@ pub async fn act(
 }
 
 /// Nova's validator looks at each field present (in the schema's order), then
-/// for `imageRef`, then for keys it does not know. `preserve_ephemeral` and
-/// `OS-DCF:diskConfig` are checked and change nothing: netcache's flavors have
-/// no ephemeral disk and its disk config is always `MANUAL`; `personality`
+/// for `imageRef`, then for keys it does not know. `preserve_ephemeral` is
+/// checked and changes nothing (the fake guest's ephemeral disk holds no data); `personality`
 /// files are checked (not their base64) and dropped: the fake guest has no
 /// disk to write them to.
 fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, String)> {
@@ -96,9 +95,7 @@ fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, Strin
     if let Some(preserve) = fields.get("preserve_ephemeral") {
         schema::boolean("preserve_ephemeral", preserve)?;
     }
-    if let Some(disk_config) = fields.get("OS-DCF:diskConfig") {
-        schema::disk_config(disk_config)?;
-    }
+    let auto_disk_config = fields.get("OS-DCF:diskConfig").map(schema::disk_config).transpose()?;
     let access_ip_v4 = fields.get("accessIPv4").map(schema::access_ip_v4).transpose()?;
     let access_ip_v6 = fields.get("accessIPv6").map(schema::access_ip_v6).transpose()?;
     let personality_allowed = !version.at_least(57);
@@ -151,6 +148,7 @@ fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, Strin
             key_name: nullable_string("key_name")?,
             user_data: nullable_string("user_data")?,
             trusted_image_certificates,
+            auto_disk_config,
             hostname: fields
                 .get("hostname")
                 .map(|h| schema::hostname(h, version.at_least(94)))

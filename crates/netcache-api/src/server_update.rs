@@ -37,8 +37,7 @@ async fn update(
 }
 
 /// Nova's `base_update` schema: `{"server": {name?, OS-DCF:diskConfig?,
-/// accessIPv4?, accessIPv6?}}` and nothing else. netcache's disk config is
-/// always `MANUAL`: a valid `OS-DCF:diskConfig` is accepted and changes nothing.
+/// accessIPv4?, accessIPv6?}}` and nothing else.
 fn parse_update(body: &Value, version: Microversion) -> ApiResult<ServerEdit> {
     let top = schema::object(None, body, &["server"], &["server"])?;
     let mut allowed = vec!["name", "OS-DCF:diskConfig", "accessIPv4", "accessIPv6"];
@@ -52,10 +51,9 @@ fn parse_update(body: &Value, version: Microversion) -> ApiResult<ServerEdit> {
         allowed.push("pinned_availability_zone");
     }
     let fields = schema::object(Some("server"), &top["server"], &allowed, &[])?;
-    if let Some(disk_config) = fields.get("OS-DCF:diskConfig") {
-        schema::disk_config(disk_config)?;
-    }
+    let auto_disk_config = fields.get("OS-DCF:diskConfig").map(schema::disk_config).transpose()?;
     Ok(ServerEdit::Update {
+        auto_disk_config,
         name: fields.get("name").map(schema::name).transpose()?,
         access_ip_v4: fields.get("accessIPv4").map(schema::access_ip_v4).transpose()?,
         access_ip_v6: fields.get("accessIPv6").map(schema::access_ip_v6).transpose()?,

@@ -406,7 +406,7 @@ impl<'a> ServerDetail<'a> {
             access_ip_v4: server.access_ip_v4.map_or_else(String::new, |ip| ip.to_string()),
             access_ip_v6: server.access_ip_v6.map_or_else(String::new, |ip| ip.to_string()),
             links: links(base, "servers", &id),
-            disk_config: "MANUAL",
+            disk_config: crate::wire::disk_config(server),
             availability_zone: &server.availability_zone,
             config_drive: "",
             key_name: server.key_name.as_deref(),

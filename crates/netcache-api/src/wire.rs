@@ -65,6 +65,8 @@ pub struct CreateServerFields {
     pub trusted_image_certificates: Option<Value>,
     pub user_data: Option<Value>,
     pub availability_zone: Option<Value>,
+    #[serde(rename = "OS-DCF:diskConfig")]
+    pub disk_config: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -170,6 +172,16 @@ pub fn server_summary(base: &str, server: &Server) -> Value {
     json!({"id": server.id.to_string(), "name": server.name, "links": links(base, "servers", &server.id.to_string())})
 }
 
+/// Nova's `OS-DCF:diskConfig` of a server.
+#[must_use]
+pub fn disk_config(server: &Server) -> &'static str {
+    if server.attributes.auto_disk_config {
+        "AUTO"
+    } else {
+        "MANUAL"
+    }
+}
+
 /// The `POST /servers` 202 body: the new server's id and links (Nova's schema
 /// allows no name), its disk config, security groups (Nova echoes the request's,
 /// or `default`) and admin password.
@@ -178,7 +190,7 @@ pub fn server_created(base: &str, server: &Server, security_groups: &Value, admi
     json!({
         "id": server.id.to_string(),
         "links": links(base, "servers", &server.id.to_string()),
-        "OS-DCF:diskConfig": "MANUAL",
+        "OS-DCF:diskConfig": disk_config(server),
         "security_groups": security_groups,
         "adminPass": admin_pass,
     })

@@ -77,6 +77,65 @@ async fn update_renames_and_sets_access_addresses_in_novas_basic_view() {
     );
 }
 
+/// `OS-DCF:diskConfig` is kept as the boot, an update or a rebuild sets it
+/// (Nova's `auto_disk_config`), `MANUAL` unless asked otherwise; a boot
+/// checks it as Nova's schema does.
+#[tokio::test]
+async fn the_disk_config_is_what_the_boot_update_or_rebuild_set() {
+    let api = Api::start().await;
+    let (status, created) = api
+        .post_boot(
+            json!({"server": {"name": "auto", "flavorRef": "1", "imageRef": IMAGE, "networks": "none",
+            "OS-DCF:diskConfig": "AUTO"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+    assert_eq!(created["server"]["OS-DCF:diskConfig"], "AUTO");
+    let id = created["server"]["id"].as_str().unwrap().to_owned();
+    let uri = format!("/v2.1/servers/{id}");
+    api.built(&id).await;
+    let disk_config = |body: &Value| body["server"]["OS-DCF:diskConfig"].clone();
+    assert_eq!(disk_config(&api.get(&uri).await.1), "AUTO");
+
+    let (status, updated) = api
+        .call(
+            Method::PUT,
+            &uri,
+            Some(json!({"server": {"OS-DCF:diskConfig": "MANUAL"}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{updated}");
+    assert_eq!(disk_config(&updated), "MANUAL");
+    assert_eq!(disk_config(&api.get(&uri).await.1), "MANUAL");
+
+    let rebuild = json!({"rebuild": {"imageRef": IMAGE, "OS-DCF:diskConfig": "AUTO"}});
+    let (status, rebuilt) = api.call(Method::POST, &format!("{uri}/action"), Some(rebuild)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{rebuilt}");
+    assert_eq!(disk_config(&rebuilt), "AUTO");
+    assert_eq!(api.built(&id).await, "ACTIVE");
+    assert_eq!(disk_config(&api.get(&uri).await.1), "AUTO");
+
+    let plain = api.boot("plain").await;
+    assert_eq!(
+        disk_config(&api.get(&format!("/v2.1/servers/{plain}")).await.1),
+        "MANUAL"
+    );
+    let (status, refused) = api
+        .post_boot(
+            json!({"server": {"name": "x", "flavorRef": "1", "imageRef": IMAGE, "networks": "none",
+            "OS-DCF:diskConfig": "SOMETIMES"}}),
+        )
+        .await;
+    assert_refused(
+        "a boot's disk config",
+        (status, refused),
+        StatusCode::BAD_REQUEST,
+        Some(
+            "Invalid input for field/attribute OS-DCF:diskConfig. Value: SOMETIMES. 'SOMETIMES' is not one of ['AUTO', 'MANUAL']",
+        ),
+    );
+}
+
 #[tokio::test]
 async fn update_refuses_what_novas_schema_refuses() {
     let api = Api::start().await;

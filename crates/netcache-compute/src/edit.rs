@@ -33,6 +33,8 @@ pub enum ServerEdit {
         hostname: Option<String>,
         /// 2.104: `Some(None)` unpins; `Some(zone)` pins to the server's own zone.
         pinned_availability_zone: Option<Option<String>>,
+        /// `OS-DCF:diskConfig`.
+        auto_disk_config: Option<bool>,
     },
     /// Metadata items merged into the server's (`replace`: in place of all of them).
     SetMetadata {
@@ -77,7 +79,11 @@ impl ServerEdit {
                 description,
                 hostname,
                 pinned_availability_zone,
+                auto_disk_config,
             } => {
+                if let Some(auto) = auto_disk_config {
+                    edited.attributes.auto_disk_config = *auto;
+                }
                 if let Some(pin) = pinned_availability_zone {
                     edited.attributes.pinned_availability_zone = repinned(server, pin.as_deref(), zone)?;
                 }

@@ -44,6 +44,8 @@ pub struct RebuildServer {
     pub trusted_image_certificates: Option<Option<Vec<String>>>,
     /// 2.90.
     pub hostname: Option<String>,
+    /// `OS-DCF:diskConfig`.
+    pub auto_disk_config: Option<bool>,
 }
 
 const ACTION: &str = "rebuild";
@@ -115,6 +117,9 @@ impl Compute {
         }
         if let Some(hostname) = request.hostname {
             attributes.hostname = Some(hostname);
+        }
+        if let Some(auto) = request.auto_disk_config {
+            attributes.auto_disk_config = auto;
         }
         let running = Server {
             key_name: request.key_name.unwrap_or(server.key_name),

@@ -1,7 +1,8 @@
 //! What a user sets on a server that only the compute API shows back — Nova's
 //! description (2.19), tags (2.26), lock reason (2.73), hostname (2.90), user
 //! data, trusted image certificates (2.63), the zone a boot pinned (2.96), its
-//! scheduler hints (2.100) and its place in a multiple create (2.3) — kept
+//! scheduler hints (2.100), its place in a multiple create (2.3) and its disk
+//! config (`OS-DCF:diskConfig`) — kept
 //! with the server's row as one document: no decision reads them.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +39,16 @@ pub struct ServerAttributes {
     /// This server's index among those one request booted.
     #[serde(skip_serializing_if = "is_zero")]
     pub launch_index: u32,
+    /// Nova's `auto_disk_config` (`OS-DCF:diskConfig` `AUTO`): the guest's root
+    /// partition grows to its disk at boot, rebuild and resize; `MANUAL` (the
+    /// default) leaves the partitions as the image has them.
+    #[serde(skip_serializing_if = "is_false")]
+    pub auto_disk_config: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -82,6 +93,7 @@ mod tests {
             locked_reason: Some("maintenance".into()),
             hostname: Some("web-1".into()),
             launch_index: 2,
+            auto_disk_config: true,
             scheduler_hints: [("group".to_owned(), serde_json::json!("g"))].into(),
             ..ServerAttributes::default()
         };

@@ -106,6 +106,7 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
         description: Some(Some("renamed in flight".into())),
         hostname: None,
         pinned_availability_zone: None,
+        auto_disk_config: None,
     };
     let edited = h
         .compute
