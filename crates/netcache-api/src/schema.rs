@@ -10,6 +10,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use serde_json::{Map, Value};
 use serde_path_to_error::Segment;
 
+use netcache_domain::quota::InjectedFile;
+
 use crate::error::{ApiError, ApiResult};
 
 /// Nova's `metadata` key pattern: `^[a-zA-Z0-9-_:. ]{1,255}$`.
@@ -83,6 +85,55 @@ pub fn not_of_type(field: &str, value: &Value, wanted: &str) -> ApiError {
         value,
         &format!("{} is not of type '{wanted}'", python_repr(value)),
     )
+}
+
+/// Nova's `personality` (before 2.57): a list of `{"path": …, "contents": …}`
+/// strings, the contents in base64.
+pub fn personality(value: &Value) -> ApiResult<Vec<InjectedFile>> {
+    let Value::Array(files) = value else {
+        return Err(not_of_type("personality", value, "array"));
+    };
+    let mut parsed = Vec::with_capacity(files.len());
+    for (index, file) in files.iter().enumerate() {
+        let index = index.to_string();
+        let Value::Object(entry) = file else {
+            return Err(not_of_type(&index, file, "object"));
+        };
+        let path = entry.get("path").map(|p| string("path", p)).transpose()?;
+        let contents = entry.get("contents").map(|c| string("contents", c)).transpose()?;
+        if let Some(text) = contents.filter(|text| !is_base64(text)) {
+            let value = Value::String(text.to_owned());
+            return Err(invalid(
+                "contents",
+                &value,
+                &format!("{} is not a 'base64'", python_repr(&value)),
+            ));
+        }
+        object(Some(&index), file, &["path", "contents"], &[])?;
+        parsed.push(InjectedFile {
+            path: path.unwrap_or_default().to_owned(),
+            contents: contents.unwrap_or_default().to_owned(),
+        });
+    }
+    Ok(parsed)
+}
+
+/// Whether Python's `base64.decodebytes` reads `text`: characters outside the
+/// alphabet are skipped; the data characters before the padding must fill
+/// whole groups of four, or be padded to them.
+fn is_base64(text: &str) -> bool {
+    let data = text
+        .bytes()
+        .take_while(|b| *b != b'=')
+        .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'))
+        .count();
+    let padding = text.bytes().filter(|b| *b == b'=').count();
+    match data % 4 {
+        0 => true,
+        2 => padding >= 2,
+        3 => padding >= 1,
+        _ => false,
+    }
 }
 
 /// Nova's `image_id`: a string in the form of a UUID.
@@ -434,6 +485,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn base64_is_what_pythons_decodebytes_reads() {
+        for good in ["", "aGk=", "aGVsbG8=", "aGVs bG8=", "aGVsbA==", "aGVsbG8h"] {
+            assert!(is_base64(good), "{good:?}");
+        }
+        for bad in ["This is a test file.", "a", "aGk", "aGVsbA", "aGVsbA="] {
+            assert!(!is_base64(bad), "{bad:?}");
+        }
+    }
 
     fn message(result: ApiResult<impl std::fmt::Debug>) -> String {
         result.unwrap_err().to_string()

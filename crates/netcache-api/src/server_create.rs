@@ -251,6 +251,10 @@ async fn parse_create(
             NetworkRequests::Explicit(requests)
         }
     };
+    let injected_files = match &fields.personality {
+        Some(files) => schema::personality(files)?,
+        None => Vec::new(),
+    };
     if image_ref.is_empty() {
         return Err(ApiError::BadRequest("Missing imageRef attribute".into()));
     }
@@ -275,6 +279,7 @@ async fn parse_create(
         security_groups,
         attributes: ServerAttributes::default(),
         group,
+        injected_files,
     };
     Ok((request, echo))
 }

@@ -75,9 +75,9 @@ pub async fn act(
 
 /// Nova's validator looks at each field present (in the schema's order), then
 /// for `imageRef`, then for keys it does not know. `preserve_ephemeral` is
-/// checked and changes nothing (the fake guest's ephemeral disk holds no data); `personality`
-/// files are checked (not their base64) and dropped: the fake guest has no
-/// disk to write them to.
+/// checked and changes nothing (the fake guest's ephemeral disk holds no data);
+/// `personality` files are checked and held to the quotas (the fake guest has
+/// no disk to write them to).
 fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, String)> {
     let Value::Object(fields) = args else {
         return Err(schema::not_of_type("rebuild", args, "object"));
@@ -99,9 +99,10 @@ fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, Strin
     let access_ip_v4 = fields.get("accessIPv4").map(schema::access_ip_v4).transpose()?;
     let access_ip_v6 = fields.get("accessIPv6").map(schema::access_ip_v6).transpose()?;
     let personality_allowed = !version.at_least(57);
-    if let Some(files) = fields.get("personality").filter(|_| personality_allowed) {
-        personality(files)?;
-    }
+    let injected_files = match fields.get("personality").filter(|_| personality_allowed) {
+        Some(files) => schema::personality(files)?,
+        None => Vec::new(),
+    };
     let mut allowed: Vec<&str> = FIELDS.to_vec();
     allowed.extend(
         LATER_FIELDS
@@ -149,6 +150,7 @@ fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, Strin
             user_data: nullable_string("user_data")?,
             trusted_image_certificates,
             auto_disk_config,
+            injected_files,
             hostname: fields
                 .get("hostname")
                 .map(|h| schema::hostname(h, version.at_least(94)))
@@ -156,26 +158,6 @@ fn parse(args: &Value, version: Microversion) -> ApiResult<(RebuildServer, Strin
         },
         password,
     ))
-}
-
-/// Nova's `personality`: a list of `{"path": …, "contents": …}` strings.
-fn personality(value: &Value) -> ApiResult<()> {
-    let Value::Array(files) = value else {
-        return Err(schema::not_of_type("personality", value, "array"));
-    };
-    for (index, file) in files.iter().enumerate() {
-        let index = index.to_string();
-        let Value::Object(entry) = file else {
-            return Err(schema::not_of_type(&index, file, "object"));
-        };
-        for key in ["path", "contents"] {
-            if let Some(text) = entry.get(key) {
-                schema::string(key, text)?;
-            }
-        }
-        schema::object(Some(&index), file, &["path", "contents"], &[])?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

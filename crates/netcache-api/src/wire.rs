@@ -67,6 +67,8 @@ pub struct CreateServerFields {
     pub availability_zone: Option<Value>,
     #[serde(rename = "OS-DCF:diskConfig")]
     pub disk_config: Option<Value>,
+    /// Before 2.57 (`server_create::versioned_fields` refuses it from there).
+    pub personality: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]

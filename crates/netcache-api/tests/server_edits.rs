@@ -136,6 +136,60 @@ async fn the_disk_config_is_what_the_boot_update_or_rebuild_set() {
     );
 }
 
+/// Personality files (before 2.57) are checked as Nova's schema checks them
+/// and held to the injected-file quotas (Nova's 403s), at a boot and at a
+/// rebuild; within them a boot goes ahead.
+#[tokio::test]
+async fn personality_files_are_held_to_novas_quotas() {
+    let api = Api::start().await;
+    let files = |count: usize, path: &str, contents: &str| -> Value {
+        (0..count)
+            .map(|i| json!({"path": format!("{path}{i}"), "contents": contents}))
+            .collect()
+    };
+    let boot = |personality: Value| {
+        json!({"server": {"name": "p", "flavorRef": "1", "imageRef": IMAGE, "networks": "none",
+            "personality": personality}})
+    };
+    let (status, body) = api.post_boot(boot(files(5, "/etc/f", "aGk="))).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "Nova's default allows 5 files: {body}");
+    let id = body["server"]["id"].as_str().unwrap().to_owned();
+    api.built(&id).await;
+
+    let long_path = format!("/{}", "p".repeat(255));
+    let big = "QUFB".repeat(2561);
+    let refusals = [
+        (files(6, "/etc/f", "aGk="), "Personality file limit exceeded"),
+        (
+            files(1, &long_path, "aGk="),
+            "Personality file path exceeds maximum 255",
+        ),
+        (
+            files(1, "/etc/f", &big),
+            "Personality file content exceeds maximum 10240",
+        ),
+    ];
+    for (personality, message) in &refusals {
+        let got = api.post_boot(boot(personality.clone())).await;
+        assert_refused(message, got, StatusCode::FORBIDDEN, Some(message));
+        let rebuild = json!({"rebuild": {"imageRef": IMAGE, "personality": personality}});
+        let got = api
+            .call(Method::POST, &format!("/v2.1/servers/{id}/action"), Some(rebuild))
+            .await;
+        assert_refused(message, got, StatusCode::FORBIDDEN, Some(message));
+    }
+    let got = api.post_boot(boot(files(1, "/etc/f", "This is a test file."))).await;
+    assert_refused(
+        "contents not in base64",
+        got,
+        StatusCode::BAD_REQUEST,
+        Some(
+            "Invalid input for field/attribute contents. Value: This is a test file.. \
+             'This is a test file.' is not a 'base64'",
+        ),
+    );
+}
+
 #[tokio::test]
 async fn update_refuses_what_novas_schema_refuses() {
     let api = Api::start().await;

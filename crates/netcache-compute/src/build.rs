@@ -10,6 +10,7 @@ use netcache_domain::change::Change;
 use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::intent::{IntentState, PortIntent};
 use netcache_domain::operation::{Operation, OperationKind, OperationParams, resumes_in_place};
+use netcache_domain::quota::InjectedFile;
 use netcache_domain::server::{NetworkRequest, NetworkRequests, Server, TaskState, VmState};
 use netcache_domain::server_attributes::{ServerAttributes, sanitize_hostname};
 use netcache_domain::vif::{VifRecord, VifState};
@@ -49,6 +50,8 @@ pub struct CreateServer {
     pub attributes: ServerAttributes,
     /// The server group it joins (`os:scheduler_hints` `group`).
     pub group: Option<uuid::Uuid>,
+    /// Personality files (before 2.57), held to the injected-file quotas.
+    pub injected_files: Vec<InjectedFile>,
 }
 
 /// A boot request with what its checks resolved: "auto" networks, group ids.
@@ -121,6 +124,7 @@ impl Compute {
             admin: ctx.is_admin(),
         };
         self.check_metadata_quota(ctx, request.metadata.len()).await?;
+        self.check_injected_files_quota(ctx, &request.injected_files).await?;
         let security_groups = self.resolve_boot_groups(&project, &request.security_groups).await?;
         if let Some(key_name) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;

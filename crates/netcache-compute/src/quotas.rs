@@ -20,7 +20,9 @@
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
 use netcache_domain::flavor::FlavorSnapshot;
-use netcache_domain::quota::{Cost, DEFAULT_CLASS, KeyPairClaim, QuotaSet, Quotas, Resource, ServerClaim, Usage};
+use netcache_domain::quota::{
+    Cost, DEFAULT_CLASS, InjectedFile, KeyPairClaim, QuotaSet, Quotas, Resource, ServerClaim, Usage,
+};
 
 use crate::{Compute, Error, RequestContext, Result};
 
@@ -169,6 +171,21 @@ impl Compute {
 
     /// Nova's check of a server's metadata item count, against the caller's
     /// project's limit and the caller's own (Nova's context, not the server's).
+    /// Nova's `_check_injected_file_quota` (403s): the files' count, longest
+    /// path and longest contents against the project's and the user's limits.
+    pub(crate) async fn check_injected_files_quota(&self, ctx: &RequestContext, files: &[InjectedFile]) -> Result<()> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let limits = self
+            .store
+            .quota_limits(&ProjectId::from(ctx.project_id.as_str()))
+            .await?;
+        Quotas::of(&self.config.quota, &limits)
+            .injected_files(&ctx.user_id, files)
+            .map_err(Error::OverQuota)
+    }
+
     pub(crate) async fn check_metadata_quota(&self, ctx: &RequestContext, items: usize) -> Result<()> {
         let limits = self
             .store

@@ -14,6 +14,7 @@ use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::power::PowerAction;
+use netcache_domain::quota::InjectedFile;
 use netcache_domain::rebuild::{self, Refusal};
 use netcache_domain::server::{Server, TaskState, VmState};
 use tracing::{info, warn};
@@ -46,6 +47,8 @@ pub struct RebuildServer {
     pub hostname: Option<String>,
     /// `OS-DCF:diskConfig`.
     pub auto_disk_config: Option<bool>,
+    /// Personality files (before 2.57), held to the injected-file quotas.
+    pub injected_files: Vec<InjectedFile>,
 }
 
 const ACTION: &str = "rebuild";
@@ -101,6 +104,7 @@ impl Compute {
         if let Some(metadata) = &request.metadata {
             self.check_metadata_quota(ctx, metadata.len()).await?;
         }
+        self.check_injected_files_quota(ctx, &request.injected_files).await?;
         if let Some(Some(key_name)) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;
         }

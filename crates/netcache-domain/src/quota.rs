@@ -286,6 +286,12 @@ pub enum Refusal {
     KeyPairs,
     /// Nova's `MetadataLimitExceeded`.
     MetadataItems { allowed: i64 },
+    /// Nova's `OnsetFileLimitExceeded`: more personality files than allowed.
+    InjectedFiles,
+    /// Nova's `OnsetFilePathLimitExceeded`.
+    InjectedFilePath { allowed: i64 },
+    /// Nova's `OnsetFileContentLimitExceeded`.
+    InjectedFileContent { allowed: i64 },
     /// Nova's answer when a project's (or user's) server groups are at the quota.
     ServerGroups,
     /// Nova's answer when a boot would put one more server of the user in a
@@ -307,6 +313,9 @@ impl fmt::Display for Refusal {
             ),
             Self::KeyPairs => f.write_str("Quota exceeded, too many key pairs."),
             Self::MetadataItems { allowed } => write!(f, "Maximum number of metadata items exceeds {allowed}"),
+            Self::InjectedFiles => f.write_str("Personality file limit exceeded"),
+            Self::InjectedFilePath { allowed } => write!(f, "Personality file path exceeds maximum {allowed}"),
+            Self::InjectedFileContent { allowed } => write!(f, "Personality file content exceeds maximum {allowed}"),
             Self::ServerGroups => f.write_str("Quota exceeded, too many server groups."),
             Self::ServerGroupMembers => f.write_str("Quota exceeded, too many servers in group"),
         }
@@ -560,6 +569,30 @@ impl<'a> Quotas<'a> {
         }
     }
 
+    /// Nova's check of a boot's or rebuild's personality files: their count,
+    /// then the longest path and the longest contents (as sent: base64), each
+    /// against the smaller of the project's limit and the user's.
+    pub fn injected_files(&self, user: &str, files: &[InjectedFile]) -> Result<(), Refusal> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let limit = |resource| self.project().get(resource).min(self.user(user).get(resource));
+        let over = |limit: i64, size: usize| limit >= 0 && limit < i64::try_from(size).unwrap_or(i64::MAX);
+        if over(limit(Resource::InjectedFiles), files.len()) {
+            return Err(Refusal::InjectedFiles);
+        }
+        let longest = |size: fn(&InjectedFile) -> usize| files.iter().map(size).max().unwrap_or(0);
+        let path_limit = limit(Resource::InjectedFilePathBytes);
+        if over(path_limit, longest(|f| f.path.len())) {
+            return Err(Refusal::InjectedFilePath { allowed: path_limit });
+        }
+        let content_limit = limit(Resource::InjectedFileContentBytes);
+        if over(content_limit, longest(|f| f.contents.len())) {
+            return Err(Refusal::InjectedFileContent { allowed: content_limit });
+        }
+        Ok(())
+    }
+
     /// Nova's check of one more key pair for `user`, who has `count`: against
     /// the smaller of this project's limit and the user's in it.
     pub fn key_pair(&self, user: &str, count: i64) -> Result<(), Refusal> {
@@ -609,6 +642,15 @@ impl<'a> Quotas<'a> {
         }
         Ok(())
     }
+}
+
+/// A personality file of a boot or rebuild (before 2.57): a path in the guest
+/// and its contents in base64. A guest writes it to its disk; the fake guest
+/// has none, so only the quota sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InjectedFile {
+    pub path: String,
+    pub contents: String,
 }
 
 /// Servers a batch records for a user of a project: the store checks them

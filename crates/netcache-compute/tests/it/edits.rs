@@ -77,6 +77,7 @@ fn boot_request(metadata: BTreeMap<String, String>) -> CreateServer {
         networks: NetworkRequests::None,
         allocate_network: false,
         attributes: Default::default(),
+        injected_files: vec![],
     }
 }
 

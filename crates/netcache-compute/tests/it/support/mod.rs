@@ -175,6 +175,7 @@ impl Harness {
             security_groups: vec![],
             attributes: Default::default(),
             group: None,
+            injected_files: vec![],
         }
     }
 
