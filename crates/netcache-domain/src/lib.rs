@@ -20,6 +20,7 @@ pub mod cache;
 pub mod change;
 pub mod console;
 pub mod flavor;
+pub mod floating_ip;
 pub mod gc;
 pub mod ghost;
 pub mod ids;
