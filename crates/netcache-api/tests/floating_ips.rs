@@ -5,9 +5,11 @@
 //! `demo` unless a test names other roles.
 
 mod common;
+mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, error_message};
+use nova_schema::{assert_satisfies, floating_ips};
 use serde_json::{Value, json};
 
 const MEMBER: &str = "member,reader";
@@ -105,6 +107,7 @@ async fn a_projects_floating_ips_are_made_shown_listed_and_released_in_novas_vie
     let (status, pools) = call(&api, Method::GET, "/v2.1/os-floating-ip-pools", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(pools, json!({"floating_ip_pools": [{"name": "public"}]}));
+    assert_satisfies("floating IP pools", &floating_ips::pools(), &pools);
 
     let by_name = allocate(&api, "public").await;
     assert_eq!(by_name.as_object().unwrap().len(), 5, "{by_name}");
@@ -125,7 +128,9 @@ async fn a_projects_floating_ips_are_made_shown_listed_and_released_in_novas_vie
     let (status, shown) = as_caller(&api, "demo", "reader", Method::GET, &uri, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(shown["floating_ip"], by_name);
+    assert_satisfies("floating IP", &floating_ips::show(), &shown);
     let (_, listed) = as_caller(&api, "demo", "reader", Method::GET, "/v2.1/os-floating-ips", None).await;
+    assert_satisfies("floating IPs", &floating_ips::index(), &listed);
     let listed = listed["floating_ips"].as_array().unwrap();
     assert!(listed.contains(&by_name) && listed.contains(&by_id), "{listed:?}");
 
@@ -220,6 +225,7 @@ async fn a_floating_ip_moves_between_servers_and_shows_in_their_addresses_at_onc
     let (status, body) = action(&api, &first, "addFloatingIp", ip).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let (_, view) = call(&api, Method::GET, &shown, None).await;
+    assert_satisfies("an associated floating IP", &floating_ips::show(), &view);
     assert_eq!(view["floating_ip"]["instance_id"], first.as_str());
     let fixed = addresses(&api, &first, "fixed").await;
     assert_eq!(

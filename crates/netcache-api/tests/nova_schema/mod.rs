@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod flavors;
+pub mod floating_ips;
 pub mod hosts;
 pub mod hypervisors;
 pub mod instance_actions;
