@@ -1,9 +1,11 @@
 //! `POST /v2.1/servers/{id}/action`: the body names one action (`{"os-stop":
 //! null}`, `{"reboot": {"type": "SOFT"}}`, `{"addFixedIp": {"networkId": …}}`,
-//! `{"addSecurityGroup": {"name": …}}` in `security_group_actions`, …). As in Nova, a body that is not an
-//! object with exactly one key is malformed, an action netcache does not have is
-//! a 400, and an action the server's state does not allow a 409. Actions with
-//! an answer of their own (`rebuild`, `os-getConsoleOutput`, `rescue`) and those of Nova's
+//! `{"addSecurityGroup": {"name": …}}` in `security_group_actions`,
+//! `{"addFloatingIp": {"address": …}}` in `floating_ips`, …). As in Nova, a
+//! body that is not an object with exactly one key is malformed, an action
+//! netcache does not have is a 400, and an action the server's state does not
+//! allow a 409. Actions with an answer of their own (`rebuild`,
+//! `os-getConsoleOutput`, `rescue`) and those of Nova's
 //! other controllers live in their own modules.
 
 use axum::Router;
@@ -24,8 +26,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::servers::parse_uuid;
 use crate::{
-    AppState, Caller, admin_actions, console_output, deferred_delete, rescue, schema, security_group_actions,
-    server_rebuild, wire,
+    AppState, Caller, admin_actions, console_output, deferred_delete, floating_ips, rescue, schema,
+    security_group_actions, server_rebuild, wire,
 };
 
 /// `addFixedIp` and `removeFixedIp` went in 2.44 (Nova's multinic).
@@ -117,6 +119,8 @@ async fn act(
                 "netcache does not migrate servers: {name} is not served."
             )));
         }
+        "addFloatingIp" => floating_ips::add(&state, &caller, version, &id, &args).await?,
+        "removeFloatingIp" => floating_ips::remove(&state, &caller, version, &id, &args).await?,
         "addSecurityGroup" | "removeSecurityGroup" => {
             security_group_actions::act(&state, &caller, &id, &name, &args).await?;
         }

@@ -89,7 +89,12 @@ impl ApiError {
                 | C::FlavorAccessNotFound { .. }
                 | C::FlavorExtraSpecNotFound { .. }
                 | C::ServiceNotFound(_)
-                | C::HostNotMapped(_) => StatusCode::NOT_FOUND,
+                | C::HostNotMapped(_)
+                | C::FloatingIpNotFound(_)
+                | C::FloatingIpNotFoundForAddress(_)
+                | C::FloatingIpAddressNotFound
+                | C::FloatingIpPoolNotFound
+                | C::NoMoreFloatingIps(_) => StatusCode::NOT_FOUND,
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -110,11 +115,14 @@ impl ApiError {
                 | C::BootFlavorNotFound(_)
                 | C::FlavorMarkerNotFound(_)
                 | C::ServiceNotUpdatable(_)
-                | C::ServiceUpdateRefused(_) => StatusCode::BAD_REQUEST,
+                | C::ServiceUpdateRefused(_)
+                | C::FloatingIpRefused(_)
+                | C::FixedAddressRefused(_) => StatusCode::BAD_REQUEST,
                 // Nova answers a quota error 403 (a boot, key pairs, the metadata calls).
-                C::ExternalNetworkAttachForbidden(_) | C::OverQuota(_) | C::SecurityGroupLimitExceeded(_) => {
-                    StatusCode::FORBIDDEN
-                }
+                C::ExternalNetworkAttachForbidden(_)
+                | C::OverQuota(_)
+                | C::SecurityGroupLimitExceeded(_)
+                | C::FloatingIpLimitExceeded(_) => StatusCode::FORBIDDEN,
                 // Nova's os-interface answers these otherwise than a boot does.
                 C::OnAttach(refusal) => match refusal.as_ref() {
                     C::FixedIpAlreadyInUse(_) => StatusCode::CONFLICT,
@@ -132,7 +140,10 @@ impl ApiError {
                 | C::FlavorAccessExists { .. }
                 | C::ServiceHostsInstances
                 | C::PinnedZoneChange
-                | C::PinnedZoneNotCurrent { .. } => StatusCode::CONFLICT,
+                | C::PinnedZoneNotCurrent { .. }
+                | C::FloatingIpMultipleFound(_)
+                | C::FloatingIpPoolAmbiguous(_)
+                | C::FloatingIpNotAssociated { .. } => StatusCode::CONFLICT,
                 C::OperationInFlight { .. } | C::DeleteRequested(_) | C::NeverLaunched { .. } | C::NotReady(_) => {
                     StatusCode::CONFLICT
                 }

@@ -78,6 +78,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
     ("os-consoles", "Consoles", "Interactive Console support."),
     ("os-deferred-delete", "DeferredDelete", "Instance deferred delete."),
     (
+        "os-extended-floating-ips",
+        "ExtendedFloatingIps",
+        "Adds optional fixed_address to the add floating IP command.",
+    ),
+    (
         "os-extended-hypervisors",
         "ExtendedHypervisors",
         "Extended hypervisors support.",
@@ -111,6 +116,8 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "FlavorSwap",
         "Support to show the swap status of a flavor.",
     ),
+    ("os-floating-ip-pools", "FloatingIpPools", "Floating IPs support."),
+    ("os-floating-ips", "FloatingIps", "Floating IPs support."),
     ("os-hosts", "Hosts", "Admin-only host administration."),
     ("os-hypervisor-status", "HypervisorStatus", "Show hypervisor status."),
     ("os-hypervisors", "Hypervisors", "Admin-only hypervisor administration."),

@@ -33,6 +33,7 @@ mod flavor_create;
 mod flavor_extra_specs;
 pub mod flavor_view;
 mod flavors;
+mod floating_ips;
 mod hosts;
 mod hypervisors;
 mod image_proxy;
@@ -138,6 +139,7 @@ pub fn router(state: AppState) -> Router {
         .merge(simple_tenant_usage::routes())
         .merge(removed::routes())
         .merge(networks::routes())
+        .merge(floating_ips::routes())
         .merge(migrations::routes())
         .merge(usage_audit_log::routes())
         .merge(images::routes())

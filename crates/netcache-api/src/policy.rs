@@ -237,6 +237,13 @@ pub const RULES: &[(&str, &str)] = &[
     ("os_compute_api:os-hypervisors:uptime", "rule:context_is_admin"),
     ("os_compute_api:os-hypervisors:search", "rule:context_is_admin"),
     ("os_compute_api:os-hypervisors:servers", "rule:context_is_admin"),
+    ("os_compute_api:os-floating-ips:add", "rule:project_member_or_admin"),
+    ("os_compute_api:os-floating-ips:remove", "rule:project_member_or_admin"),
+    ("os_compute_api:os-floating-ips:list", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-floating-ips:create", "rule:project_member_or_admin"),
+    ("os_compute_api:os-floating-ips:show", "rule:project_reader_or_admin"),
+    ("os_compute_api:os-floating-ips:delete", "rule:project_member_or_admin"),
+    ("os_compute_api:os-floating-ip-pools", "@"),
     ("os_compute_api:os-networks:list", "rule:project_reader_or_admin"),
     ("os_compute_api:os-networks:show", "rule:project_reader_or_admin"),
     ("os_compute_api:os-tenant-networks:list", "rule:project_reader_or_admin"),
@@ -521,6 +528,12 @@ impl Caller {
         allowed(rule, self.policy.allows_on(rule, &self.ctx.roles, own))
     }
 
+    /// The same for a request on no project (Nova's empty target): a project
+    /// rule fails, so only a rule without one (an admin's) passes.
+    pub fn authorize_no_project(&self, rule: &'static str) -> ApiResult<()> {
+        allowed(rule, self.policy.allows_on(rule, &self.ctx.roles, false))
+    }
+
     /// Whether the caller passes `rule` (Nova's `context.can(..., fatal=False)`).
     #[must_use]
     pub fn may(&self, rule: &'static str) -> bool {
@@ -532,6 +545,16 @@ impl Caller {
     #[must_use]
     pub fn is_admin(&self) -> bool {
         self.may("context_is_admin")
+    }
+
+    /// Whose Neutron resources the proxies show the caller: their
+    /// project's, or an admin's every project's.
+    #[must_use]
+    pub fn neutron_scope(&self) -> netcache_compute::ProjectScope {
+        netcache_compute::ProjectScope {
+            project: netcache_domain::ProjectId::from(self.ctx.project_id.as_str()),
+            all_projects: self.is_admin(),
+        }
     }
 
     /// The same for a request on `user`'s resources (Nova's target `user_id`).

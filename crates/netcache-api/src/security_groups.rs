@@ -3,7 +3,7 @@
 //! `all_tenants`, `limit` and `offset`; create, show, update, delete) and
 //! `/v2.1/os-security-group-rules` (create, delete). Bodies and refusals are
 //! Nova's; the groups are Neutron's, never kept here (see
-//! `netcache_compute::GroupScope` for whose a caller sees).
+//! `netcache_compute::ProjectScope` for whose a caller sees).
 
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
@@ -11,7 +11,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use netcache_compute::GroupScope;
 use netcache_domain::ProjectId;
 use netcache_domain::neutron::SecurityGroup;
 use netcache_domain::security_group_rule::{NotAnInteger, PortValue, RuleRequest};
@@ -34,13 +33,6 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/os-security-groups/{id}", get(show).put(update).delete(delete))
         .route("/v2.1/os-security-group-rules", post(create_rule))
         .route("/v2.1/os-security-group-rules/{id}", axum::routing::delete(delete_rule))
-}
-
-fn scope(caller: &Caller) -> GroupScope {
-    GroupScope {
-        project: ProjectId::from(caller.ctx.project_id.as_str()),
-        all_projects: caller.is_admin(),
-    }
 }
 
 /// Nova's `validate_id`: a group's (or rule's) id is a UUID.
@@ -99,7 +91,10 @@ async fn show(
 ) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-security-groups:show", &caller.ctx.project_id)?;
-    let found = state.compute.security_group(group_id(&id)?, &scope(&caller)).await?;
+    let found = state
+        .compute
+        .security_group(group_id(&id)?, &caller.neutron_scope())
+        .await?;
     one_group(&found.groups[0], &found)
 }
 
@@ -175,7 +170,7 @@ async fn update(
     let id = group_id(&id)?;
     let found = state
         .compute
-        .update_security_group(id, &scope(&caller), &name, &description)
+        .update_security_group(id, &caller.neutron_scope(), &name, &description)
         .await?;
     one_group(&found.groups[0], &found)
 }
@@ -190,7 +185,7 @@ async fn delete(
     caller.authorize_project("os_compute_api:os-security-groups:delete", &caller.ctx.project_id)?;
     state
         .compute
-        .delete_security_group(group_id(&id)?, &scope(&caller))
+        .delete_security_group(group_id(&id)?, &caller.neutron_scope())
         .await?;
     Ok(StatusCode::ACCEPTED)
 }
@@ -260,7 +255,7 @@ async fn create_rule(
     caller.authorize_project("os_compute_api:os-security-groups:rule:create", &caller.ctx.project_id)?;
     let (made, source) = state
         .compute
-        .create_security_group_rule(&parent, &scope(&caller), &request)
+        .create_security_group_rule(&parent, &caller.neutron_scope(), &request)
         .await?;
     let known = source.iter().map(|g| (g.id.as_str(), g)).collect();
     let view = rule_view(&made.security_group_id, &made, &known);
@@ -277,7 +272,7 @@ async fn delete_rule(
     caller.authorize_project("os_compute_api:os-security-groups:rule:delete", &caller.ctx.project_id)?;
     state
         .compute
-        .delete_security_group_rule(group_id(&id)?, &scope(&caller))
+        .delete_security_group_rule(group_id(&id)?, &caller.neutron_scope())
         .await?;
     Ok(StatusCode::ACCEPTED)
 }

@@ -19,6 +19,9 @@ pub struct ComputeConfig {
     pub create_attempts_per_host: u32,
     /// How long network and subnet details are reused without asking Neutron.
     pub network_details_ttl: Duration,
+    /// The pool (an external network's name or id) of a floating IP asked for
+    /// without one (Nova's `[neutron] default_floating_pool`).
+    pub default_floating_pool: String,
     pub cache: CacheOptions,
     pub virt: VirtConfig,
     pub heal: HealConfig,
@@ -92,6 +95,7 @@ impl Default for ComputeConfig {
             max_attempts: 3,
             create_attempts_per_host: 1,
             network_details_ttl: Duration::from_secs(300),
+            default_floating_pool: "nova".to_owned(),
             cache: CacheOptions::default(),
             virt: VirtConfig::default(),
             heal: HealConfig::default(),

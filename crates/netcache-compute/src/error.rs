@@ -152,6 +152,35 @@ pub enum Error {
         .0.as_deref().unwrap_or("Network requires port_security_enabled and subnet associated in order to apply security groups.")
     )]
     SecurityGroupCannotBeApplied(Option<String>),
+    /// Also the answer for another project's floating IP (a non-admin's).
+    #[error("Floating IP not found for ID {0}")]
+    FloatingIpNotFound(String),
+    #[error("Floating IP not found for address {0}.")]
+    FloatingIpNotFoundForAddress(IpAddr),
+    /// `addFloatingIp`'s words for an address the caller has no floating IP at.
+    #[error("floating IP not found")]
+    FloatingIpAddressNotFound,
+    #[error("Multiple floating IPs are found for address {0}.")]
+    FloatingIpMultipleFound(IpAddr),
+    #[error("Floating IP pool not found.")]
+    FloatingIpPoolNotFound,
+    #[error("Multiple floating IP pools matches found for name '{0}'")]
+    FloatingIpPoolAmbiguous(String),
+    /// The pool the request named, if it named one.
+    #[error("{}", .0.as_ref().map_or_else(|| "No more floating IPs available.".to_owned(), |p| format!("No more floating IPs in pool {p}.")))]
+    NoMoreFloatingIps(Option<String>),
+    #[error("{}", .0.as_ref().map_or_else(|| "IP allocation over quota.".to_owned(), |p| format!("IP allocation over quota in pool {p}.")))]
+    FloatingIpLimitExceeded(Option<String>),
+    /// Nova's refusal of a floating IP request (its words, or Neutron's).
+    #[error("{0}")]
+    FloatingIpRefused(String),
+    /// No fixed IP of the server can take the floating IP.
+    #[error("{0}")]
+    FixedAddressRefused(netcache_domain::floating_ip::Refusal),
+    /// `removeFloatingIp` of a floating IP on another server or on none
+    /// (the server as the request named it).
+    #[error("Floating IP {address} is not associated with instance {server}.")]
+    FloatingIpNotAssociated { address: IpAddr, server: String },
     /// Also the answer for a private flavor the caller's project may not use.
     #[error("Flavor {0} could not be found.")]
     FlavorNotFound(String),

@@ -125,7 +125,7 @@ impl Compute {
     /// Refreshes one port of the server if it is one of its VIFs; otherwise, if
     /// Neutron gives it the server's id, records it as a ghost. The cache is
     /// written only if nothing changed the server since it was read.
-    async fn refresh_port(&self, server: &Server, port_id: &PortId) -> Result<()> {
+    pub(crate) async fn refresh_port(&self, server: &Server, port_id: &PortId) -> Result<()> {
         let stored = self.store.cache(server.id).await?;
         let vifs = self.store.vifs(server.id).await?;
         let known = vifs.iter().find(|v| &v.port_id == port_id);

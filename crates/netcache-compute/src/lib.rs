@@ -32,6 +32,7 @@ mod events;
 mod first_attempt;
 mod fixed_ips;
 mod flavors;
+mod floating_ip_proxy;
 mod gc;
 mod heal;
 mod hooks;
@@ -43,6 +44,7 @@ mod neutron_features;
 mod operations;
 mod plugging;
 mod power;
+mod project_scope;
 mod quotas;
 mod rebuild;
 mod resume;
@@ -64,6 +66,7 @@ pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConf
 pub use edit::{ServerEdit, TagEdit};
 pub use error::{Error, Result};
 pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
+pub use floating_ip_proxy::PooledFloatingIp;
 pub use gc::GcReport;
 pub use heal::HealReport;
 #[cfg(feature = "testing")]
@@ -74,10 +77,10 @@ pub use keypairs::{KeyPairRequest, NewKeyPair};
 pub use netcache_store::{HostServers, StoredService, UsageWindow};
 /// The orders of server list pages (`Compute::servers_page`).
 pub use netcache_store::{Sort, SortKey, StoredKeyPair};
+pub use project_scope::ProjectScope;
 pub use quotas::QuotaUsage;
 pub use rebuild::RebuildServer;
 pub use retention::purge;
-pub use security_group_proxy::GroupScope;
 pub use security_groups::SecurityGroupsInFull;
 pub use server_groups::{GroupView, NewServerGroup};
 pub use services::ServiceKey;

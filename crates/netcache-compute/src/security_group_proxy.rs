@@ -1,11 +1,9 @@
 //! Nova's security group proxies (`os-security-groups` and
 //! `os-security-group-rules`, gone at 2.36): a project's groups and their
 //! ingress rules made, read, renamed and deleted in Neutron, nothing kept
-//! here. netcache calls Neutron as its own service user, so it holds each
-//! caller to what Neutron would show the caller: the groups of their project,
-//! or every project's for an admin. Neutron's refusals become Nova's answers
-//! (a group in use cannot be deleted: 400; a create Neutron refuses as over
-//! its quota or named `default`: 403).
+//! here, each caller held to the groups of their [`ProjectScope`]. Neutron's
+//! refusals become Nova's answers (a group in use cannot be deleted: 400; a
+//! create Neutron refuses as over its quota or named `default`: 403).
 
 use netcache_domain::ProjectId;
 use netcache_domain::neutron::{SecurityGroup, SecurityGroupRule};
@@ -13,20 +11,7 @@ use netcache_domain::security_group;
 use netcache_domain::security_group_rule::{self, RuleRequest};
 use netcache_neutron::SecurityGroupFilter;
 
-use crate::{Compute, Error, Result, SecurityGroupsInFull};
-
-/// Whose groups a caller may see: their project's, or (an admin) all.
-#[derive(Clone, Debug)]
-pub struct GroupScope {
-    pub project: ProjectId,
-    pub all_projects: bool,
-}
-
-impl GroupScope {
-    fn sees(&self, group: &SecurityGroup) -> bool {
-        self.all_projects || group.project_id == self.project
-    }
-}
+use crate::{Compute, Error, ProjectScope, Result, SecurityGroupsInFull};
 
 impl Compute {
     /// A project's groups whole (Neutron makes its `default` first if it has
@@ -42,7 +27,7 @@ impl Compute {
     }
 
     /// One group the caller may see, whole, with the groups its rules name.
-    pub async fn security_group(&self, id: &str, scope: &GroupScope) -> Result<SecurityGroupsInFull> {
+    pub async fn security_group(&self, id: &str, scope: &ProjectScope) -> Result<SecurityGroupsInFull> {
         let group = self.visible_group(id, scope).await?;
         self.with_sources(vec![group]).await
     }
@@ -66,7 +51,7 @@ impl Compute {
     pub async fn update_security_group(
         &self,
         id: &str,
-        scope: &GroupScope,
+        scope: &ProjectScope,
         name: &str,
         description: &str,
     ) -> Result<SecurityGroupsInFull> {
@@ -77,7 +62,7 @@ impl Compute {
         self.with_sources(vec![updated]).await
     }
 
-    pub async fn delete_security_group(&self, id: &str, scope: &GroupScope) -> Result<()> {
+    pub async fn delete_security_group(&self, id: &str, scope: &ProjectScope) -> Result<()> {
         let group = self.visible_group(id, scope).await?;
         // Neutron lets an admin alone delete a `default` group, and netcache
         // calls it as one: the caller's own rights decide.
@@ -102,7 +87,7 @@ impl Compute {
     pub async fn create_security_group_rule(
         &self,
         parent: &str,
-        scope: &GroupScope,
+        scope: &ProjectScope,
         request: &RuleRequest,
     ) -> Result<(SecurityGroupRule, Option<SecurityGroup>)> {
         let parent = self.visible_group(parent, scope).await?;
@@ -124,7 +109,7 @@ impl Compute {
         Ok((made, source))
     }
 
-    pub async fn delete_security_group_rule(&self, id: &str, scope: &GroupScope) -> Result<()> {
+    pub async fn delete_security_group_rule(&self, id: &str, scope: &ProjectScope) -> Result<()> {
         let missing = || Error::SecurityGroupRuleMissing(id.to_owned());
         let rule = self
             .neutron
@@ -144,10 +129,10 @@ impl Compute {
     }
 
     /// The group, whole, if the caller may see it; else Nova's 404.
-    async fn visible_group(&self, id: &str, scope: &GroupScope) -> Result<SecurityGroup> {
+    async fn visible_group(&self, id: &str, scope: &ProjectScope) -> Result<SecurityGroup> {
         let missing = || Error::SecurityGroupMissing(id.to_owned());
         match self.neutron.show_security_group(id).await {
-            Ok(group) if scope.sees(&group) => Ok(group),
+            Ok(group) if scope.sees(&group.project_id) => Ok(group),
             Ok(_) => Err(missing()),
             Err(e) if e.is_not_found() => Err(missing()),
             Err(e) => Err(e.into()),
@@ -169,7 +154,7 @@ impl Compute {
 }
 
 /// Neutron's own words for a refusal.
-fn neutron_message(e: netcache_neutron::Error) -> String {
+pub(crate) fn neutron_message(e: netcache_neutron::Error) -> String {
     match e {
         netcache_neutron::Error::Rejected { message, .. } => message,
         other => other.to_string(),

@@ -365,9 +365,12 @@ pub(crate) mod tests {
         let p = port("9a1f7f7e-3c1b-4f7e-8a3e-2b8f1d0c5e11", &server, "10.0.0.5");
         let fip = FloatingIp {
             id: "f".into(),
+            project_id: ProjectId::from("demo"),
+            floating_network_id: NetworkId::from("public"),
             floating_ip_address: "172.24.4.228".parse().unwrap(),
             fixed_ip_address: Some("10.0.0.5".parse().unwrap()),
             port_id: Some(p.id.clone()),
+            device_id: Some(server.to_string()),
         };
         let observed = HashMap::from([(
             p.id.clone(),

@@ -21,6 +21,7 @@ pub mod change;
 pub mod console;
 pub mod diagnostics;
 pub mod flavor;
+pub mod floating_ip;
 pub mod gc;
 pub mod ghost;
 pub mod ids;

@@ -116,9 +116,15 @@ pub struct SecurityGroupRule {
 #[derive(Clone, Debug, PartialEq, Hash)]
 pub struct FloatingIp {
     pub id: String,
+    pub project_id: ProjectId,
+    /// The external network it is from (Nova's pool).
+    pub floating_network_id: NetworkId,
     pub floating_ip_address: IpAddr,
     pub fixed_ip_address: Option<IpAddr>,
     pub port_id: Option<PortId>,
+    /// The `device_id` of the port it is associated with (Neutron's
+    /// `port_details`), `None` when it is not.
+    pub device_id: Option<String>,
 }
 
 /// Neutron extension aliases netcache's behaviour depends on.

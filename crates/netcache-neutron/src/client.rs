@@ -29,8 +29,8 @@ use url::Url;
 use crate::auth::{Auth, Interface, Keystone, KeystoneCredentials, TokenCache, TokenSource};
 use crate::wire::{self, InvalidField, ListPage};
 use crate::{
-    Error, FloatingIpFilter, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate, Result,
-    SecurityGroupFilter, SubnetFilter,
+    Error, FloatingIpCreate, FloatingIpFilter, FloatingIpTarget, NetworkFilter, NeutronApi, PortCreate, PortFilter,
+    PortUpdate, Result, SecurityGroupFilter, SubnetFilter,
 };
 
 /// Settings of [`HttpNeutron`]. Build with [`ClientConfig::new`] and override fields.
@@ -244,6 +244,10 @@ fn operation_label(operation: &str) -> &'static str {
         "list_networks" => "networks.list",
         "list_subnets" => "subnets.list",
         "list_floating_ips" => "floatingips.list",
+        "show_floating_ip" => "floatingips.show",
+        "create_floating_ip" => "floatingips.create",
+        "update_floating_ip" => "floatingips.update",
+        "delete_floating_ip" => "floatingips.delete",
         "list_extensions" => "extensions.list",
         "list_security_groups" => "security-groups.list",
         "show_security_group" => "security-groups.show",
@@ -557,6 +561,12 @@ impl HttpNeutron {
         self.execute(call, |_| Ok(())).await.map(drop)
     }
 
+    /// A call answered with one floating IP.
+    async fn floating_ip(&self, call: Call) -> Result<FloatingIp> {
+        let envelope: wire::FloatingIpEnvelope = self.json(&call).await?;
+        FloatingIp::try_from(envelope.floatingip).map_err(invalid(call.operation))
+    }
+
     /// `GET /v2.0/{collection}` for each chunk of the filter, following `next` links.
     async fn list<P: ListPage>(&self, operation: &'static str, query: &Query) -> Result<Vec<P::Item>> {
         let mut items = Vec::new();
@@ -757,9 +767,34 @@ impl NeutronApi for HttpNeutron {
         const OP: &str = "list_floating_ips";
         let mut q = Query::default();
         q.any_of("port_id", &filter.port_ids)
-            .any_of("project_id", &filter.project_ids);
+            .any_of("project_id", &filter.project_ids)
+            .one("floating_ip_address", filter.floating_ip_address.as_ref());
         let bodies = self.list::<wire::FloatingIpList>(OP, &q).await?;
         Ok(dedup_by(convert_all(OP, bodies)?, |f: &FloatingIp| f.id.clone()))
+    }
+
+    async fn show_floating_ip(&self, id: &str) -> Result<FloatingIp> {
+        self.floating_ip(Call::new("show_floating_ip", Method::GET, &["floatingips", id]))
+            .await
+    }
+
+    async fn create_floating_ip(&self, create: &FloatingIpCreate) -> Result<FloatingIp> {
+        let mut call = Call::new("create_floating_ip", Method::POST, &["floatingips"]);
+        let body = wire::FloatingIpCreateEnvelope::from(create);
+        call.body = Some(serde_json::to_value(body).expect("serializable"));
+        self.floating_ip(call).await
+    }
+
+    async fn update_floating_ip(&self, id: &str, target: Option<&FloatingIpTarget>) -> Result<FloatingIp> {
+        let mut call = Call::new("update_floating_ip", Method::PUT, &["floatingips", id]);
+        let body = wire::FloatingIpAssociationEnvelope::from(target);
+        call.body = Some(serde_json::to_value(body).expect("serializable"));
+        self.floating_ip(call).await
+    }
+
+    async fn delete_floating_ip(&self, id: &str) -> Result<()> {
+        self.send(&Call::new("delete_floating_ip", Method::DELETE, &["floatingips", id]))
+            .await
     }
 
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {

@@ -47,6 +47,12 @@ pub trait NeutronApi: Send + Sync + 'static {
     /// Sets a port's tags, replacing any (`PUT /v2.0/ports/{id}/tags`, one call).
     async fn replace_port_tags(&self, id: &PortId, tags: &[String]) -> Result<()>;
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>>;
+    async fn show_floating_ip(&self, id: &str) -> Result<FloatingIp>;
+    /// `POST /v2.0/floatingips`. Sent exactly once.
+    async fn create_floating_ip(&self, create: &FloatingIpCreate) -> Result<FloatingIp>;
+    /// `PUT /v2.0/floatingips/{id}`: associated with `target`, or (`None`) with no port.
+    async fn update_floating_ip(&self, id: &str, target: Option<&FloatingIpTarget>) -> Result<FloatingIp>;
+    async fn delete_floating_ip(&self, id: &str) -> Result<()>;
     /// `GET /v2.0/security-groups` for ids, names and owners only (no rules).
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>>;
     /// `GET /v2.0/security-groups/{id}`: the group in full.
@@ -197,4 +203,21 @@ pub struct FloatingIpFilter {
     pub port_ids: Vec<PortId>,
     /// OR of owning projects.
     pub project_ids: Vec<ProjectId>,
+    pub floating_ip_address: Option<IpAddr>,
+}
+
+/// Body of a create-floating-IP request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FloatingIpCreate {
+    /// The external network the address is taken from.
+    pub floating_network_id: NetworkId,
+    /// Project owning it (needs an admin/service caller).
+    pub project_id: ProjectId,
+}
+
+/// The fixed IP of a port a floating IP is associated with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FloatingIpTarget {
+    pub port_id: PortId,
+    pub fixed_ip_address: IpAddr,
 }

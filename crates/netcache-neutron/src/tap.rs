@@ -11,8 +11,8 @@ use netcache_domain::security_group_rule::NewIngressRule;
 use netcache_domain::{NetworkId, PortId, ProjectId};
 
 use crate::{
-    FloatingIpFilter, NetworkFilter, NeutronApi, PortCreate, PortFilter, PortUpdate, Result, SecurityGroupFilter,
-    SubnetFilter,
+    FloatingIpCreate, FloatingIpFilter, FloatingIpTarget, NetworkFilter, NeutronApi, PortCreate, PortFilter,
+    PortUpdate, Result, SecurityGroupFilter, SubnetFilter,
 };
 
 /// A port call that has answered.
@@ -79,6 +79,18 @@ impl NeutronApi for Tap {
     }
     async fn list_floating_ips(&self, filter: &FloatingIpFilter) -> Result<Vec<FloatingIp>> {
         self.inner.list_floating_ips(filter).await
+    }
+    async fn show_floating_ip(&self, id: &str) -> Result<FloatingIp> {
+        self.inner.show_floating_ip(id).await
+    }
+    async fn create_floating_ip(&self, create: &FloatingIpCreate) -> Result<FloatingIp> {
+        self.inner.create_floating_ip(create).await
+    }
+    async fn update_floating_ip(&self, id: &str, target: Option<&FloatingIpTarget>) -> Result<FloatingIp> {
+        self.inner.update_floating_ip(id, target).await
+    }
+    async fn delete_floating_ip(&self, id: &str) -> Result<()> {
+        self.inner.delete_floating_ip(id).await
     }
     async fn list_security_groups(&self, filter: &SecurityGroupFilter) -> Result<Vec<SecurityGroup>> {
         self.inner.list_security_groups(filter).await

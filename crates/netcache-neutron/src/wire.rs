@@ -10,15 +10,17 @@ use std::fmt;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
-use netcache_domain::neutron::{
-    FloatingIp, HostRoute, Network, Port, PortFixedIp, SecurityGroup, SecurityGroupRule, Subnet,
-};
+use netcache_domain::neutron::{HostRoute, Network, Port, PortFixedIp, SecurityGroup, SecurityGroupRule, Subnet};
 use netcache_domain::security_group_rule::{NewIngressRule, RuleSource};
 use netcache_domain::{NetworkId, PortId, ProjectId, SubnetId};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::{FixedIpRequest, PortCreate, PortUpdate};
+
+mod floating_ips;
+
+pub use floating_ips::{FloatingIpAssociationEnvelope, FloatingIpBody, FloatingIpCreateEnvelope, FloatingIpEnvelope};
 
 /// A response field that does not hold what Neutron documents.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -674,43 +676,6 @@ impl TryFrom<SubnetBody> for Subnet {
     }
 }
 
-// ---------------------------------------------------------------------------
-// Floating IPs
-// ---------------------------------------------------------------------------
-
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-pub struct FloatingIpBody {
-    pub id: String,
-    pub floating_ip_address: String,
-    #[serde(default)]
-    pub fixed_ip_address: Option<String>,
-    #[serde(default)]
-    pub port_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub floating_network_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub router_id: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
-    pub status: String,
-}
-
-impl TryFrom<FloatingIpBody> for FloatingIp {
-    type Error = InvalidField;
-
-    fn try_from(f: FloatingIpBody) -> Result<Self, Self::Error> {
-        let floating_ip_address = parse_ip("floatingip", &f.id, "floating_ip_address", &f.floating_ip_address)?;
-        let fixed_ip_address = non_empty(f.fixed_ip_address)
-            .map(|ip| parse_ip("floatingip", &f.id, "fixed_ip_address", &ip))
-            .transpose()?;
-        Ok(FloatingIp {
-            id: f.id,
-            floating_ip_address,
-            fixed_ip_address,
-            port_id: non_empty(f.port_id).map(PortId::from),
-        })
-    }
-}
-
 impl fmt::Display for NeutronError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)?;
@@ -753,24 +718,6 @@ mod tests {
   "updated_at": "2026-11-29T20:22:48Z",
   "revision_number": 3,
   "tenant_id": "fake_project_id"
- }
-}"#;
-
-    const FIP_EXAMPLE: &str = r#"{
- "floatingip": {
-  "id": "0203eb9a-aeee-4c30-b42c-9e408d19dbb2",
-  "tenant_id": "fake_project_id",
-  "project_id": "fake_project_id",
-  "floating_ip_address": "172.24.4.18",
-  "floating_network_id": "61c1730c-95bb-419d-9e7e-6559b122e228",
-  "router_id": "8fb629a1-6cb8-4160-a01d-d16bef13b1d3",
-  "port_id": "0036f079-1c76-4790-9f29-fa87f2aa3116",
-  "fixed_ip_address": "10.0.0.11",
-  "status": "DOWN",
-  "description": "",
-  "port_details": {"name": "p1", "status": "ACTIVE"},
-  "tags": [],
-  "revision_number": 0
  }
 }"#;
 
@@ -828,27 +775,6 @@ mod tests {
     fn port_without_owner_is_invalid() {
         let body: PortBody = serde_json::from_value(json!({"id": "p", "network_id": "n"})).unwrap();
         assert_eq!(Port::try_from(body).unwrap_err().field, "project_id");
-    }
-
-    #[test]
-    fn real_neutron_fip_converts() {
-        #[derive(Deserialize)]
-        struct Env {
-            floatingip: FloatingIpBody,
-        }
-        let env: Env = serde_json::from_str(FIP_EXAMPLE).unwrap();
-        let fip = FloatingIp::try_from(env.floatingip).unwrap();
-        assert_eq!(fip.floating_ip_address, "172.24.4.18".parse::<IpAddr>().unwrap());
-        assert_eq!(fip.fixed_ip_address, Some("10.0.0.11".parse().unwrap()));
-        assert_eq!(fip.port_id.unwrap().as_str(), "0036f079-1c76-4790-9f29-fa87f2aa3116");
-
-        let unassociated: FloatingIpBody = serde_json::from_value(json!({
-            "id": "f", "floating_ip_address": "2001:db8::5", "fixed_ip_address": null, "port_id": null
-        }))
-        .unwrap();
-        let fip = FloatingIp::try_from(unassociated).unwrap();
-        assert_eq!(fip.port_id, None);
-        assert_eq!(fip.fixed_ip_address, None);
     }
 
     #[test]

@@ -281,6 +281,8 @@ pub struct ComputeSettings {
     pub create_attempts_per_host: u32,
     /// Seconds network details are reused.
     pub network_details_ttl: f64,
+    /// The pool of a floating IP asked for without one (Nova's `[neutron] default_floating_pool`).
+    pub default_floating_pool: String,
     /// Hosts whose spawns always fail (to force reschedules).
     pub failing_hosts: Vec<String>,
     /// Probability of a spawn failure on any host.
@@ -365,6 +367,7 @@ impl Default for ComputeSettings {
             max_attempts: defaults.max_attempts,
             create_attempts_per_host: defaults.create_attempts_per_host,
             network_details_ttl: defaults.network_details_ttl.as_secs_f64(),
+            default_floating_pool: defaults.default_floating_pool,
             failing_hosts: vec![],
             spawn_failure_rate: 0.0,
             seed: 0,
@@ -517,6 +520,7 @@ impl Settings {
             max_attempts: c.max_attempts,
             create_attempts_per_host: c.create_attempts_per_host,
             network_details_ttl: Duration::from_secs_f64(c.network_details_ttl),
+            default_floating_pool: c.default_floating_pool.clone(),
             virt: VirtConfig {
                 failing_hosts: c.failing_hosts.iter().map(|h| HostName::from(h.as_str())).collect(),
                 failure_rate: c.spawn_failure_rate,

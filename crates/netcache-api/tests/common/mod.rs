@@ -28,7 +28,7 @@ pub struct Api {
     pub compute: Arc<Compute>,
     /// The router's turns to build a detail page.
     pub detail_pages: Arc<tokio::sync::Semaphore>,
-    _sim: RunningSim,
+    neutron: RunningSim,
 }
 
 impl Api {
@@ -63,8 +63,13 @@ impl Api {
             router,
             compute,
             detail_pages,
-            _sim: sim,
+            neutron: sim,
         }
+    }
+
+    /// The embedded Neutron behind the service (to shape its networks).
+    pub fn sim(&self) -> neutron_sim::SimHandle {
+        self.neutron.handle()
     }
 
     pub async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {

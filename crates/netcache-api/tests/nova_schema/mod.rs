@@ -8,6 +8,7 @@
 
 pub mod diagnostics;
 pub mod flavors;
+pub mod floating_ips;
 pub mod hosts;
 pub mod hypervisors;
 pub mod instance_actions;

@@ -169,6 +169,7 @@ fn hash_json(value: &Value, h: &mut impl Hasher) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ProjectId;
     use crate::cache::tests::{port, topology, vif};
     use crate::vif::VifOrigin;
 
@@ -266,9 +267,12 @@ mod tests {
                     PortId::from("p1"),
                     vec![FloatingIp {
                         id: "fip1".into(),
+                        project_id: ProjectId::from("demo"),
+                        floating_network_id: NetworkId::from("public"),
                         floating_ip_address: "172.24.4.10".parse().unwrap(),
                         fixed_ip_address: Some("10.0.0.5".parse().unwrap()),
                         port_id: Some(PortId::from("p1")),
+                        device_id: Some("d".into()),
                     }],
                 );
             }),

@@ -29,9 +29,12 @@ impl Case for RenderCase {
             .iter()
             .map(|(floating, fixed)| FloatingIp {
                 id: format!("fip-{floating}"),
+                project_id: ProjectId::from("demo"),
+                floating_network_id: NetworkId::from("public"),
                 floating_ip_address: floating.parse().unwrap(),
                 fixed_ip_address: Some(fixed.parse().unwrap()),
                 port_id: Some(p.id.clone()),
+                device_id: None,
             })
             .collect();
         let vifs = [vif(PORT_UUID, 0, VifState::Attached, self.origin)];

@@ -160,3 +160,103 @@ case!(floating_ip_association, |api| {
     api.cleanup(&net).await;
     api.cleanup(&ext).await;
 });
+
+// What Nova's floating IP proxies rely on: a floating IP made for a project
+// (by an admin), moved from one port to another while associated, and a
+// second one refused for a fixed IP that has one.
+case!(floating_ip_reassociation, |api| {
+    let ext = api.network(json!({"router:external": true})).await;
+    api.subnet(&ext, "172.24.41.0/24", json!({"enable_dhcp": false})).await;
+    let net = api.network(json!({})).await;
+    let sub = api.subnet(&net, "10.101.0.0/24", json!({})).await;
+    let v = api
+        .ok(
+            Method::POST,
+            "/v2.0/routers",
+            Some(&json!({"router": {"name": uniq("r"), "external_gateway_info": {"network_id": ext}}})),
+            201,
+        )
+        .await;
+    let router = s(&v["router"]["id"]);
+    let iface = json!({"subnet_id": sub["id"]});
+    api.ok(
+        Method::PUT,
+        &format!("/v2.0/routers/{router}/add_router_interface"),
+        Some(&iface),
+        200,
+    )
+    .await;
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let device = uuid::Uuid::new_v4().to_string();
+        ports.push(
+            api.port(json!({"network_id": net, "device_id": device, "device_owner": "compute:nova"}))
+                .await,
+        );
+    }
+    let project = uuid::Uuid::new_v4().simple().to_string();
+    let body = json!({"floatingip": {"floating_network_id": ext, "project_id": project}});
+    let v = api.ok(Method::POST, "/v2.0/floatingips", Some(&body), 201).await;
+    let a = &v["floatingip"];
+    let aid = s(&a["id"]);
+    assert_eq!(a["project_id"], project.as_str());
+    assert_eq!(a["port_id"], Value::Null);
+    assert_eq!(a["port_details"], Value::Null);
+    let v = api
+        .ok(
+            Method::GET,
+            &format!(
+                "/v2.0/floatingips?floating_ip_address={}&project_id={project}&fields=id",
+                s(&a["floating_ip_address"])
+            ),
+            None,
+            200,
+        )
+        .await;
+    assert_eq!(v, json!({"floatingips": [{"id": aid}]}));
+    for port in &ports {
+        let fixed = &port["fixed_ips"][0]["ip_address"];
+        let assoc = json!({"floatingip": {"port_id": port["id"], "fixed_ip_address": fixed}});
+        let v = api
+            .ok(Method::PUT, &format!("/v2.0/floatingips/{aid}"), Some(&assoc), 200)
+            .await;
+        assert_eq!(v["floatingip"]["port_id"], port["id"]);
+        assert_eq!(&v["floatingip"]["fixed_ip_address"], fixed);
+        assert_eq!(v["floatingip"]["port_details"]["device_id"], port["device_id"]);
+    }
+    let v = api
+        .ok(
+            Method::POST,
+            "/v2.0/floatingips",
+            Some(&json!({"floatingip": {"floating_network_id": ext}})),
+            201,
+        )
+        .await;
+    let bid = s(&v["floatingip"]["id"]);
+    let assoc = json!({"floatingip": {"port_id": ports[1]["id"]}});
+    let (st, v) = api
+        .call(Method::PUT, &format!("/v2.0/floatingips/{bid}"), Some(&assoc))
+        .await;
+    assert_eq!(st, 409, "{v}");
+    assert_eq!(v["NeutronError"]["type"], "FloatingIPPortAlreadyAssociated");
+    // Tear down.
+    for fip in [&aid, &bid] {
+        api.ok(Method::DELETE, &format!("/v2.0/floatingips/{fip}"), None, 204)
+            .await;
+    }
+    for port in &ports {
+        api.ok(Method::DELETE, &format!("/v2.0/ports/{}", s(&port["id"])), None, 204)
+            .await;
+    }
+    api.ok(
+        Method::PUT,
+        &format!("/v2.0/routers/{router}/remove_router_interface"),
+        Some(&iface),
+        200,
+    )
+    .await;
+    api.ok(Method::DELETE, &format!("/v2.0/routers/{router}"), None, 204)
+        .await;
+    api.cleanup(&net).await;
+    api.cleanup(&ext).await;
+});

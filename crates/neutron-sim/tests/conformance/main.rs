@@ -103,6 +103,7 @@ macro_rules! cases {
 const CASES: &[(&str, Case)] = &cases![
     discovery::versions_and_extensions,
     floating_ips::floating_ip_association,
+    floating_ips::floating_ip_reassociation,
     lists::list_filters_or_and_fields,
     lists::pagination_links,
     networks::network_and_subnet_crud,
