@@ -53,6 +53,15 @@ async fn act(
         "rebuild" => return server_rebuild::act(&state, &caller, version, &id, &args).await,
         "os-getConsoleOutput" => return console_output::act(&state, &caller, &id, &args).await,
         "rescue" => return rescue::rescue(&state, &caller, &id, &args).await,
+        "changePassword" => {
+            schema::object(Some("changePassword"), &args, &["adminPass"], &["adminPass"])?;
+            schema::string("adminPass", &args["adminPass"])?;
+            let server = caller.server(&state, &id, "os_compute_api:os-admin-password").await?;
+            state
+                .compute
+                .power(&caller.ctx, server.id, PowerAction::ChangePassword)
+                .await?;
+        }
         "unrescue" => return rescue::unrescue(&state, &caller, &id, &args).await,
         "os-resetState" => admin_actions::reset_state(&state, &caller, &id, &args).await?,
         "injectNetworkInfo" => admin_actions::inject_network_info(&state, &caller, &id).await?,

@@ -64,6 +64,11 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "AdminActions",
         "Enable admin-only server actions\n\n    Actions include: resetNetwork, injectNetworkInfo, os-resetState\n    ",
     ),
+    (
+        "os-admin-password",
+        "AdminPassword",
+        "Admin password management support.",
+    ),
     ("os-attach-interfaces", "AttachInterfaces", "Attach interface support."),
     (
         "os-availability-zone",

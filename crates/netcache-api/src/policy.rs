@@ -125,6 +125,7 @@ pub const RULES: &[(&str, &str)] = &[
         "rule:project_member_or_admin",
     ),
     ("os_compute_api:os-rescue", "rule:project_member_or_admin"),
+    ("os_compute_api:os-admin-password", "rule:project_member_or_admin"),
     ("os_compute_api:os-unrescue", "rule:project_member_or_admin"),
     ("os_compute_api:os-server-diagnostics", "rule:context_is_admin"),
     ("os_compute_api:os-lock-server:lock", "rule:project_member_or_admin"),

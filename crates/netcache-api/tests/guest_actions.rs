@@ -1,5 +1,6 @@
 //! What the fake hypervisor does to and reports of a guest beyond power:
-//! `rescue`/`unrescue` (Nova's states, checks and answers) and the server's
+//! `rescue`/`unrescue` and `changePassword` (Nova's states, checks and
+//! answers) and the server's
 //! diagnostics (admin; the driver's keys before 2.48, Nova's form from it,
 //! checked against a copy of Nova's schema).
 //! The caller is an admin of `demo` unless a test names other roles.
@@ -116,6 +117,52 @@ async fn rescue_checks_are_novas() {
     let missing = "00000000-0000-4000-8000-000000000000";
     let (status, _) = action(&api, missing, json!({"rescue": null})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn change_password_is_a_guest_action_of_an_active_server() {
+    let api = Api::start().await;
+    let id = api.boot("vm").await;
+    api.built(&id).await;
+    let (status, body) = action(&api, &id, json!({"changePassword": {"adminPass": "n3w"}})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    status_becomes(&api, &id, "ACTIVE").await;
+    let (_, actions) = api.get(&format!("/v2.1/servers/{id}/os-instance-actions")).await;
+    assert_eq!(actions["instanceActions"][0]["action"], "changePassword", "{actions}");
+    let request = actions["instanceActions"][0]["request_id"].as_str().unwrap().to_owned();
+    let (_, one) = api
+        .at(
+            51,
+            Method::GET,
+            &format!("/v2.1/servers/{id}/os-instance-actions/{request}"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        one["instanceAction"]["events"][0]["event"], "compute_set_admin_password",
+        "{one}"
+    );
+
+    for (body, want) in [
+        (json!({"changePassword": {}}), "'adminPass' is a required property"),
+        (json!({"changePassword": {"adminPass": 1}}), "1 is not of type 'string'"),
+        (
+            json!({"changePassword": {"adminPass": "x", "user": "root"}}),
+            "('user' was unexpected)",
+        ),
+    ] {
+        let (status, answer) = action(&api, &id, body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(error_message(&answer).contains(want), "{body}: {answer}");
+    }
+    action(&api, &id, json!({"os-stop": null})).await;
+    status_becomes(&api, &id, "SHUTOFF").await;
+    let (status, body) = action(&api, &id, json!({"changePassword": {"adminPass": "n3w"}})).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(
+        error_message(&body),
+        format!("Cannot 'changePassword' instance {id} while it is in vm_state stopped")
+    );
 }
 
 #[tokio::test]

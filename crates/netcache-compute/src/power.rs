@@ -80,13 +80,7 @@ impl Compute {
                 (server.vm_state, Some(fault))
             }
         };
-        let event = ActionEvent::finished(
-            &format!("compute_{}_instance", power.name()),
-            now,
-            failure.is_none(),
-            failure,
-            Some(host.to_string()),
-        );
+        let event = ActionEvent::finished(&power.event(), now, failure.is_none(), failure, Some(host.to_string()));
         let done = Server {
             vm_state,
             task_state: None,

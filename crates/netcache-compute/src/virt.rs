@@ -148,7 +148,11 @@ impl VirtDriver for FakeVirt {
                 c.print("reboot: Power down (unrescue)".to_owned());
                 c.boot(host, server);
             }
-            PowerAction::Pause | PowerAction::Unpause | PowerAction::Suspend | PowerAction::Resume => {}
+            PowerAction::Pause
+            | PowerAction::Unpause
+            | PowerAction::Suspend
+            | PowerAction::Resume
+            | PowerAction::ChangePassword => {}
         });
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! Power actions (`os-stop`, `os-start`, `reboot`, `pause`, `suspend`, `rescue`
-//! and their inverses): from which states Nova allows each, the task state a
+//! and their inverses) and the other things a guest is asked to do the same
+//! way (`changePassword`): from which states Nova allows each, the task state a
 //! server shows while it runs, and the state it ends in.
 
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,9 @@ pub enum PowerAction {
     /// Boots the guest from a rescue image, its own disk attached beside it.
     Rescue,
     Unrescue,
+    /// The guest's agent sets its admin password (not kept: the fake guest has
+    /// no account to set it on, as with Nova's fake driver).
+    ChangePassword,
 }
 
 /// A power action refused in the server's current state (Nova's 409).
@@ -44,6 +48,16 @@ impl PowerAction {
             Self::Resume => "resume",
             Self::Rescue => "rescue",
             Self::Unrescue => "unrescue",
+            Self::ChangePassword => "changePassword",
+        }
+    }
+
+    /// The instance action event the compute records for it.
+    #[must_use]
+    pub fn event(self) -> String {
+        match self {
+            Self::ChangePassword => "compute_set_admin_password".to_owned(),
+            other => format!("compute_{}_instance", other.name()),
         }
     }
 
@@ -56,7 +70,7 @@ impl PowerAction {
             Self::Rescue => &[Active, Stopped, Error],
             Self::Unrescue => &[Rescued],
             Self::Start => &[Stopped],
-            Self::Reboot { hard: false } | Self::Pause | Self::Suspend => &[Active],
+            Self::Reboot { hard: false } | Self::Pause | Self::Suspend | Self::ChangePassword => &[Active],
             Self::Reboot { hard: true } => &[Active, Stopped, Paused, Suspended, Error],
             Self::Unpause => &[Paused],
             Self::Resume => &[Suspended],
@@ -77,6 +91,7 @@ impl PowerAction {
             Self::Resume => TaskState::Resuming,
             Self::Rescue => TaskState::Rescuing,
             Self::Unrescue => TaskState::Unrescuing,
+            Self::ChangePassword => TaskState::UpdatingPassword,
         }
     }
 
@@ -88,7 +103,12 @@ impl PowerAction {
             Self::Pause => VmState::Paused,
             Self::Suspend => VmState::Suspended,
             Self::Rescue => VmState::Rescued,
-            Self::Start | Self::Reboot { .. } | Self::Unpause | Self::Resume | Self::Unrescue => VmState::Active,
+            Self::Start
+            | Self::Reboot { .. }
+            | Self::Unpause
+            | Self::Resume
+            | Self::Unrescue
+            | Self::ChangePassword => VmState::Active,
         }
     }
 
@@ -116,7 +136,7 @@ mod tests {
     #[test]
     fn each_action_starts_only_from_novas_states() {
         use VmState::{Active, Error, Paused, Rescued, Stopped, Suspended};
-        let table: [(PowerAction, &[VmState]); 10] = [
+        let table: [(PowerAction, &[VmState]); 11] = [
             (PowerAction::Stop, &[Active, Error]),
             (PowerAction::Start, &[Stopped]),
             (PowerAction::Reboot { hard: false }, &[Active]),
@@ -130,6 +150,7 @@ mod tests {
             (PowerAction::Resume, &[Suspended]),
             (PowerAction::Rescue, &[Active, Stopped, Error]),
             (PowerAction::Unrescue, &[Rescued]),
+            (PowerAction::ChangePassword, &[Active]),
         ];
         for (action, allowed) in table {
             for &state in VmState::ALL {

@@ -86,6 +86,7 @@ impl Server {
             (_, Some(TaskState::Rebooting)) => "REBOOT",
             (_, Some(TaskState::RebootingHard)) => "HARD_REBOOT",
             (_, Some(TaskState::Rebuilding)) => "REBUILD",
+            (VmState::Active, Some(TaskState::UpdatingPassword)) => "PASSWORD",
             (VmState::Active, _) => "ACTIVE",
             (VmState::Stopped, _) => "SHUTOFF",
             (VmState::Paused, _) => "PAUSED",
@@ -255,6 +256,7 @@ string_enum!(
         Rebuilding => "rebuilding",
         Rescuing => "rescuing",
         Unrescuing => "unrescuing",
+        UpdatingPassword => "updating_password",
     }
 );
 
