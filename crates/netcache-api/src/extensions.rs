@@ -67,6 +67,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "AdminActions",
         "Enable admin-only server actions\n\n    Actions include: resetNetwork, injectNetworkInfo, os-resetState\n    ",
     ),
+    ("os-aggregates", "Aggregates", "Admin-only aggregate administration."),
     ("os-attach-interfaces", "AttachInterfaces", "Attach interface support."),
     (
         "os-availability-zone",

@@ -145,6 +145,8 @@ impl fmt::Display for Refusal {
     }
 }
 
+impl std::error::Error for Refusal {}
+
 /// Every aggregate as read (by id), with the generation every write of an
 /// existing one compare-and-swaps, so a decision is made on what is written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod aggregates;
 pub mod flavors;
 pub mod hosts;
 pub mod hypervisors;
