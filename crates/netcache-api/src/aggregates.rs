@@ -43,7 +43,13 @@ fn view(aggregate: &Aggregate, version: Microversion, whole: bool) -> Value {
         "deleted_at": null,
     });
     if whole {
-        view["hosts"] = json!(aggregate.hosts.iter().map(|h| h.as_str()).collect::<Vec<_>>());
+        view["hosts"] = json!(
+            aggregate
+                .hosts
+                .iter()
+                .map(netcache_domain::HostName::as_str)
+                .collect::<Vec<_>>()
+        );
         view["metadata"] = json!(aggregate.metadata);
     }
     if version.at_least(41) {

@@ -2,9 +2,11 @@
 //! each change decided by the domain's rules from one read of every aggregate
 //! (and of the hosts' servers), written only at that read's generation and
 //! decided again from a fresh read if another change came first; and the
-//! hosts a placement may choose in a zone, with the zone each is in.
+//! hosts a placement may choose — round robin over this process's hosts,
+//! in the zone asked for if any —, with the zone each is in.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 
 use netcache_domain::HostName;
 use netcache_domain::aggregate::{
@@ -183,5 +185,23 @@ impl Compute {
             excluded.extend(self.config.hosts.iter().filter(|h| choice.zone_of(h) != zone).cloned());
         }
         Ok(HostChoice { excluded, ..choice })
+    }
+
+    /// Round-robin over the hosts not tried yet and not `excluded` (disabled,
+    /// forced down, outside the zone asked for).
+    pub(crate) fn pick_host(&self, tried: &[HostName], excluded: &HashSet<HostName>) -> Option<HostName> {
+        self.candidate_hosts(tried, excluded).into_iter().next()
+    }
+
+    /// This process's hosts not tried yet nor `excluded`, in the order
+    /// round-robin tries them.
+    pub(crate) fn candidate_hosts(&self, tried: &[HostName], excluded: &HashSet<HostName>) -> Vec<HostName> {
+        let hosts = &self.config.hosts;
+        let start = self.next_host.fetch_add(1, Ordering::Relaxed);
+        (0..hosts.len())
+            .map(|i| &hosts[(start + i) % hosts.len()])
+            .filter(|h| !tried.contains(h) && !excluded.contains(*h))
+            .cloned()
+            .collect()
     }
 }

@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
@@ -723,24 +722,6 @@ impl Compute {
         .await?;
         error!(server.id = %id, error = %message, "Server {id} is in ERROR: {message}");
         Ok(())
-    }
-
-    /// Round-robin over the hosts not tried yet that an admin has not disabled
-    /// or forced down.
-    pub(crate) fn pick_host(&self, tried: &[HostName], unschedulable: &HashSet<HostName>) -> Option<HostName> {
-        self.candidate_hosts(tried, unschedulable).into_iter().next()
-    }
-
-    /// This process's hosts not tried yet, nor disabled or forced down, in
-    /// the order round-robin tries them.
-    pub(crate) fn candidate_hosts(&self, tried: &[HostName], unschedulable: &HashSet<HostName>) -> Vec<HostName> {
-        let hosts = &self.config.hosts;
-        let start = self.next_host.fetch_add(1, Ordering::Relaxed);
-        (0..hosts.len())
-            .map(|i| &hosts[(start + i) % hosts.len()])
-            .filter(|h| !tried.contains(h) && !unschedulable.contains(*h))
-            .cloned()
-            .collect()
     }
 
     /// Releases every port of the server and empties its cache. Ports whose release
