@@ -90,11 +90,13 @@ impl ApiError {
                 | C::FlavorExtraSpecNotFound { .. }
                 | C::ServiceNotFound(_)
                 | C::HostNotMapped(_)
+                | C::ComputeHostNotFound(_)
                 | C::FloatingIpNotFound(_)
                 | C::FloatingIpNotFoundForAddress(_)
                 | C::FloatingIpAddressNotFound
                 | C::FloatingIpPoolNotFound
                 | C::NoMoreFloatingIps(_) => StatusCode::NOT_FOUND,
+                C::Aggregate(refusal) => aggregate_status(refusal),
                 C::NetworkNotFound(_)
                 | C::PortNotFound(_)
                 | C::PortNotUsable { .. }
@@ -166,6 +168,21 @@ impl ApiError {
             },
         };
         (status, message)
+    }
+}
+
+/// Nova's status of each aggregate refusal: a zone rule is 409 on
+/// `add_host`/`remove_host` and 400 on an update, as Nova's handlers catch it.
+fn aggregate_status(refusal: &netcache_domain::aggregate::Refusal) -> StatusCode {
+    use netcache_domain::aggregate::{Refusal as R, ZoneAction};
+    match refusal {
+        R::NotFound(_) | R::HostAbsent { .. } => StatusCode::NOT_FOUND,
+        R::NameExists(_) | R::HostExists { .. } => StatusCode::CONFLICT,
+        R::Zone {
+            action: ZoneAction::AddHost | ZoneAction::RemoveHost,
+            ..
+        } => StatusCode::CONFLICT,
+        R::NotEmpty(_) | R::Zone { .. } => StatusCode::BAD_REQUEST,
     }
 }
 

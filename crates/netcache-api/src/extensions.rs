@@ -69,6 +69,7 @@ const EXTENSIONS: &[(&str, &str, &str)] = &[
         "AdminPassword",
         "Admin password management support.",
     ),
+    ("os-aggregates", "Aggregates", "Admin-only aggregate administration."),
     ("os-attach-interfaces", "AttachInterfaces", "Attach interface support."),
     (
         "os-availability-zone",

@@ -49,19 +49,18 @@ async fn list(
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     // A blank zone filters nothing, as Nova's `if zone:`.
     let wanted = last_value(&pairs, "zone").filter(|z| !z.is_empty());
-    let zone = &state.compute.config().availability_zone;
-    let hosts: Vec<Value> = if wanted.is_some_and(|w| w != zone) {
-        Vec::new()
-    } else {
-        state
-            .compute
-            .services()
-            .await?
-            .iter()
-            .filter(|s| !s.service.disabled)
-            .map(|s| json!({"host_name": s.service.host.as_str(), "service": "compute", "zone": zone}))
-            .collect()
-    };
+    let aggregates = state.compute.aggregates().await?;
+    let default = &state.compute.config().availability_zone;
+    let hosts: Vec<Value> = state
+        .compute
+        .services()
+        .await?
+        .iter()
+        .filter(|s| !s.service.disabled)
+        .map(|s| (s, aggregates.zone_of(&s.service.host, default)))
+        .filter(|(_, zone)| wanted.is_none_or(|w| w == *zone))
+        .map(|(s, zone)| json!({"host_name": s.service.host.as_str(), "service": "compute", "zone": zone}))
+        .collect();
     Ok(Json(json!({"hosts": hosts})))
 }
 

@@ -22,6 +22,7 @@ use tower::util::MapRequestLayer;
 mod access;
 mod actions;
 mod admin_actions;
+mod aggregates;
 pub mod auth;
 mod console_output;
 mod deferred_delete;
@@ -136,6 +137,7 @@ pub fn router(state: AppState) -> Router {
         .merge(services::routes())
         .merge(hypervisors::routes())
         .merge(hosts::routes())
+        .merge(aggregates::routes())
         .merge(simple_tenant_usage::routes())
         .merge(removed::routes())
         .merge(networks::routes())

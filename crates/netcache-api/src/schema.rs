@@ -350,6 +350,17 @@ pub fn disk_config(value: &Value) -> ApiResult<bool> {
 /// keys match `^[a-zA-Z0-9-_:. ]{1,255}$` and whose values are strings of at
 /// most 255 characters. The item count is the quota's (checked by Compute).
 pub fn metadata(field: &str, value: &Value) -> ApiResult<BTreeMap<String, String>> {
+    let items = metadata_items(field, value, false)?;
+    Ok(items.into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect())
+}
+
+/// Nova's `metadata_with_null` (an aggregate's `set_metadata`): as
+/// [`metadata`], a value may also be null (the key removed).
+pub fn metadata_with_null(field: &str, value: &Value) -> ApiResult<BTreeMap<String, Option<String>>> {
+    metadata_items(field, value, true)
+}
+
+fn metadata_items(field: &str, value: &Value, nullable: bool) -> ApiResult<BTreeMap<String, Option<String>>> {
     let Value::Object(map) = value else {
         return Err(not_of_type(field, value, "object"));
     };
@@ -372,15 +383,54 @@ pub fn metadata(field: &str, value: &Value) -> ApiResult<BTreeMap<String, String
     }
     let mut items = BTreeMap::new();
     for (key, item) in map {
-        let Value::String(text) = item else {
-            return Err(not_of_type(key, item, "string"));
+        let text = match item {
+            Value::String(text) => text,
+            Value::Null if nullable => {
+                items.insert(key.clone(), None);
+                continue;
+            }
+            _ if nullable => return Err(not_of_type(key, item, "string', 'null")),
+            _ => return Err(not_of_type(key, item, "string")),
         };
         if text.chars().count() > METADATA_VALUE_MAX {
             return Err(invalid(key, item, &format!("{} is too long", python_repr(item))));
         }
-        items.insert(key.clone(), text.clone());
+        items.insert(key.clone(), Some(text.clone()));
     }
     Ok(items)
+}
+
+/// Nova's `az_name`: a `name` without `:`.
+pub fn az_name(field: &str, value: &Value) -> ApiResult<String> {
+    let name = name_of(field, value)?;
+    if name.contains(':') {
+        return Err(invalid(
+            field,
+            value,
+            &format!(
+                "{} does not match the availability zone name pattern (printable characters except :, no leading or trailing whitespace)",
+                python_repr(value)
+            ),
+        ));
+    }
+    Ok(name)
+}
+
+/// Nova's `name_with_leading_trailing_spaces`: 1 to 255 printable characters,
+/// not all whitespace; answered stripped, as Nova's `normalize_name` does.
+pub fn name_with_spaces(field: &str, value: &Value) -> ApiResult<String> {
+    let name = bounded(field, value, 1, NAME_MAX, "name_with_leading_trailing_spaces", |t| {
+        !t.trim().is_empty() && !t.chars().any(char::is_control)
+    })?;
+    Ok(name.trim().to_owned())
+}
+
+/// Nova's `fqdn` (a host's name): 1 to 255 of `[a-zA-Z0-9-._]`.
+pub fn fqdn(field: &str, value: &Value) -> ApiResult<String> {
+    bounded(field, value, 1, 255, "^[a-zA-Z0-9-._]*$", |t| {
+        t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+    })
 }
 
 /// A string of `min` to `max` characters matching `ok` (described by
@@ -424,10 +474,7 @@ pub fn description(value: &Value) -> ApiResult<Option<String>> {
 /// Nova's `hostname` (2.90; 2.94 allows a fully qualified name).
 pub fn hostname(value: &Value, fqdn: bool) -> ApiResult<String> {
     if fqdn {
-        return bounded("hostname", value, 1, 255, "^[a-zA-Z0-9-._]*$", |t| {
-            t.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
-        });
+        return self::fqdn("hostname", value);
     }
     bounded(
         "hostname",

@@ -12,7 +12,7 @@ use netcache_domain::server_attributes::ServerAttributes;
 use netcache_domain::{NetworkId, PortId};
 use rand::Rng;
 use rand::distr::Alphanumeric;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
@@ -35,7 +35,12 @@ pub async fn create(
     let body: CreateServerBody = wire::parse_body(&body)?;
     let count = Count::of(&body.server)?;
     let password = admin_password(body.server.admin_pass.as_ref())?;
-    let attributes = attributes(&body, version, &state.compute.config().availability_zone, count.max)?;
+    // Read only for a boot that asks for a zone.
+    let zones = match &body.server.availability_zone {
+        Some(Value::String(_)) => crate::zones::available(&state).await?,
+        _ => BTreeSet::new(),
+    };
+    let attributes = attributes(&body, version, &zones, count.max)?;
     let (mut request, security_groups) = parse_create(body, version, &state, &caller).await?;
     request.attributes = attributes;
     count.check(&request.networks)?;
@@ -339,7 +344,7 @@ fn unexpected(server: &Value, key: &str) -> ApiError {
 fn attributes(
     body: &CreateServerBody,
     version: Microversion,
-    zone: &str,
+    zones: &BTreeSet<String>,
     max_count: u32,
 ) -> ApiResult<ServerAttributes> {
     let fields = &body.server;
@@ -355,7 +360,7 @@ fn attributes(
     }
     let pinned_availability_zone = match &fields.availability_zone {
         None | Some(Value::Null) => None,
-        Some(Value::String(asked)) if asked == zone => Some(asked.clone()),
+        Some(Value::String(asked)) if zones.contains(asked) => Some(asked.clone()),
         Some(Value::String(_)) => {
             return Err(ApiError::BadRequest(
                 "The requested availability zone is not available".into(),

@@ -72,7 +72,12 @@ async fn list(
     // An empty value filters nothing.
     let filter = |key: &str| last_value(&pairs, key).filter(|v| !v.is_empty());
     let (host, binary) = (filter("host"), filter("binary"));
-    let zone = &state.compute.config().availability_zone;
+    let aggregates = state.compute.aggregates().await?;
+    let zone = |s: &StoredService| {
+        aggregates
+            .zone_of(&s.service.host, &state.compute.config().availability_zone)
+            .to_owned()
+    };
     let services: Vec<Value> = state
         .compute
         .services()
@@ -80,7 +85,7 @@ async fn list(
         .iter()
         .filter(|s| host.is_none_or(|h| s.service.host.as_str() == h))
         .filter(|s| binary.is_none_or(|b| s.service.binary == b))
-        .map(|s| service_view(s, zone, version))
+        .map(|s| service_view(s, &zone(s), version))
         .collect();
     Ok(Json(json!({"services": services})))
 }
@@ -98,7 +103,8 @@ async fn update(
         let uuid = parse_uuid(&id)?;
         let update = parse_update_v253(&body)?;
         let stored = state.compute.update_service(&ServiceKey::Uuid(uuid), &update).await?;
-        let zone = &state.compute.config().availability_zone;
+        let aggregates = state.compute.aggregates().await?;
+        let zone = aggregates.zone_of(&stored.service.host, &state.compute.config().availability_zone);
         return Ok(Json(json!({"service": service_view(&stored, zone, version)})));
     }
     legacy_update(&state, version, &id, &body).await.map(Json)

@@ -437,29 +437,40 @@ pub struct ZoneHost {
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// Nova's `os-availability-zone` view; with `hosts`, the admin `detail` view,
-/// where a zone with no host left (every service disabled) is unavailable
-/// and lists none, as Nova's is.
+/// A zone as Nova's `os-availability-zone` shows it: available if one of its
+/// compute services is enabled; in the admin's `detail` view an available
+/// zone lists its hosts.
+#[derive(Clone, Debug)]
+pub struct Zone {
+    pub name: String,
+    pub available: bool,
+    pub hosts: Option<Vec<ZoneHost>>,
+}
+
+/// Nova's `os-availability-zone` view of `zones`.
 #[must_use]
-pub fn availability_zones(zone: &str, hosts: Option<&[ZoneHost]>) -> Value {
-    if hosts.is_some_and(<[ZoneHost]>::is_empty) {
-        return json!({"availabilityZoneInfo": [{"zoneName": zone, "zoneState": {"available": false}, "hosts": null}]});
-    }
-    let hosts = hosts.map(|hosts| {
-        let services: Map<String, Value> = hosts
-            .iter()
-            .map(|h| {
-                let service = json!({
-                    "available": h.available,
-                    "active": h.active,
-                    "updated_at": h.updated_at.map(iso_micro),
-                });
-                (h.host.clone(), json!({"nova-compute": service}))
-            })
-            .collect();
-        Value::Object(services)
-    });
-    json!({"availabilityZoneInfo": [{"zoneName": zone, "zoneState": {"available": true}, "hosts": hosts}]})
+pub fn availability_zones(zones: &[Zone]) -> Value {
+    let info: Vec<Value> = zones
+        .iter()
+        .map(|zone| {
+            let hosts = zone.hosts.as_ref().map(|hosts| {
+                let services: Map<String, Value> = hosts
+                    .iter()
+                    .map(|h| {
+                        let service = json!({
+                            "available": h.available,
+                            "active": h.active,
+                            "updated_at": h.updated_at.map(iso_micro),
+                        });
+                        (h.host.clone(), json!({"nova-compute": service}))
+                    })
+                    .collect();
+                Value::Object(services)
+            });
+            json!({"zoneName": zone.name, "zoneState": {"available": zone.available}, "hosts": hosts})
+        })
+        .collect();
+    json!({ "availabilityZoneInfo": info })
 }
 
 #[cfg(test)]

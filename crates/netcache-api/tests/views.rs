@@ -541,7 +541,12 @@ fn images() {
 
 #[test]
 fn availability_zones() {
-    assert_json_snapshot!("availability_zones", wire::availability_zones("nova", None));
+    let zone = |hosts: Option<Vec<wire::ZoneHost>>| wire::Zone {
+        name: "nova".into(),
+        available: true,
+        hosts,
+    };
+    assert_json_snapshot!("availability_zones", wire::availability_zones(&[zone(None)]));
     let hosts = ["compute-1", "compute-2"].map(|host| wire::ZoneHost {
         host: host.to_owned(),
         available: true,
@@ -550,7 +555,7 @@ fn availability_zones() {
     });
     assert_json_snapshot!(
         "availability_zones_detail",
-        wire::availability_zones("nova", Some(&hosts))
+        wire::availability_zones(&[zone(Some(hosts.to_vec()))])
     );
 }
 

@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
@@ -20,6 +19,7 @@ use netcache_neutron::PortFilter;
 use netcache_store::{ServerFilter, Sort, SortKey};
 use tracing::{error, info, warn};
 
+use crate::aggregates::HostChoice;
 use crate::allocate::{CreatedPort, NewPortSlot};
 use crate::hooks::HoldPoint;
 use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
@@ -59,8 +59,8 @@ struct Boot<'a> {
     request: &'a CreateServer,
     networks: &'a NetworkRequests,
     security_groups: &'a [String],
-    /// Hosts disabled or forced down when the boot was accepted.
-    unschedulable: &'a HashSet<HostName>,
+    /// Where its servers may go, as read when the boot was accepted.
+    choice: &'a HostChoice,
 }
 
 /// The build; at the cap its server goes to ERROR, as a failed build does.
@@ -132,12 +132,14 @@ impl Compute {
         let networks = self
             .validate_networks(user, &request.networks, request.allocate_network)
             .await?;
-        let unschedulable = self.unschedulable_hosts().await?;
+        let choice = self
+            .host_choice(request.attributes.pinned_availability_zone.as_deref())
+            .await?;
         let boot = Boot {
             request: &request,
             networks: &networks,
             security_groups: &security_groups,
-            unschedulable: &unschedulable,
+            choice: &choice,
         };
         let mut attempt = 1;
         loop {
@@ -222,7 +224,9 @@ impl Compute {
             project_id: ProjectId::from(ctx.project_id.as_str()),
             user_id: ctx.user_id.clone(),
             host: None,
-            availability_zone: self.config.availability_zone.clone(),
+            // Nova's: the zone asked for until a host is chosen, then the host's.
+            availability_zone: (request.attributes.pinned_availability_zone.clone())
+                .unwrap_or_else(|| self.config.availability_zone.clone()),
             vm_state: VmState::Building,
             task_state: Some(TaskState::Scheduling),
             fault: None,
@@ -245,9 +249,12 @@ impl Compute {
             generation: 0,
         };
         let (host, joins) = match group {
-            Some(group) => self.join_boot_group(group, &server, boot.unschedulable),
-            None => (self.pick_host(&[], boot.unschedulable), Vec::new()),
+            Some(group) => self.join_boot_group(group, &server, &boot.choice.excluded),
+            None => (self.pick_host(&[], &boot.choice.excluded), Vec::new()),
         };
+        if let Some(host) = &host {
+            server.availability_zone = boot.choice.zone_of(host);
+        }
         let unsent = self.plan_first_attempt(&mut server, host);
         let op = self.new_operation(server.id, OperationParams::Build, ctx);
         let mut changes = vec![
@@ -449,8 +456,9 @@ impl Compute {
                     continue;
                 }
                 _ => match self.pick_for_build(&server).await? {
-                    Pick::Host(host, swap) if (server.tried_hosts.len() as u32) < self.config.max_attempts => {
+                    Pick::Host(zone, host, swap) if (server.tried_hosts.len() as u32) < self.config.max_attempts => {
                         server.host = Some(host.clone());
+                        server.availability_zone = zone;
                         server.tried_hosts.push(host.clone());
                         server.task_state = Some(TaskState::Networking);
                         match self.save_server_with(server, swap).await {
@@ -718,24 +726,6 @@ impl Compute {
         .await?;
         error!(server.id = %id, error = %message, "Server {id} is in ERROR: {message}");
         Ok(())
-    }
-
-    /// Round-robin over the hosts not tried yet that an admin has not disabled
-    /// or forced down.
-    pub(crate) fn pick_host(&self, tried: &[HostName], unschedulable: &HashSet<HostName>) -> Option<HostName> {
-        self.candidate_hosts(tried, unschedulable).into_iter().next()
-    }
-
-    /// This process's hosts not tried yet, nor disabled or forced down, in
-    /// the order round-robin tries them.
-    pub(crate) fn candidate_hosts(&self, tried: &[HostName], unschedulable: &HashSet<HostName>) -> Vec<HostName> {
-        let hosts = &self.config.hosts;
-        let start = self.next_host.fetch_add(1, Ordering::Relaxed);
-        (0..hosts.len())
-            .map(|i| &hosts[(start + i) % hosts.len()])
-            .filter(|h| !tried.contains(h) && !unschedulable.contains(*h))
-            .cloned()
-            .collect()
     }
 
     /// Releases every port of the server and empties its cache. Ports whose release

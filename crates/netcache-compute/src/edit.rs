@@ -69,7 +69,7 @@ impl ServerEdit {
     /// unlocked (but for admins) server in a state Nova allows, without a task
     /// (409); deleting an item that is not there is a 404 first. (The quota of
     /// the items set is checked after, by `Compute::edit_server`.)
-    fn apply(&self, ctx: &RequestContext, server: &Server, zone: &str) -> Result<Server> {
+    fn apply(&self, ctx: &RequestContext, server: &Server) -> Result<Server> {
         let mut edited = server.clone();
         match self {
             Self::Update {
@@ -85,7 +85,7 @@ impl ServerEdit {
                     edited.attributes.auto_disk_config = *auto;
                 }
                 if let Some(pin) = pinned_availability_zone {
-                    edited.attributes.pinned_availability_zone = repinned(server, pin.as_deref(), zone)?;
+                    edited.attributes.pinned_availability_zone = repinned(server, pin.as_deref())?;
                 }
                 if let Some(name) = name {
                     edited.name.clone_from(name);
@@ -167,8 +167,11 @@ impl ServerEdit {
 
 /// 2.104's pin, as Nova checks it: an unpin always; a pin only to the zone
 /// the server is in, and not over another pin (409s).
-fn repinned(server: &Server, requested: Option<&str>, zone: &str) -> Result<Option<String>> {
-    let current = server.attributes.pinned_availability_zone.as_deref();
+fn repinned(server: &Server, requested: Option<&str>) -> Result<Option<String>> {
+    let (current, zone) = (
+        server.attributes.pinned_availability_zone.as_deref(),
+        &server.availability_zone,
+    );
     match (requested, current) {
         (None, _) => Ok(None),
         (Some(requested), Some(pinned)) if requested != pinned => Err(Error::PinnedZoneChange),
@@ -268,7 +271,7 @@ impl Compute {
         let mut attempt = 0;
         loop {
             let server = self.server(server_id).await?;
-            let edited = edit.apply(ctx, &server, &self.config.availability_zone)?;
+            let edited = edit.apply(ctx, &server)?;
             if matches!(edit, ServerEdit::SetMetadata { .. }) {
                 self.check_metadata_quota(ctx, edited.metadata.len()).await?;
             }

@@ -204,6 +204,12 @@ pub enum Error {
     /// A service that no id, uuid or host names (Nova's `ServiceNotFound`).
     #[error("Service {0} could not be found.")]
     ServiceNotFound(String),
+    /// Nova's `ComputeHostNotFound`: no compute service on that host.
+    #[error("Compute host {0} could not be found.")]
+    ComputeHostNotFound(String),
+    /// A change of aggregates Nova refuses (in its words).
+    #[error("{0}")]
+    Aggregate(#[from] netcache_domain::aggregate::Refusal),
     /// Nova's `HostMappingNotFound`: no compute service on that host.
     #[error("Host '{0}' is not mapped to any cell")]
     HostNotMapped(String),

@@ -19,6 +19,7 @@ use netcache_store::Store;
 use tokio::task::JoinHandle;
 use tracing::info;
 
+mod aggregates;
 mod allocate;
 mod audit;
 mod build;

@@ -53,7 +53,8 @@ pub(crate) struct BootGroup {
 
 /// Where a build's server goes now, and the swap its record carries.
 pub(crate) enum Pick {
-    Host(HostName, Vec<Change>),
+    /// The host's zone, the host, and the swap.
+    Host(String, HostName, Vec<Change>),
     /// No untried host of this process is left.
     Exhausted,
     /// Its group's hard policy rules out every host left.
@@ -181,23 +182,26 @@ impl Compute {
     /// hosts, within its group's policy if it is in one, with the swap that
     /// records it (a test may hold a decision here, before its record).
     pub(crate) async fn pick_for_build(&self, server: &Server) -> Result<Pick> {
-        let unschedulable = self.unschedulable_hosts().await?;
-        let candidates = self.candidate_hosts(&server.tried_hosts, &unschedulable);
+        let choice = self
+            .host_choice(server.attributes.pinned_availability_zone.as_deref())
+            .await?;
+        let candidates = self.candidate_hosts(&server.tried_hosts, &choice.excluded);
         let Some(first) = candidates.first().cloned() else {
             return Ok(Pick::Exhausted);
         };
         let Some(group_id) = self.store.groups_of_server(server.id).await?.first().copied() else {
-            return Ok(Pick::Host(first, Vec::new()));
+            return Ok(Pick::Host(choice.zone_of(&first), first, Vec::new()));
         };
         let Some(group) = self.store.server_group(group_id).await? else {
             // Deleted since it joined: nothing left to honour.
-            return Ok(Pick::Host(first, Vec::new()));
+            return Ok(Pick::Host(choice.zone_of(&first), first, Vec::new()));
         };
         let members = self.store.group_members(group_id).await?;
         let host = place(&group, &member_hosts(&members, Some(server.id)), &candidates);
         self.hold_point(HoldPoint::GroupMembersRead).await;
         Ok(match host {
             Some(host) => Pick::Host(
+                choice.zone_of(&host),
                 host,
                 vec![Change::AdvanceServerGroup {
                     id: group.id,

@@ -15,6 +15,7 @@
 //!   metadata, new limits).
 
 pub mod action;
+pub mod aggregate;
 pub mod allocation;
 pub mod cache;
 pub mod change;

@@ -33,6 +33,7 @@ use crate::{
     StoredCache, StoredKeyPair, StoredService, UsageWindow, json, sorted, sql, telemetry,
 };
 
+mod aggregates;
 mod cols;
 mod counts;
 mod flavors;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::action::Action;
+use netcache_domain::aggregate::{Aggregate, AggregateWrite, Aggregates, NewAggregate};
 use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
 use netcache_domain::flavor::Flavor;
@@ -27,6 +28,7 @@ use netcache_domain::service::Service;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, HostName, IntentId, PortId, ProjectId, ServerId};
 
+mod aggregate_sql;
 mod dialect;
 mod engine;
 mod error;
@@ -180,8 +182,24 @@ pub struct ServerFilter {
     pub include_deleted: bool,
 }
 
+/// Nova's host aggregates, shared by every process on the database.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait AggregateStore: Send + Sync {
+    /// Every aggregate with its hosts (in the order they were added) and
+    /// metadata, by id, and the generation their writes compare-and-swap.
+    async fn aggregates(&self) -> Result<Aggregates>;
+    /// Records a new aggregate and returns it with its id; [`Error::Conflict`]
+    /// if its name is taken.
+    async fn create_aggregate(&self, new: &NewAggregate) -> Result<Aggregate>;
+    /// Applies `write` in one transaction if the aggregates are still at
+    /// `generation` (which it advances); `Ok(false)` if they moved on (decide
+    /// again from a fresh read). [`Error::Conflict`]: a name or a host taken
+    /// meanwhile; [`Error::NotFound`]: no such aggregate, or no such host in it.
+    async fn write_aggregate(&self, generation: i64, write: &AggregateWrite) -> Result<bool>;
+}
+
+#[async_trait]
+pub trait Store: AggregateStore + Send + Sync + 'static {
     /// This deployment's id, generated and stored on first run.
     async fn deployment_id(&self) -> Result<DeploymentId>;
 

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod aggregates;
 pub mod diagnostics;
 pub mod flavors;
 pub mod floating_ips;

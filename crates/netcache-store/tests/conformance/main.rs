@@ -96,6 +96,9 @@ conformance!(
     a_group_placement_is_recorded_only_at_the_generation_read,
     racing_placements_in_one_group_one_wins,
     a_server_group_claim_applies_only_if_it_fits,
+    aggregates_round_trip_with_hosts_and_metadata,
+    an_aggregate_name_is_unique_across_processes,
+    racing_aggregate_writes_one_wins,
 );
 
 /// Not per backend: what `open` accepts.

@@ -17,6 +17,7 @@ use netcache_store::{CacheGeneration, DeletedWatch, Error, ServerFilter, Store, 
 use crate::fixtures::*;
 use crate::harness::Db;
 
+mod aggregates;
 mod batches;
 mod flavors;
 mod intents;
@@ -32,6 +33,7 @@ mod sorted_pages;
 mod usage;
 mod vifs;
 
+pub use aggregates::*;
 pub use batches::*;
 pub use flavors::*;
 pub use intents::*;

@@ -1,0 +1,33 @@
+-- Nova's host aggregates (os-aggregates): a name unique among them (so two
+-- processes creating one name make one aggregate), hosts in the order they
+-- were added, and metadata, whose `availability_zone` key puts the hosts in
+-- that zone. Every write of an existing aggregate advances the one row of
+-- `aggregates_generation` from the generation its decision read, so the zone
+-- rules, which span aggregates, are judged on what is written.
+CREATE TABLE aggregates (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    uuid UUID NOT NULL UNIQUE,
+    name TEXT NOT NULL UNIQUE,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ
+);
+
+CREATE TABLE aggregate_hosts (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    aggregate_id BIGINT NOT NULL REFERENCES aggregates (id),
+    host TEXT NOT NULL,
+    UNIQUE (aggregate_id, host)
+);
+
+CREATE TABLE aggregate_metadata (
+    aggregate_id BIGINT NOT NULL REFERENCES aggregates (id),
+    meta_key TEXT NOT NULL,
+    meta_value TEXT NOT NULL,
+    PRIMARY KEY (aggregate_id, meta_key)
+);
+
+CREATE TABLE aggregates_generation (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    generation BIGINT NOT NULL
+);
+INSERT INTO aggregates_generation (one, generation) VALUES (1, 0);
