@@ -167,6 +167,7 @@ async fn parse_create(
     caller: &Caller,
 ) -> ApiResult<(CreateServer, Value)> {
     let group = group_hint(body.scheduler_hints())?;
+    host_hints(body.scheduler_hints())?;
     let fields = body.server;
     let name = schema::name(fields.name.as_ref().ok_or_else(|| {
         ApiError::BadRequest("Invalid input for field/attribute server. Value: 'name' is a required property".into())
@@ -411,9 +412,40 @@ fn attributes(
     })
 }
 
+/// Nova's schema of the `different_host` and `same_host` hints: a server id or
+/// a list of them (`same_host` takes any one string); the scheduler reads them
+/// from the boot's attributes (`ServerAttributes::same_host`).
+fn host_hints(hints: Option<&Value>) -> ApiResult<()> {
+    let is_uuid = |v: &Value| v.as_str().is_some_and(|t| uuid::Uuid::try_parse(t).is_ok());
+    if let Some(hint) = hints.and_then(|h| h.get("different_host")) {
+        let valid = match hint {
+            Value::Array(items) => items.iter().all(is_uuid),
+            one => is_uuid(one),
+        };
+        if !valid {
+            let reason = format!(
+                "{} is not valid under any of the given schemas",
+                schema::python_repr(hint)
+            );
+            return Err(schema::invalid("different_host", hint, &reason));
+        }
+    }
+    match hints.and_then(|h| h.get("same_host")) {
+        None | Some(Value::String(_)) => Ok(()),
+        Some(Value::Array(items)) => match items.iter().find(|item| !is_uuid(item)) {
+            None => Ok(()),
+            Some(item) => Err(schema::invalid(
+                "same_host",
+                item,
+                &format!("{} is not a 'uuid'", schema::python_repr(item)),
+            )),
+        },
+        Some(other) => Err(schema::not_of_type("same_host", other, "string', 'array")),
+    }
+}
+
 /// The server group a boot joins: Nova's `group` hint, a uuid (or a list of
-/// them, of which Nova uses the first); the other hints are the scheduler's
-/// filters netcache has none of.
+/// them, of which Nova uses the first).
 fn group_hint(hints: Option<&Value>) -> ApiResult<Option<uuid::Uuid>> {
     let Some(hint) = hints.and_then(|h| h.get("group")) else {
         return Ok(None);

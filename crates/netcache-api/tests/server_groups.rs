@@ -260,3 +260,62 @@ async fn a_boot_joins_its_group_and_shows_it_from_2_71_on_show_only() {
     let (_, shown) = api.get(&format!("/v2.1/os-server-groups/{group_id}")).await;
     assert_eq!(shown["server_group"]["members"], json!([]));
 }
+
+/// The host a server was placed on (admins see it).
+async fn host_of(api: &Api, id: &str) -> String {
+    api.built(id).await;
+    let (_, body) = api.get(&format!("/v2.1/servers/{id}")).await;
+    body["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned()
+}
+
+/// Nova's SameHostFilter and DifferentHostFilter: a `same_host` boot lands on
+/// the host of one of the servers it names, a `different_host` one on a host
+/// of none of them (one id or a list); a hint that no host can honour is a
+/// server in ERROR (no valid host); a bad hint is Nova's 400.
+#[tokio::test]
+async fn same_host_and_different_host_hints_are_honoured() {
+    let api = Api::start().await;
+    let first = api.boot("first").await;
+    let host = host_of(&api, &first).await;
+    let boot = |hints: Value| {
+        json!({"server": {"name": "hinted", "flavorRef": "1", "imageRef": common::IMAGE, "networks": "none"},
+            "os:scheduler_hints": hints})
+    };
+    for _ in 0..3 {
+        let (status, body) = api.post_boot(boot(json!({"same_host": first}))).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let id = body["server"]["id"].as_str().unwrap();
+        assert_eq!(host_of(&api, id).await, host, "same_host");
+    }
+    let mut others = Vec::new();
+    for hint in [json!(first), json!([first])] {
+        let (_, body) = api.post_boot(boot(json!({"different_host": hint}))).await;
+        let id = body["server"]["id"].as_str().unwrap().to_owned();
+        let other = host_of(&api, &id).await;
+        assert_ne!(other, host, "different_host");
+        others.push(id);
+    }
+    // Every host but one is excluded: the last one takes it.
+    let (_, body) = api.post_boot(boot(json!({"different_host": [first, others[0]]}))).await;
+    let last = body["server"]["id"].as_str().unwrap().to_owned();
+    let placed = host_of(&api, &last).await;
+    assert!(placed != host && placed != host_of(&api, &others[0]).await);
+    let (_, body) = api
+        .post_boot(boot(json!({"different_host": [first, others[0], last]})))
+        .await;
+    let nowhere = body["server"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.built(&nowhere).await, "ERROR", "every host has one of them");
+
+    for (hints, want) in [
+        (
+            json!({"different_host": "x"}),
+            "'x' is not valid under any of the given schemas",
+        ),
+        (json!({"same_host": ["x"]}), "'x' is not a 'uuid'"),
+        (json!({"same_host": 5}), "5 is not of type 'string', 'array'"),
+    ] {
+        let (status, body) = api.post_boot(boot(hints.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{hints}");
+        assert!(common::error_message(&body).contains(want), "{hints}: {body}");
+    }
+}

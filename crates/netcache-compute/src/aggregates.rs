@@ -8,11 +8,12 @@
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
-use netcache_domain::HostName;
 use netcache_domain::aggregate::{
     Aggregate, AggregateWrite, Aggregates, MetadataUpdate, NewAggregate, Refusal, ZoneAction,
 };
+use netcache_domain::server_attributes::ServerAttributes;
 use netcache_domain::service::COMPUTE_BINARY;
+use netcache_domain::{HostName, ServerId};
 use tracing::info;
 
 use crate::{Compute, Error, Result};
@@ -172,10 +173,19 @@ impl Compute {
             .ok_or_else(|| Error::ComputeHostNotFound(host.to_owned()))
     }
 
-    /// Where a server asking for `zone` (or any) may be placed now: read for
-    /// each placement, so a change made by any process applies to the next.
-    pub(crate) async fn host_choice(&self, zone: Option<&str>) -> Result<HostChoice> {
+    /// Where a server of these `attributes` may be placed now — in the zone it
+    /// pinned, if any, on a host of its `same_host` servers and none of its
+    /// `different_host` ones — read for each placement, so a change made by
+    /// any process applies to the next.
+    pub(crate) async fn host_choice(&self, attributes: &ServerAttributes) -> Result<HostChoice> {
+        let zone = attributes.pinned_availability_zone.as_deref();
         let mut excluded = self.unschedulable_hosts().await?;
+        let same_host = attributes.same_host();
+        if !same_host.is_empty() {
+            let same = self.hosts_of(&same_host).await?;
+            excluded.extend(self.config.hosts.iter().filter(|h| !same.contains(*h)).cloned());
+        }
+        excluded.extend(self.hosts_of(&attributes.different_host()).await?);
         let choice = HostChoice {
             excluded: HashSet::new(),
             aggregates: self.store.aggregates().await?,
@@ -185,6 +195,17 @@ impl Compute {
             excluded.extend(self.config.hosts.iter().filter(|h| choice.zone_of(h) != zone).cloned());
         }
         Ok(HostChoice { excluded, ..choice })
+    }
+
+    /// The hosts these servers are on (those not found or not placed: none).
+    async fn hosts_of(&self, servers: &[ServerId]) -> Result<HashSet<HostName>> {
+        let mut hosts = HashSet::new();
+        for id in servers {
+            if let Some(host) = self.store.server(*id).await?.and_then(|s| s.host) {
+                hosts.insert(host);
+            }
+        }
+        Ok(hosts)
     }
 
     /// Round-robin over the hosts not tried yet and not `excluded` (disabled,

@@ -132,9 +132,7 @@ impl Compute {
         let networks = self
             .validate_networks(user, &request.networks, request.allocate_network)
             .await?;
-        let choice = self
-            .host_choice(request.attributes.pinned_availability_zone.as_deref())
-            .await?;
+        let choice = self.host_choice(&request.attributes).await?;
         let boot = Boot {
             request: &request,
             networks: &networks,

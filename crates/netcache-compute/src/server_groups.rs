@@ -182,9 +182,7 @@ impl Compute {
     /// hosts, within its group's policy if it is in one, with the swap that
     /// records it (a test may hold a decision here, before its record).
     pub(crate) async fn pick_for_build(&self, server: &Server) -> Result<Pick> {
-        let choice = self
-            .host_choice(server.attributes.pinned_availability_zone.as_deref())
-            .await?;
+        let choice = self.host_choice(&server.attributes).await?;
         let candidates = self.candidate_hosts(&server.tried_hosts, &choice.excluded);
         let Some(first) = candidates.first().cloned() else {
             return Ok(Pick::Exhausted);

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::ServerId;
+
 /// Nova's most tags on one server.
 pub const MAX_TAGS: usize = 50;
 /// Nova's longest tag.
@@ -44,6 +46,31 @@ pub struct ServerAttributes {
     /// default) leaves the partitions as the image has them.
     #[serde(skip_serializing_if = "is_false")]
     pub auto_disk_config: bool,
+}
+
+impl ServerAttributes {
+    /// The servers the boot's `same_host` hint names (Nova's SameHostFilter:
+    /// a host of one of them) — one id or a list; what is not an id names none.
+    #[must_use]
+    pub fn same_host(&self) -> Vec<ServerId> {
+        self.servers_hinted("same_host")
+    }
+
+    /// The servers the boot's `different_host` hint names (Nova's
+    /// DifferentHostFilter: a host of none of them).
+    #[must_use]
+    pub fn different_host(&self) -> Vec<ServerId> {
+        self.servers_hinted("different_host")
+    }
+
+    fn servers_hinted(&self, hint: &str) -> Vec<ServerId> {
+        let ids = match self.scheduler_hints.get(hint) {
+            Some(serde_json::Value::Array(items)) => items.iter().filter_map(serde_json::Value::as_str).collect(),
+            Some(serde_json::Value::String(one)) => vec![one.as_str()],
+            _ => Vec::new(),
+        };
+        ids.into_iter().filter_map(|id| id.parse().ok()).collect()
+    }
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -99,6 +126,25 @@ mod tests {
         };
         let text = serde_json::to_string(&attributes).unwrap();
         assert_eq!(serde_json::from_str::<ServerAttributes>(&text).unwrap(), attributes);
+    }
+
+    #[test]
+    fn host_hints_name_servers_by_one_id_or_a_list() {
+        let (a, b) = (ServerId::new_v4(), ServerId::new_v4());
+        let attributes = ServerAttributes {
+            scheduler_hints: [
+                ("same_host".to_owned(), serde_json::json!(a.to_string())),
+                (
+                    "different_host".to_owned(),
+                    serde_json::json!([a.to_string(), b.to_string(), "x"]),
+                ),
+            ]
+            .into(),
+            ..ServerAttributes::default()
+        };
+        assert_eq!(attributes.same_host(), vec![a]);
+        assert_eq!(attributes.different_host(), vec![a, b]);
+        assert!(ServerAttributes::default().same_host().is_empty());
     }
 
     #[test]
