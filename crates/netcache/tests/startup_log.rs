@@ -8,7 +8,6 @@
 //! (seen in CI). Alone in its process, nothing races it.
 
 #[path = "it/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::io::Write;
