@@ -63,7 +63,7 @@ async fn each_field_appears_from_its_microversion_on() {
                 "trusted_image_certificates": ["cert-1"],
                 "user_data": "IyEvYmluL3NoCg==",
             }))["server"],
-            "os:scheduler_hints": {"same_host": ["x"]},
+            "os:scheduler_hints": {"near": ["x"]},
         }),
     )
     .await;
@@ -77,7 +77,7 @@ async fn each_field_appears_from_its_microversion_on() {
         ("trusted_image_certificates", 63, json!(["cert-1"])),
         ("locked_reason", 73, Value::Null),
         ("pinned_availability_zone", 96, json!("nova")),
-        ("scheduler_hints", 100, json!({"same_host": ["x"]})),
+        ("scheduler_hints", 100, json!({"near": ["x"]})),
         ("OS-EXT-SRV-ATTR:hostname", 3, json!("web-server-1")),
     ];
     for (field, since, value) in fields {
