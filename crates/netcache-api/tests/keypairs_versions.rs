@@ -69,7 +69,7 @@ async fn from_2_2_keypairs_have_a_type_and_create_is_201_and_delete_204() {
     let (_, listed) = call(&api, 1, "alice", "member", Method::GET, "/v2.1/os-keypairs", None).await;
     assert_satisfies("GET /os-keypairs 2.1", &list_v21(), &listed);
 
-    // 2.2: `type` (ssh by default, x509 imported as a certificate), 201.
+    // 2.2: `type` (ssh by default, x509 imported as a certificate or generated), 201.
     let (status, body) = create(&api, 2, json!({"name": "ssh", "public_key": ED25519_KEY})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_satisfies("POST /os-keypairs 2.2", &schema::create_keypair(false), &body);
@@ -125,6 +125,26 @@ async fn from_2_2_keypairs_have_a_type_and_create_is_201_and_delete_204() {
     assert_eq!(status, StatusCode::OK);
     assert_satisfies("GET /os-keypairs/{name} 2.2", &schema::get_keypair(), &shown);
     assert_eq!(shown["keypair"]["type"], "x509");
+
+    // 2.2: x509 without a certificate generates Nova's WinRM one; the private
+    // half, a base64 PKCS#12 bundle, is answered once and never shown again.
+    let (status, body) = create(&api, 2, json!({"name": "winrm", "type": "x509"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_satisfies("POST /os-keypairs 2.2", &schema::create_keypair(false), &body);
+    assert_eq!(body["keypair"]["type"], "x509");
+    let certificate = body["keypair"]["public_key"].as_str().unwrap();
+    assert!(certificate.starts_with("-----BEGIN CERTIFICATE-----\n"), "{body}");
+    assert!(
+        body["keypair"]["private_key"]
+            .as_str()
+            .is_some_and(|key| !key.is_empty()),
+        "{body}"
+    );
+    let (status, shown) = call(&api, 2, "alice", "member", Method::GET, "/v2.1/os-keypairs/winrm", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(shown["keypair"]["public_key"], certificate);
+    assert_eq!(shown["keypair"]["fingerprint"], body["keypair"]["fingerprint"]);
+    assert!(shown["keypair"].get("private_key").is_none(), "{shown}");
 
     let (status, _) = call(
         &api,

@@ -1,6 +1,6 @@
-//! Key pairs (Nova's os-keypairs): a user's named SSH public keys, imported or
-//! generated here. A generated private key goes to the caller once and is
-//! never stored.
+//! Key pairs (Nova's os-keypairs): a user's named SSH public keys or x509
+//! certificates, imported or generated here. A generated private key goes to
+//! the caller once and is never stored.
 
 use std::fmt::Write as _;
 
@@ -14,7 +14,7 @@ use ssh_key::public::{KeyData, RsaPublicKey};
 use ssh_key::{Algorithm, Mpint, PublicKey};
 use tracing::info;
 
-use crate::{Compute, Error, RequestContext, Result};
+use crate::{Compute, Error, RequestContext, Result, x509};
 
 /// Nova generates RSA keys of this size.
 const GENERATED_KEY_BITS: usize = 2048;
@@ -26,7 +26,8 @@ const GENERATED_KEY_COMMENT: &str = "Generated-by-Nova";
 #[derive(Debug)]
 pub struct NewKeyPair {
     pub keypair: KeyPair,
-    /// PKCS#1 PEM (`-----BEGIN RSA PRIVATE KEY-----`), as Nova answers it.
+    /// As Nova answers it: PKCS#1 PEM (`-----BEGIN RSA PRIVATE KEY-----`) for
+    /// ssh, base64 of a PKCS#12 bundle with an empty password for x509.
     pub private_key: Option<String>,
 }
 
@@ -57,11 +58,11 @@ impl Compute {
     }
 
     /// Imports `public_key` (OpenSSH form, or a PEM certificate for `x509`)
-    /// under `name`, or generates an RSA key pair when there is none. Nova's
-    /// checks, in its order: the name (400), the quota `key_pairs` of the
-    /// caller's project for that user (403, checked again as the key pair is
-    /// recorded), a key that is not of its type (400), a name the user has
-    /// already (409).
+    /// under `name`, or generates an RSA key pair (for `x509`, in a
+    /// certificate) when there is none. Nova's checks, in its order: the name
+    /// (400), the quota `key_pairs` of the caller's project for that user
+    /// (403, checked again as the key pair is recorded), a key that is not of
+    /// its type (400), a name the user has already (409).
     pub async fn create_keypair(&self, ctx: &RequestContext, request: KeyPairRequest<'_>) -> Result<NewKeyPair> {
         let KeyPairRequest {
             user_id,
@@ -74,15 +75,17 @@ impl Compute {
         let claim = self.claim_keypair(ctx, user_id).await?;
         let (public_key, private_key) = match (public_key, key_type) {
             (Some(public_key), _) => (public_key, None),
-            // Nova makes a WinRM certificate here; netcache cannot sign one.
-            (None, KeyType::X509) => {
-                return Err(Error::InvalidKeypair(
-                    "generating an x509 key pair is not supported: import a certificate".to_owned(),
-                ));
-            }
             // Generating an RSA key takes a while: off the async workers.
             (None, KeyType::Ssh) => {
                 let (public_key, private_key) = tokio::task::spawn_blocking(generate)
+                    .await
+                    .map_err(|e| Error::KeyGeneration(e.to_string()))??;
+                (public_key, Some(private_key))
+            }
+            // Nova's WinRM client certificate, with its key in PKCS#12.
+            (None, KeyType::X509) => {
+                let user_id = user_id.to_owned();
+                let (public_key, private_key) = tokio::task::spawn_blocking(move || x509::generate(&user_id))
                     .await
                     .map_err(|e| Error::KeyGeneration(e.to_string()))??;
                 (public_key, Some(private_key))
@@ -160,7 +163,7 @@ fn fingerprint(public_key: &str) -> Result<String> {
 /// colon-separated lowercase hex. Anything but one PEM `CERTIFICATE` holding
 /// a DER certificate's outline (to-be-signed part, algorithm, signature) is
 /// refused with Nova's reason.
-fn x509_fingerprint(pem: &str) -> Result<String> {
+pub(crate) fn x509_fingerprint(pem: &str) -> Result<String> {
     use der::{Decode as _, Reader as _};
     let invalid = |why: &dyn std::fmt::Display| {
         Error::InvalidKeypair(format!("failed to generate X509 fingerprint. Error message: {why}"))
@@ -182,7 +185,7 @@ fn x509_fingerprint(pem: &str) -> Result<String> {
 }
 
 /// `aa:bb:…`, as Nova prints a digest.
-fn colon_hex(digest: &[u8]) -> String {
+pub(crate) fn colon_hex(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(digest.len() * 3);
     for (i, byte) in digest.iter().enumerate() {
         if i > 0 {

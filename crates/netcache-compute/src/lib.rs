@@ -58,6 +58,7 @@ mod server_state;
 mod services;
 mod singleton;
 pub mod virt;
+mod x509;
 
 pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
 pub use build::CreateServer;
