@@ -9,8 +9,7 @@
 use std::collections::BTreeMap;
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -19,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::{AppState, Caller, images, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -82,7 +81,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:os-aggregates:index")?;
@@ -128,7 +127,7 @@ async fn show(
     caller: Caller,
     version: Microversion,
     Path(id): Path<String>,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:os-aggregates:show")?;

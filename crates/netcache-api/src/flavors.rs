@@ -4,12 +4,10 @@
 //! microversion (`flavor_view.rs`) and its request checks (`flavor_create.rs`).
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use netcache_domain::ProjectId;
 use netcache_domain::flavor::{ListQuery, SortKey};
 use regex::Regex;
 use serde_json::{Value, json};
@@ -17,6 +15,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::flavor_view::FlavorView;
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::server_query::{MAX_LIMIT, invalid};
 use crate::{AppState, Caller, flavor_access, flavor_create, flavor_extra_specs, wire};
 
@@ -152,13 +151,13 @@ async fn flavors_page(
     state: &AppState,
     caller: &Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
     detail: bool,
 ) -> ApiResult<Json<Value>> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let admin = caller.ctx.is_admin();
     let params = Params::parse(&pairs, admin, version)?;
-    let project = ProjectId::from(caller.ctx.project_id.as_str());
+    let project = caller.project();
     let name_matches = |name: &str| params.name.as_ref().is_none_or(|r| r.is_match(name));
     let list = ListQuery {
         project: &project,
@@ -189,7 +188,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     flavors_page(&state, &caller, version, query, false).await
 }
@@ -198,7 +197,7 @@ async fn list_detail(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     flavors_page(&state, &caller, version, query, true).await
 }

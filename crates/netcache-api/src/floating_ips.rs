@@ -14,7 +14,6 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_compute::{Error as ComputeError, PooledFloatingIp};
-use netcache_domain::ProjectId;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
@@ -43,14 +42,10 @@ fn view(f: &PooledFloatingIp) -> Value {
     })
 }
 
-fn own_project(caller: &Caller) -> ProjectId {
-    ProjectId::from(caller.ctx.project_id.as_str())
-}
-
 async fn list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-floating-ips:list", &caller.ctx.project_id)?;
-    let found = state.compute.project_floating_ips(&own_project(&caller)).await?;
+    let found = state.compute.project_floating_ips(&caller.project()).await?;
     let views: Vec<Value> = found.iter().map(view).collect();
     Ok(Json(json!({"floating_ips": views})))
 }
@@ -100,7 +95,7 @@ async fn create(
     caller.authorize_project("os_compute_api:os-floating-ips:create", &caller.ctx.project_id)?;
     let made = state
         .compute
-        .allocate_floating_ip(&own_project(&caller), pool.as_deref())
+        .allocate_floating_ip(&caller.project(), pool.as_deref())
         .await?;
     Ok(Json(json!({"floating_ip": view(&made)})))
 }

@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -23,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::services::last_value;
 use crate::{AppState, Caller, schema, wire};
 
@@ -42,7 +42,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize("os_compute_api:os-hosts:list")?;

@@ -11,7 +11,6 @@
 
 use std::collections::HashMap;
 
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -23,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::services::{last_value, service_view};
 use crate::{AppState, Caller, schema};
 
@@ -155,10 +155,7 @@ async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hype
 }
 
 /// 2.53's `hypervisor_hostname_pattern` and `with_servers`; ignored before.
-fn list_query(
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    version: Microversion,
-) -> ApiResult<(Option<String>, bool)> {
+fn list_query(query: RawQuery, version: Microversion) -> ApiResult<(Option<String>, bool)> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     if !version.at_least(53) {
         return Ok((None, false));
@@ -177,12 +174,7 @@ fn list_query(
     Ok((pattern, with_servers))
 }
 
-async fn listed(
-    state: &AppState,
-    version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    detail: bool,
-) -> ApiResult<Json<Value>> {
+async fn listed(state: &AppState, version: Microversion, query: RawQuery, detail: bool) -> ApiResult<Json<Value>> {
     let (pattern, with_servers) = list_query(query, version)?;
     let mut found = hypervisors(state, with_servers).await?;
     if let Some(pattern) = &pattern {
@@ -211,7 +203,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-hypervisors:list")?;
     listed(&state, version, query, false).await
@@ -221,7 +213,7 @@ async fn detail(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-hypervisors:list-detail")?;
     listed(&state, version, query, true).await
@@ -232,7 +224,7 @@ async fn show(
     caller: Caller,
     version: Microversion,
     Path(id): Path<String>,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-hypervisors:show")?;
     let (_, with_servers) = list_query(query, version)?;

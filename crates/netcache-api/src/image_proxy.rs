@@ -5,7 +5,6 @@
 //! would select them all or none, and are not applied. Deleting one is
 //! Glance's refusal as Nova answers it (403): the catalog is read-only.
 
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -14,6 +13,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::images::{IMAGES, find};
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::services::last_value;
 use crate::wire::{Image, links};
 use crate::{AppState, Caller};
@@ -62,7 +62,7 @@ fn full(state: &AppState, image: &Image) -> Value {
 }
 
 /// The images a list shows: by `name`, from after `marker`, at most `limit`.
-fn listed(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> ApiResult<Vec<&'static Image>> {
+fn listed(query: RawQuery) -> ApiResult<Vec<&'static Image>> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let name = last_value(&pairs, "name");
     let mut images: Vec<&Image> = IMAGES.iter().filter(|i| name.is_none_or(|n| n == i.name)).collect();
@@ -86,7 +86,7 @@ fn listed(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> ApiRes
 fn listed_in(
     state: &AppState,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
     view: fn(&AppState, &Image) -> Value,
 ) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
@@ -98,7 +98,7 @@ async fn index(
     State(state): State<AppState>,
     _caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     listed_in(&state, version, query, basic)
 }
@@ -107,7 +107,7 @@ async fn detail(
     State(state): State<AppState>,
     _caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     listed_in(&state, version, query, full)
 }

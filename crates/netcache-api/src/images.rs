@@ -4,7 +4,6 @@
 //! --image cirros`, image names in `openstack server list`) work when their
 //! image endpoint points here (`image_endpoint_override: <netcache>/image`).
 
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -12,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
+use crate::query_params::RawQuery;
 use crate::wire::{self, Image};
 
 /// Two images, as Tempest wants (`image_ref` and `image_ref_alt`); the first
@@ -53,7 +53,7 @@ async fn versions(State(state): State<AppState>) -> Json<Value> {
 
 /// Honours Glance's `id` (`in:a,b` or one id) and `name` filters; other
 /// parameters (`limit`, `marker`, `sort`, `visibility`…) are ignored.
-async fn list(query: Result<Query<Vec<(String, String)>>, QueryRejection>) -> ApiResult<Json<Value>> {
+async fn list(query: RawQuery) -> ApiResult<Json<Value>> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let matches = |image: &Image| {
         pairs.iter().all(|(key, value)| match key.as_str() {

@@ -4,8 +4,7 @@
 //! network proxies' limits are left out, from 2.39 `maxImageMeta`, from 2.57
 //! the personality ones; from 2.75 a parameter other than `tenant_id` is refused.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::ProjectId;
@@ -14,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ApiResult;
 use crate::microversion::Microversion;
-use crate::query_params::QueryParams;
+use crate::query_params::{QueryParams, RawQuery};
 use crate::quota_sets::left_out;
 use crate::{AppState, Caller};
 
@@ -72,7 +71,7 @@ async fn show(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     let query = QueryParams::read(query)?;
     if version.at_least(75) {

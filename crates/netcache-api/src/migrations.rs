@@ -4,13 +4,13 @@
 //! cannot be found (Nova's 400).
 
 use axum::extract::Query;
-use axum::extract::rejection::QueryRejection;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::services::last_value;
 use crate::{AppState, Caller};
 
@@ -18,11 +18,7 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/os-migrations", get(index))
 }
 
-async fn index(
-    caller: Caller,
-    version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> ApiResult<Json<Value>> {
+async fn index(caller: Caller, version: Microversion, query: RawQuery) -> ApiResult<Json<Value>> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     caller.authorize("os_compute_api:os-migrations:index")?;
     if version.at_least(59)

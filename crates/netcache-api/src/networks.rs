@@ -74,7 +74,7 @@ async fn gone() -> ApiError {
 
 /// Whose networks the caller sees: their project's (`Some`), or all.
 fn scope(caller: &Caller) -> Option<ProjectId> {
-    (!caller.is_admin()).then(|| ProjectId::from(caller.ctx.project_id.as_str()))
+    (!caller.is_admin()).then(|| caller.project())
 }
 
 fn network_view(network: &Network, admin: bool) -> Value {

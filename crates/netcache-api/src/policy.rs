@@ -557,12 +557,18 @@ impl Caller {
         self.may("context_is_admin")
     }
 
+    /// The caller's project.
+    #[must_use]
+    pub fn project(&self) -> netcache_domain::ProjectId {
+        netcache_domain::ProjectId::from(self.ctx.project_id.as_str())
+    }
+
     /// Whose Neutron resources the proxies show the caller: their
     /// project's, or an admin's every project's.
     #[must_use]
     pub fn neutron_scope(&self) -> netcache_compute::ProjectScope {
         netcache_compute::ProjectScope {
-            project: netcache_domain::ProjectId::from(self.ctx.project_id.as_str()),
+            project: self.project(),
             all_projects: self.is_admin(),
         }
     }

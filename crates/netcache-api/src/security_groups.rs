@@ -6,18 +6,17 @@
 //! `netcache_compute::ProjectScope` for whose a caller sees).
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use netcache_domain::ProjectId;
 use netcache_domain::neutron::SecurityGroup;
 use netcache_domain::security_group_rule::{NotAnInteger, PortValue, RuleRequest};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::security_group_view::{group_view, rule_view, sorted_views, sources};
 use crate::services::last_value;
 use crate::{AppState, Caller, schema, wire};
@@ -61,7 +60,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
@@ -69,7 +68,7 @@ async fn list(
     caller.authorize_project("os_compute_api:os-security-groups:get", &caller.ctx.project_id)?;
     // A non-admin's `all_tenants` is ignored, as Nova ignores it.
     let every_project = last_value(&pairs, "all_tenants").is_some() && caller.is_admin();
-    let project = (!every_project).then(|| ProjectId::from(caller.ctx.project_id.as_str()));
+    let project = (!every_project).then(|| caller.project());
     let found = state.compute.project_security_groups(project.as_ref()).await?;
     let max = state.config.max_limit;
     let limit = limit.filter(|n| *n > 0).map_or(max, |n| n.min(max));
@@ -148,7 +147,7 @@ async fn create(
     caller.authorize_project("os_compute_api:os-security-groups:create", &caller.ctx.project_id)?;
     let group = state
         .compute
-        .create_security_group(&ProjectId::from(caller.ctx.project_id.as_str()), &name, &description)
+        .create_security_group(&caller.project(), &name, &description)
         .await?;
     let found = netcache_compute::SecurityGroupsInFull {
         groups: vec![group],

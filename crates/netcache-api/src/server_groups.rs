@@ -9,7 +9,6 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_compute::{GroupView, NewServerGroup};
-use netcache_domain::ProjectId;
 use netcache_domain::server_group::GroupPolicy;
 use serde_json::{Map, Value, json};
 
@@ -119,7 +118,7 @@ async fn list(
     };
     let (limit, offset) = (number("limit")?, number("offset")?.unwrap_or(0));
     let all = query.iter().any(|(k, _)| k == "all_projects") && caller.ctx.is_admin();
-    let project = ProjectId::from(caller.ctx.project_id.as_str());
+    let project = caller.project();
     let groups = if all {
         caller.authorize("os_compute_api:os-server-groups:index:all_projects")?;
         state.compute.server_groups(None).await?

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -16,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::server_query::ServerQuery;
 use crate::server_view::ViewOptions;
 use crate::wire;
@@ -55,7 +55,7 @@ const DETAIL: ListRules = ListRules {
 async fn page_of_servers(
     state: &AppState,
     caller: &Caller,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
     rules: ListRules,
     version: Microversion,
 ) -> ApiResult<(Vec<Server>, wire::Paging)> {
@@ -146,7 +146,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
     let (servers, paging) = page_of_servers(&state, &caller, query, INDEX, version).await?;
@@ -158,7 +158,7 @@ async fn list_detail(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Response> {
     let base = &state.config.public_url;
     // Never closed, so always a turn: held until the body is serialized.

@@ -8,7 +8,6 @@
 //! neither disable nor delete them to any effect.
 
 use axum::body::Bytes;
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, put};
@@ -19,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::query_params::RawQuery;
 use crate::{AppState, Caller, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -61,7 +61,7 @@ async fn list(
     State(state): State<AppState>,
     caller: Caller,
     version: Microversion,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    query: RawQuery,
 ) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-services:list")?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
