@@ -35,7 +35,7 @@ async fn show(
     let server = caller
         .server(&state, &id, "os_compute_api:os-server-diagnostics")
         .await?;
-    let report = state.compute.diagnostics(server.id).await?;
+    let report = state.compute.diagnostics(&server).await?;
     Ok(Json(if version.at_least(48) {
         standard(&report)
     } else {

@@ -123,8 +123,8 @@ impl Compute {
             project: &project,
             admin: ctx.is_admin(),
         };
-        self.check_metadata_quota(ctx, request.metadata.len()).await?;
-        self.check_injected_files_quota(ctx, &request.injected_files).await?;
+        self.check_item_quotas(ctx, request.metadata.len(), &request.injected_files)
+            .await?;
         let security_groups = self.resolve_boot_groups(&project, &request.security_groups).await?;
         if let Some(key_name) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;

@@ -4,6 +4,7 @@
 use netcache_domain::ServerId;
 use netcache_domain::console;
 use netcache_domain::diagnostics::GuestDiagnostics;
+use netcache_domain::server::Server;
 
 use crate::{Compute, Error, Result};
 
@@ -18,14 +19,13 @@ impl Compute {
         Ok(console::output(&log, length))
     }
 
-    /// The fake hypervisor's report of the server's guest (its attached NICs from
+    /// The fake hypervisor's report of `server`'s guest (its attached NICs from
     /// the VIF records, no Neutron call); Nova's 409 for a server with no host.
-    pub async fn diagnostics(&self, server_id: ServerId) -> Result<GuestDiagnostics> {
-        let server = self.server(server_id).await?;
+    pub async fn diagnostics(&self, server: &Server) -> Result<GuestDiagnostics> {
         if server.host.is_none() {
-            return Err(Error::NotReady(server_id));
+            return Err(Error::NotReady(server.id));
         }
-        let vifs: Vec<_> = self.interfaces(server_id).await?.into_iter().map(|i| i.vif).collect();
-        Ok(GuestDiagnostics::of(&server, &vifs))
+        let vifs = self.attached_vifs(server.id).await?;
+        Ok(GuestDiagnostics::of(server, &vifs))
     }
 }

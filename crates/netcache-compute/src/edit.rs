@@ -273,7 +273,7 @@ impl Compute {
             let server = self.server(server_id).await?;
             let edited = edit.apply(ctx, &server)?;
             if matches!(edit, ServerEdit::SetMetadata { .. }) {
-                self.check_metadata_quota(ctx, edited.metadata.len()).await?;
+                self.check_item_quotas(ctx, edited.metadata.len(), &[]).await?;
             }
             let recorded = edit.recorded_action(&server);
             if edited == server && recorded.is_none() {

@@ -332,13 +332,18 @@ impl Compute {
     pub async fn interfaces(&self, server_id: ServerId) -> Result<Vec<Interface>> {
         self.server(server_id).await?;
         Ok(self
-            .store
-            .vifs(server_id)
+            .attached_vifs(server_id)
             .await?
             .into_iter()
-            .filter(|vif| vif.is_attached() && !vif.is_mid_attach())
             .map(|vif| Interface { vif })
             .collect())
+    }
+
+    /// The VIF records of the server's attached interfaces, in order.
+    pub(crate) async fn attached_vifs(&self, server_id: ServerId) -> Result<Vec<VifRecord>> {
+        let mut vifs = self.store.vifs(server_id).await?;
+        vifs.retain(|vif| vif.is_attached() && !vif.is_mid_attach());
+        Ok(vifs)
     }
 
     /// One attached interface; 404 unless it is in the server's VIF records

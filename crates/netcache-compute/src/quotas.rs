@@ -169,30 +169,23 @@ impl Compute {
         Ok(Change::RequireKeyPairQuota(claim))
     }
 
-    /// Nova's check of a server's metadata item count, against the caller's
-    /// project's limit and the caller's own (Nova's context, not the server's).
-    /// Nova's `_check_injected_file_quota` (403s): the files' count, longest
-    /// path and longest contents against the project's and the user's limits.
-    pub(crate) async fn check_injected_files_quota(&self, ctx: &RequestContext, files: &[InjectedFile]) -> Result<()> {
-        if files.is_empty() {
-            return Ok(());
-        }
+    /// Nova's checks of a request's metadata item count (`MetadataLimitExceeded`)
+    /// and then of its personality files (`_check_injected_file_quota`: their
+    /// count, longest path and longest contents), against the caller's
+    /// project's limits and the caller's own (Nova's context, not the
+    /// server's): 403s, on one read of the limits.
+    pub(crate) async fn check_item_quotas(
+        &self,
+        ctx: &RequestContext,
+        items: usize,
+        files: &[InjectedFile],
+    ) -> Result<()> {
         let limits = self
             .store
             .quota_limits(&ProjectId::from(ctx.project_id.as_str()))
             .await?;
-        Quotas::of(&self.config.quota, &limits)
-            .injected_files(&ctx.user_id, files)
-            .map_err(Error::OverQuota)
-    }
-
-    pub(crate) async fn check_metadata_quota(&self, ctx: &RequestContext, items: usize) -> Result<()> {
-        let limits = self
-            .store
-            .quota_limits(&ProjectId::from(ctx.project_id.as_str()))
-            .await?;
-        Quotas::of(&self.config.quota, &limits)
-            .metadata(&ctx.user_id, items)
-            .map_err(Error::OverQuota)
+        let quotas = Quotas::of(&self.config.quota, &limits);
+        quotas.metadata(&ctx.user_id, items).map_err(Error::OverQuota)?;
+        quotas.injected_files(&ctx.user_id, files).map_err(Error::OverQuota)
     }
 }

@@ -101,10 +101,10 @@ impl Compute {
         if !request.image_known {
             return Err(Error::RebuildImageNotFound);
         }
-        if let Some(metadata) = &request.metadata {
-            self.check_metadata_quota(ctx, metadata.len()).await?;
+        if request.metadata.is_some() || !request.injected_files.is_empty() {
+            let items = request.metadata.as_ref().map_or(0, BTreeMap::len);
+            self.check_item_quotas(ctx, items, &request.injected_files).await?;
         }
-        self.check_injected_files_quota(ctx, &request.injected_files).await?;
         if let Some(Some(key_name)) = &request.key_name {
             self.check_key_name(ctx, key_name).await?;
         }
