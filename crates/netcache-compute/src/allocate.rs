@@ -406,7 +406,7 @@ impl Compute {
             }
             // Resolved by lookup: bound to this server, it applied; otherwise the
             // operation retries the bind (a late commit of this one then fails its
-            // revision guard).
+            // revision guard, moved on by the retry or by the port's release).
             Err(e) => match self.neutron.show_port(port_id).await {
                 Ok(port) if port.carries_device_id(&server.id.to_string()) => port,
                 _ => return Err(e.into()),
@@ -549,17 +549,31 @@ impl Compute {
         Ok(true)
     }
 
-    /// Unbinds a user's port, unless someone else has taken it since.
+    /// Unbinds a user's port, unless someone else has taken it since. A port
+    /// not bound yet whose attach never finished may still get that attach's
+    /// bind: the request can be in flight (held, or sent by a process that
+    /// died), guarded by the revision the port has now. Claiming the port and
+    /// then unbinding it moves the revision past that guard, so a late bind is
+    /// refused (412) instead of binding the port to a server that is gone.
     async fn unbind_if_ours(&self, vif: &VifRecord) -> netcache_neutron::Result<()> {
         let port = self.neutron.show_port(&vif.port_id).await?;
-        if port.device_id != vif.server_id.to_string() {
+        let ours = vif.server_id.to_string();
+        let revision = if port.device_id == ours {
+            port.revision_number
+        } else if port.device_id.is_empty() && vif.is_mid_attach() {
+            let guard = self.revision_guard(port.revision_number).await?;
+            self.neutron
+                .update_port(&vif.port_id, &PortUpdate::claim(&ours), guard)
+                .await?
+                .revision_number
+        } else {
             return Ok(());
-        }
+        };
         self.neutron
             .update_port(
                 &vif.port_id,
                 &PortUpdate::unbind(),
-                self.revision_guard(port.revision_number).await?,
+                self.revision_guard(revision).await?,
             )
             .await
             .map(|_| ())

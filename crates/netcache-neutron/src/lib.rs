@@ -121,6 +121,16 @@ impl PortUpdate {
         }
     }
 
+    /// Sets only `device_id`: a guarded write that moves the port's revision on
+    /// without binding it to a host.
+    #[must_use]
+    pub fn claim(device_id: &str) -> Self {
+        Self {
+            device_id: Some(device_id.to_owned()),
+            ..Self::default()
+        }
+    }
+
     /// Clears `device_id`, `device_owner` and `binding:host_id` (Nova's unbind).
     #[must_use]
     pub fn unbind() -> Self {
