@@ -213,6 +213,8 @@ pub enum CrashPoint {
     AfterUserPortBound,
     /// A GC pass holds the deployment's GC lease; it did nothing yet.
     GcPassStarted,
+    /// A heal pass took a shard's lease; it healed none of the shard's servers.
+    HealShardTaken,
 }
 
 #[cfg(feature = "testing")]
@@ -231,10 +233,11 @@ impl std::str::FromStr for CrashPoint {
             "after-security-group-applied" => Ok(Self::AfterSecurityGroupApplied),
             "after-user-port-bound" => Ok(Self::AfterUserPortBound),
             "gc-pass-started" => Ok(Self::GcPassStarted),
+            "heal-shard-taken" => Ok(Self::HealShardTaken),
             other => Err(format!(
                 "unknown crash point {other:?}: use operation-started, after-intent-recorded, after-create-sent, \
                  after-release-recorded, after-release-sent, before-spawn, after-power-changed, \
-                 after-rebuild-spawned, after-security-group-applied, after-user-port-bound or gc-pass-started"
+                 after-rebuild-spawned, after-security-group-applied, after-user-port-bound, gc-pass-started or heal-shard-taken"
             )),
         }
     }

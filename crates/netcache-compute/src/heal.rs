@@ -18,6 +18,7 @@ use netcache_domain::cache::{
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::ghost::{self, Ghost, GhostSighting};
+use netcache_domain::heal_shard::HealShard;
 use netcache_domain::network_info::{NetworkInfo, TextDigest};
 use netcache_domain::neutron::{FloatingIp, Port};
 use netcache_domain::server::WatchedServer;
@@ -29,12 +30,15 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use crate::catalog::Topology;
+use crate::heal_sweep::{Sweep, WatchedPages};
 use crate::{Compute, Result, new_request_id};
 
 /// What one heal pass found and did.
 #[derive(Clone, Debug, Default)]
 pub struct HealReport {
     pub servers: usize,
+    /// The shards this pass swept (every one, for a whole pass).
+    pub shards: Vec<HealShard>,
     pub batches: usize,
     pub cache_writes: usize,
     /// Servers whose inputs and cache were as a pass before (of any process)
@@ -96,28 +100,6 @@ impl Observation {
             .flatten()
             .filter_map(|id| self.ports.get(id).map(Arc::as_ref))
             .collect()
-    }
-}
-
-/// Servers in a page: heal reads the watched servers a page at a time (and
-/// holds two, the one it heals and the next), so its memory does not grow with
-/// the number of servers.
-const WATCHED_PAGE: i64 = 1000;
-
-/// Where a pass is in the watched servers.
-pub(crate) struct WatchedPages {
-    deleted: DeletedWatch,
-    after: Option<WatchedServer>,
-    done: bool,
-}
-
-impl WatchedPages {
-    fn new(deleted: DeletedWatch) -> Self {
-        Self {
-            deleted,
-            after: None,
-            done: false,
-        }
     }
 }
 
@@ -183,8 +165,20 @@ struct Pass {
 }
 
 impl Compute {
-    /// One heal pass over every server (and recently deleted ones, for ghosts).
+    /// One heal pass over every server (and recently deleted ones, for ghosts):
+    /// `netcache heal`, the bench and the tests, whatever the shards' leases.
     pub async fn heal(&self) -> Result<HealReport> {
+        self.heal_pass(Sweep::whole()).await
+    }
+
+    /// The heal loop's pass: the shards no process swept within the interval,
+    /// each taken with its lease as the pass reaches it (see `heal_sweep`), so
+    /// the deployment's processes share a sweep instead of each repeating it.
+    pub async fn heal_due_shards(&self) -> Result<HealReport> {
+        self.heal_pass(Sweep::leased(self.owner().label())).await
+    }
+
+    async fn heal_pass(&self, sweep: Sweep) -> Result<HealReport> {
         let started = Instant::now();
         let now = self.clock.now();
         // A server with an operation in flight is that operation's to write; one
@@ -192,10 +186,13 @@ impl Compute {
         // from `busy`). A deleted server whose creates all settled can gain no
         // port with its id and our marker; one some other project gives its id
         // is foreign, and only worth finding when GC may unbind foreign ghosts.
-        let mut pages = WatchedPages::new(DeletedWatch {
-            since: self.watch_start(now),
-            every: self.config.gc.policy.foreign == ForeignPolicy::Unbind,
-        });
+        let mut pages = WatchedPages::new(
+            DeletedWatch {
+                since: self.watch_start(now),
+                every: self.config.gc.policy.foreign == ForeignPolicy::Unbind,
+            },
+            sweep,
+        );
         // The pass's reads, each a statement of its own, sent at once. The
         // generations are read before Neutron is: a cache written after the
         // floating IPs were listed fails the compare-and-swap of this pass.
@@ -234,15 +231,16 @@ impl Compute {
             sightings,
             seen_ghosts,
             failed,
-            report,
+            mut report,
             ..
         } = pass;
+        report.shards = pages.swept();
         // Sightings of ports that are no longer ghosts (deleted, attached, moved);
         // those of a server this pass left to its operation, or failed to heal,
-        // were not looked at.
+        // or of a shard it did not sweep, were not looked at.
         let stale: Vec<Change> = sightings
             .into_values()
-            .filter(|s| !seen_ghosts.contains(&s.port_id))
+            .filter(|s| !seen_ghosts.contains(&s.port_id) && pages.swept_device(&s.device_id))
             .filter(|s| {
                 !s.device_id
                     .parse()
@@ -257,9 +255,11 @@ impl Compute {
         self.heal_passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         metrics::counter!("netcache_heal_passes_total").increment(1);
         metrics::counter!("netcache_heal_servers_total").increment(report.servers as u64);
+        metrics::counter!("netcache_heal_shards_swept_total").increment(report.shards.len() as u64);
         metrics::histogram!("netcache_heal_pass_duration_seconds").record(elapsed.as_secs_f64());
         info!(
             servers = report.servers,
+            shards = report.shards.len(),
             batches = report.batches,
             known_right = report.known_right,
             cache_writes = report.cache_writes,
@@ -267,8 +267,9 @@ impl Compute {
             ghosts = report.ghosts.len(),
             batch_failures = report.batch_failures,
             elapsed_ms = elapsed.as_millis() as u64,
-            "Healed {} servers in {} batches ({} caches known right, not rebuilt): {} cache writes, {} lost ports, {} ghosts, {} batches failed",
+            "Healed {} servers of {} shards in {} batches ({} caches known right, not rebuilt): {} cache writes, {} lost ports, {} ghosts, {} batches failed",
             report.servers,
+            report.shards.len(),
             report.batches,
             report.known_right,
             report.cache_writes,
@@ -473,38 +474,9 @@ impl Compute {
     }
 
     /// Deletions after this are still watched for ghosts.
-    fn watch_start(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+    pub(crate) fn watch_start(&self, now: DateTime<Utc>) -> DateTime<Utc> {
         now.checked_sub_signed(self.ghost_watch())
             .unwrap_or(DateTime::UNIX_EPOCH)
-    }
-
-    /// The next page of the live servers, and deleted ones still inside the
-    /// ghost-watch window, oldest first; `None` after the last.
-    pub(crate) async fn next_watched_page(&self, pages: &mut WatchedPages) -> Result<Option<Vec<WatchedServer>>> {
-        if pages.done {
-            return Ok(None);
-        }
-        let page = self
-            .store
-            .watched_servers(pages.deleted, pages.after.as_ref(), WATCHED_PAGE)
-            .await?;
-        pages.done = (page.len() as i64) < WATCHED_PAGE;
-        pages.after = page.last().cloned();
-        Ok((!page.is_empty()).then_some(page))
-    }
-
-    /// Every watched server, every deleted one in the ghost watch included (the
-    /// audit's report names them all, and their foreign ghosts).
-    pub(crate) async fn watched_servers(&self, now: DateTime<Utc>) -> Result<Vec<WatchedServer>> {
-        let mut pages = WatchedPages::new(DeletedWatch {
-            since: self.watch_start(now),
-            every: true,
-        });
-        let mut servers = Vec::new();
-        while let Some(page) = self.next_watched_page(&mut pages).await? {
-            servers.extend(page);
-        }
-        Ok(servers)
     }
 
     /// The stored caches of these servers, as text: most are only compared

@@ -36,6 +36,7 @@ mod flavors;
 mod floating_ip_proxy;
 mod gc;
 mod heal;
+mod heal_sweep;
 mod hooks;
 mod interfaces;
 mod keypairs;

@@ -28,7 +28,7 @@ impl Compute {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 loop {
                     tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
-                    if let Err(e) = compute.heal().await {
+                    if let Err(e) = compute.heal_due_shards().await {
                         pass_failed("heal");
                         error!(error = %e, "Heal pass failed: {e}");
                     }

@@ -25,6 +25,7 @@ pub mod flavor;
 pub mod floating_ip;
 pub mod gc;
 pub mod ghost;
+pub mod heal_shard;
 pub mod ids;
 pub mod intent;
 pub mod keypair;

@@ -631,22 +631,20 @@ where
     async fn watched_servers(
         &self,
         deleted: DeletedWatch,
-        after: Option<&WatchedServer>,
+        ids: (ServerId, ServerId),
+        after: Option<ServerId>,
         limit: i64,
     ) -> Result<Vec<WatchedServer>> {
-        let since = <B::Db as Dialect>::ts(deleted.since);
-        let query = match after {
-            None => sqlx::query(sql::SELECT_WATCHED_SERVERS)
-                .bind(since)
-                .bind(deleted.every)
-                .bind(limit),
-            Some(last) => sqlx::query(sql::SELECT_WATCHED_SERVERS_AFTER)
-                .bind(since)
-                .bind(deleted.every)
-                .bind(<B::Db as Dialect>::ts(last.created_at))
-                .bind(<B::Db as Dialect>::uuid(last.id.0))
-                .bind(limit),
+        let (statement, from) = match after {
+            None => (sql::SELECT_WATCHED_SERVERS, ids.0),
+            Some(last) => (sql::SELECT_WATCHED_SERVERS_AFTER, last),
         };
+        let query = sqlx::query(statement)
+            .bind(<B::Db as Dialect>::ts(deleted.since))
+            .bind(deleted.every)
+            .bind(<B::Db as Dialect>::uuid(from.0))
+            .bind(<B::Db as Dialect>::uuid(ids.1.0))
+            .bind(limit);
         let rows = query.fetch_all(self.pool()).await?;
         rows.iter().map(Sql::<B::Db>::watched_server).collect()
     }

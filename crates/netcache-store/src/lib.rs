@@ -238,12 +238,14 @@ pub trait Store: AggregateStore + Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<Server>>;
     /// Up to `limit` of the servers heal and audit watch — the live ones, and
-    /// the deleted ones `deleted` names — oldest first, after `after` (a keyset
+    /// the deleted ones `deleted` names — whose ids are in `ids` (both ends
+    /// included: a heal shard's range), in id order, after `after` (a keyset
     /// page, so a pass holds one page of servers at a time).
     async fn watched_servers(
         &self,
         deleted: DeletedWatch,
-        after: Option<&WatchedServer>,
+        ids: (ServerId, ServerId),
+        after: Option<ServerId>,
         limit: i64,
     ) -> Result<Vec<WatchedServer>>;
 

@@ -16,7 +16,7 @@ use crate::{PgStore, Result, SqliteStore, sql};
 
 /// Each page after a marker, its binds, and how its index is sought, as
 /// `explain` asks for its plan.
-fn pages<'q, DB: Dialect>(explain: &str) -> Vec<(&'static str, Q<'q, DB>, &'static str)>
+fn pages<'q, DB: Dialect>(explain: &str) -> Vec<(&'static str, Q<'q, DB>, &'static str, PageKey)>
 where
     bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -34,6 +34,7 @@ where
                 .bind(id())
                 .bind(1000_i64),
             "<",
+            PageKey::CreatedAtAndId,
         ),
         (
             "newest of a project",
@@ -44,35 +45,48 @@ where
                 .bind(id())
                 .bind(1000_i64),
             "<",
+            PageKey::CreatedAtAndId,
         ),
         (
             "watched",
             explain(sql::SELECT_WATCHED_SERVERS_AFTER)
                 .bind(time())
                 .bind(false)
-                .bind(time())
+                .bind(id())
                 .bind(id())
                 .bind(1000_i64),
             ">",
+            PageKey::Id,
         ),
     ]
 }
 
+/// What a page's marker is sought by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageKey {
+    /// `(created_at, id)`, a row value (the server lists).
+    CreatedAtAndId,
+    /// The primary key (heal's pages, a shard's range at a time).
+    Id,
+}
+
 /// How one page after a marker is planned: the page, the comparison its marker
-/// is sought by (`<` newest first, `>` oldest first), and the plan's text.
+/// is sought by (`<` newest first, `>` oldest or lowest first), the key it is
+/// sought on, and the plan's text.
 #[derive(Clone, Debug)]
 pub struct PagePlan {
     pub page: &'static str,
     pub op: &'static str,
+    pub key: PageKey,
     pub plan: String,
 }
 
 /// SQLite's plan (`EXPLAIN QUERY PLAN`'s detail column) of each page after a marker.
 pub async fn sqlite_page_plans(store: &SqliteStore) -> Result<Vec<PagePlan>> {
     let mut plans = Vec::new();
-    for (page, query, op) in pages::<sqlx::Sqlite>("EXPLAIN QUERY PLAN") {
+    for (page, query, op, key) in pages::<sqlx::Sqlite>("EXPLAIN QUERY PLAN") {
         let plan = explain(store.pool(), query, "detail").await?;
-        plans.push(PagePlan { page, op, plan });
+        plans.push(PagePlan { page, op, key, plan });
     }
     Ok(plans)
 }
@@ -85,9 +99,9 @@ pub async fn postgres_page_plans(store: &PgStore) -> Result<Vec<PagePlan>> {
     conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
         .await?;
     let mut plans = Vec::new();
-    for (page, query, op) in pages::<sqlx::Postgres>("EXPLAIN") {
+    for (page, query, op, key) in pages::<sqlx::Postgres>("EXPLAIN") {
         let plan = lines(query.fetch_all(&mut *conn).await?, "QUERY PLAN");
-        plans.push(PagePlan { page, op, plan });
+        plans.push(PagePlan { page, op, key, plan });
     }
     // The connection goes back to the pool with its settings: close it instead.
     conn.detach().close().await?;

@@ -320,13 +320,12 @@ macro_rules! watched {
     };
 }
 
-/// Oldest first, for a page: `$1` and `$2` choose the deleted servers
-/// (`watched!`), then the last server of the previous page (time and id, if
-/// any), then how many. Keyset paging on `servers_by_age`, from a row value as
-/// for [`SELECT_SERVERS_NEWEST_AFTER`].
-pub(crate) const SELECT_WATCHED_SERVERS: &str = watched!("ORDER BY created_at, id LIMIT $3");
-pub(crate) const SELECT_WATCHED_SERVERS_AFTER: &str =
-    watched!("AND (created_at, id) > ($3, $4) ORDER BY created_at, id LIMIT $5");
+/// In id order, for a page: `$1` and `$2` choose the deleted servers
+/// (`watched!`), `$3` is the first id of the range (or, after a page, the last
+/// id of that page) and `$4` its last, then how many. Keyset paging on the
+/// primary key, so a heal shard's page reads that shard's rows only.
+pub(crate) const SELECT_WATCHED_SERVERS: &str = watched!("AND id >= $3 AND id <= $4 ORDER BY id LIMIT $5");
+pub(crate) const SELECT_WATCHED_SERVERS_AFTER: &str = watched!("AND id > $3 AND id <= $4 ORDER BY id LIMIT $5");
 
 macro_rules! select_vifs {
     ($tail:literal) => {

@@ -6,6 +6,7 @@ mod edits;
 mod event_races;
 mod gc;
 mod heal;
+mod heal_shards;
 mod late_binds;
 mod passes;
 mod plug_events;

@@ -1,6 +1,6 @@
 //! The crate's tests that need something outside the process: a PostgreSQL
-//! server (`NETCACHE_TEST_PG_URL`: two processes on one database, chaos with
-//! several processes) or a real Keystone (`NETCACHE_TEST_KEYSTONE_URL`). A
+//! server (`NETCACHE_TEST_PG_URL`: two processes on one database, heal shared
+//! by three, chaos with several processes) or a real Keystone (`NETCACHE_TEST_KEYSTONE_URL`). A
 //! `harness = false` target (`netcache-testenv`): each test is an
 //! `async fn(value_of_the_variable)` listed below; without its variable it is
 //! reported ignored, with `NETCACHE_TEST_REQUIRE_ENV=1` failed. A `#[test]` here
@@ -10,6 +10,7 @@
 mod common;
 
 mod chaos;
+mod heal_shards;
 mod keystone_real;
 mod two_processes;
 
@@ -31,6 +32,10 @@ fn main() -> ExitCode {
         needs_env!(
             PG_URL,
             two_processes::a_lost_node_lock_stops_new_work_until_it_is_held_again
+        ),
+        needs_env!(
+            PG_URL,
+            heal_shards::three_processes_share_a_heal_sweep_and_a_dead_ones_shard
         ),
         needs_env!(
             PG_URL,

@@ -280,30 +280,66 @@ pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
         since: at(50),
         every: true,
     };
-    let all = db.store.watched_servers(every, None, 10).await.unwrap();
+    let whole = (ServerId(uuid::Uuid::nil()), ServerId(uuid::Uuid::max()));
+    let all = db.store.watched_servers(every, whole, None, 10).await.unwrap();
     let mut want = vec![live.id, recent.id];
     want.extend(settled.iter().chain(&unsettled).map(|(s, _)| s.id));
-    assert_eq!(ids(&all), want, "deleted after the given time only, oldest first");
+    want.sort();
+    assert_eq!(ids(&all), want, "deleted after the given time only, in id order");
+    let row = |id: ServerId| all.iter().find(|s| s.id == id).unwrap().clone();
     assert_eq!(
-        all[..2],
+        [row(live.id), row(recent.id)],
         [WatchedServer::from(&live), WatchedServer::from(&recent)],
         "the columns heal reads, a deleted server's state among them"
     );
     let unsettled_only = DeletedWatch { every: false, ..every };
+    let mut want_unsettled = vec![live.id, unsettled[0].0.id, unsettled[1].0.id];
+    want_unsettled.sort();
     assert_eq!(
-        ids(&db.store.watched_servers(unsettled_only, None, 10).await.unwrap()),
-        [live.id, unsettled[0].0.id, unsettled[1].0.id],
+        ids(&db.store.watched_servers(unsettled_only, whole, None, 10).await.unwrap()),
+        want_unsettled,
         "without `every`, a deleted server only while a create of it is pending or abandoned"
     );
     // A keyset page at a time.
-    let first = db.store.watched_servers(every, None, 1).await.unwrap();
-    assert_eq!(ids(&first), [live.id]);
-    let next = db.store.watched_servers(every, first.last(), 1).await.unwrap();
-    assert_eq!(ids(&next), [recent.id]);
-    let rest = db.store.watched_servers(every, next.last(), 10).await.unwrap();
+    let first = db.store.watched_servers(every, whole, None, 1).await.unwrap();
+    assert_eq!(ids(&first), want[..1]);
+    let next = db
+        .store
+        .watched_servers(every, whole, Some(first[0].id), 1)
+        .await
+        .unwrap();
+    assert_eq!(ids(&next), want[1..2]);
+    let rest = db
+        .store
+        .watched_servers(every, whole, Some(next[0].id), 10)
+        .await
+        .unwrap();
     assert_eq!(ids(&rest), want[2..]);
-    let after_last = db.store.watched_servers(every, rest.last(), 1).await.unwrap();
+    let after_last = db
+        .store
+        .watched_servers(every, whole, rest.last().map(|s| s.id), 1)
+        .await
+        .unwrap();
     assert!(after_last.is_empty(), "{after_last:?}");
-    let next = db.store.watched_servers(unsettled_only, first.last(), 1).await.unwrap();
-    assert_eq!(ids(&next), [unsettled[0].0.id], "the same pages without `every`");
+    let unsettled_after = |after: ServerId| want_unsettled.iter().copied().find(|id| *id > after);
+    let next = db
+        .store
+        .watched_servers(unsettled_only, whole, Some(first[0].id), 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&next),
+        unsettled_after(first[0].id).into_iter().collect::<Vec<_>>(),
+        "the same pages without `every`"
+    );
+    // A range of ids (a heal shard's), both ends included, paged the same way.
+    let (low, high) = (want[1], want[want.len() - 2]);
+    let inner = db.store.watched_servers(every, (low, high), None, 10).await.unwrap();
+    assert_eq!(ids(&inner), want[1..want.len() - 1]);
+    let inner_rest = db
+        .store
+        .watched_servers(every, (low, high), Some(low), 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(&inner_rest), want[2..want.len() - 1]);
 }
