@@ -94,6 +94,9 @@ impl Database {
 struct Rig {
     sim: Neutron,
     app: App,
+    /// Processes (nodes with hosts of their own) on the same database and Neutron.
+    others: Vec<App>,
+    settings: Settings,
     http: reqwest::Client,
     private: String,
 }
@@ -138,12 +141,29 @@ impl Rig {
         Ok(Self {
             sim,
             app,
+            others: Vec::new(),
+            settings,
             http,
             private,
         })
     }
 
+    /// Starts another process on the rig's database and Neutron, with a host of its own.
+    async fn add_process(&mut self) -> anyhow::Result<()> {
+        let mut settings = self.settings.clone();
+        settings.compute.hosts = vec![format!("bench-host-{}", self.others.len() + 2)];
+        self.others.push(App::start(&settings).await?);
+        Ok(())
+    }
+
+    fn processes(&self) -> impl Iterator<Item = &App> {
+        std::iter::once(&self.app).chain(&self.others)
+    }
+
     async fn stop(self) {
+        for other in self.others {
+            other.shutdown().await;
+        }
         self.app.shutdown().await;
         self.sim.stop().await;
     }
@@ -456,6 +476,46 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Boots to ACTIVE at concurrency 8 through 1, 2 and 3 processes sharing the
+/// PostgreSQL database (each request to the next process in turn), each
+/// process's figure beside one process's.
+async fn boots_by_processes(database: &Database, options: &BenchOptions) -> anyhow::Result<()> {
+    let mut rig = Rig::start(database, options).await?;
+    let mut one_process = None;
+    for processes in 1..=3 {
+        while rig.processes().count() < processes {
+            rig.add_process().await?;
+        }
+        let urls: Vec<String> = rig
+            .processes()
+            .map(|app| format!("{}/v2.1/servers", app.api_url()))
+            .collect();
+        let http = rig.http.clone();
+        let body = json!({"server": {"name": "p", "flavorRef": "1", "imageRef": IMAGE,
+            "networks": [{"uuid": rig.private}]}});
+        let turn = Arc::new(AtomicUsize::new(0));
+        let started = Instant::now();
+        let (accepted, _) = concurrently(options.boots, 8, move || {
+            let url = urls[turn.fetch_add(1, Ordering::Relaxed) % urls.len()].clone();
+            let (http, body) = (http.clone(), body.clone());
+            async move { post(&http, &url, &body).await }
+        })
+        .await?;
+        for app in rig.processes() {
+            app.compute.settle().await;
+        }
+        let rate = options.boots as f64 / started.elapsed().as_secs_f64();
+        let one = *one_process.get_or_insert(rate);
+        let (p50, p99) = percentiles(accepted);
+        println!(
+            "  {processes} process(es), concurrency 8: {rate:.0} boots/s to ACTIVE (POST p50 {p50:.1} ms, p99 {p99:.1} ms); {:.2}× one process's",
+            ratio(rate, one)
+        );
+    }
+    rig.stop().await;
+    Ok(())
+}
+
 async fn post(http: &reqwest::Client, url: &str, body: &Value) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let response = http.post(url).json(body).send().await?;
@@ -499,6 +559,16 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         boots(&rig, options.boots).await?;
         rig.stop().await;
         database.drop().await?;
+        if postgres.is_some() {
+            run += 1;
+            let database = Database::fresh(postgres, run).await?;
+            println!(
+                "PostgreSQL boots through several processes, {} per count:",
+                options.boots
+            );
+            boots_by_processes(&database, &options).await?;
+            database.drop().await?;
+        }
     }
     Ok(())
 }
