@@ -16,9 +16,10 @@ use chrono::Utc;
 use netcache_compute::Compute;
 use netcache_compute::virt::FakeVirt;
 use netcache_domain::change::Change;
+use netcache_domain::marker::OwnershipMarker;
 use netcache_domain::server::{NetworkRequests, Server, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
-use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId};
+use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -457,23 +458,49 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
         let transactions = per_boot(store.transactions_made() - transactions_before);
         let statements = per_boot(store.queries_sent() - statements_before);
 
-        let http = rig.http.clone();
-        let url = format!("{}/v2.0/ports", rig.sim.url());
-        let body = json!({"port": {"network_id": rig.private, "project_id": PROJECT}});
-        let (created, wall) = concurrently(total, concurrency, move || {
-            let (http, url, body) = (http.clone(), url.clone(), body.clone());
-            async move { post(&http, &url, &body).await }
-        })
-        .await?;
-        let create_rate = total as f64 / wall.as_secs_f64();
+        let (bare_rate, created) = raw_creates(rig, total, concurrency, false).await?;
+        let (bound_rate, _) = raw_creates(rig, total, concurrency, true).await?;
         let ((b50, b99), (c50, c99)) = (percentiles(accepted), percentiles(created));
         println!(
             "  concurrency {concurrency:>2}: {boot_rate:.0} boots/s to ACTIVE (POST p50 {b50:.1} ms, p99 {b99:.1} ms, {commits:.1} commits in {transactions:.2} transactions, {statements:.0} statements per boot); \
-             Neutron {create_rate:.0} creates/s (p50 {c50:.1} ms, p99 {c99:.1} ms); ratio {:.3}",
-            ratio(boot_rate, create_rate)
+             Neutron {bare_rate:.0} bare creates/s (p50 {c50:.1} ms, p99 {c99:.1} ms), {bound_rate:.0}/s as a boot's (bound, tagged); ratios {:.3} and {:.3}",
+            ratio(boot_rate, bare_rate),
+            ratio(boot_rate, bound_rate)
         );
     }
     Ok(())
+}
+
+/// `total` port creates sent straight to Neutron at `concurrency`: bare (a
+/// network and a project), or as a boot sends them (a device id, owner and
+/// binding host, which a real Neutron binds, and the ownership marker's tags);
+/// their rate, and each one's latency.
+async fn raw_creates(
+    rig: &Rig,
+    total: usize,
+    concurrency: usize,
+    as_a_boot: bool,
+) -> anyhow::Result<(f64, Vec<Duration>)> {
+    let http = rig.http.clone();
+    let url = format!("{}/v2.0/ports", rig.sim.url());
+    let private = rig.private.clone();
+    let (created, wall) = concurrently(total, concurrency, move || {
+        let mut port = json!({"network_id": private, "project_id": PROJECT});
+        if as_a_boot {
+            let marker = OwnershipMarker {
+                deployment: DeploymentId::from("bench"),
+                intent: IntentId::new_v4(),
+            };
+            port["device_id"] = json!(ServerId::new_v4().to_string());
+            port["device_owner"] = json!("compute:nova");
+            port["binding:host_id"] = json!("host1");
+            port["tags"] = json!(marker.tags());
+        }
+        let (http, url, body) = (http.clone(), url.clone(), json!({ "port": port }));
+        async move { post(&http, &url, &body).await }
+    })
+    .await?;
+    Ok((total as f64 / wall.as_secs_f64(), created))
 }
 
 /// Boots to ACTIVE at concurrency 8 through 1, 2 and 3 processes sharing the
