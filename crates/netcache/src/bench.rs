@@ -169,47 +169,52 @@ impl Rig {
         self.sim.stop().await;
     }
 
-    /// `n` servers with one port each, recorded as a boot leaves them, and the
-    /// heal passes that fill their caches.
+    /// `n` servers with one port each, recorded as a boot leaves them (the
+    /// ports made a thousand to a bulk create, the rows committed a thousand
+    /// servers at a time), and the heal passes that fill their caches.
     async fn fill(&self, n: usize) -> anyhow::Result<Vec<ServerId>> {
+        const CHUNK: usize = 1000;
         let now = Utc::now();
         let mut ids = Vec::with_capacity(n);
-        let mut changes = Vec::new();
-        for i in 0..n {
-            let id = ServerId::new_v4();
-            let (status, port) = self
+        for first in (0..n).step_by(CHUNK) {
+            let chunk: Vec<ServerId> = (first..n.min(first + CHUNK)).map(|_| ServerId::new_v4()).collect();
+            let ports: Vec<Value> = chunk
+                .iter()
+                .map(|id| {
+                    json!({"network_id": self.private, "project_id": PROJECT, "device_id": id.to_string(),
+                        "device_owner": "compute:nova", "binding:host_id": "host1"})
+                })
+                .collect();
+            let (status, created) = self
                 .sim
-                .request(
-                    Method::POST,
-                    "/v2.0/ports",
-                    Some(
-                        &json!({"port": {"network_id": self.private, "project_id": PROJECT, "device_id": id.to_string(),
-                        "device_owner": "compute:nova", "binding:host_id": "host1"}}),
-                    ),
-                )
+                .request(Method::POST, "/v2.0/ports", Some(&json!({ "ports": ports })))
                 .await?;
             if status != 201 {
-                bail!("Neutron refused a port: {status} {port}");
+                bail!("Neutron refused a bulk create: {status} {created}");
             }
-            changes.push(Change::InsertServer(server(id, i, now)));
-            changes.push(Change::InsertVif(VifRecord {
-                port_id: PortId::from(port["port"]["id"].as_str().unwrap_or_default()),
-                server_id: id,
-                position: 0,
-                origin: VifOrigin::Created,
-                state: VifState::Attached,
-                intent_id: None,
-                network_id: NetworkId::from(self.private.as_str()),
-                requested_fixed_ip: None,
-                tag: None,
-                details: None,
-            }));
-            ids.push(id);
-            if changes.len() >= 1000 {
-                self.app.compute.store().commit(std::mem::take(&mut changes)).await?;
+            let created = created["ports"].as_array().cloned().unwrap_or_default();
+            if created.len() != chunk.len() {
+                bail!("a bulk create of {} ports made {}", chunk.len(), created.len());
             }
+            let mut changes = Vec::with_capacity(2 * chunk.len());
+            for (i, (id, port)) in chunk.iter().zip(&created).enumerate() {
+                changes.push(Change::InsertServer(server(*id, first + i, now)));
+                changes.push(Change::InsertVif(VifRecord {
+                    port_id: PortId::from(port["id"].as_str().unwrap_or_default()),
+                    server_id: *id,
+                    position: 0,
+                    origin: VifOrigin::Created,
+                    state: VifState::Attached,
+                    intent_id: None,
+                    network_id: NetworkId::from(self.private.as_str()),
+                    requested_fixed_ip: None,
+                    tag: None,
+                    details: None,
+                }));
+            }
+            self.app.compute.store().commit(changes).await?;
+            ids.extend(chunk);
         }
-        self.app.compute.store().commit(changes).await?;
         // The first pass writes each cache with its VIF's details; the second
         // records each cache found right, as the loop would after the boots.
         self.app.compute.heal().await?;
