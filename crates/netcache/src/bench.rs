@@ -44,6 +44,8 @@ pub struct BenchOptions {
     pub boots: usize,
     /// A PostgreSQL admin URL: also measure on a scratch database there.
     pub postgres: Option<String>,
+    /// Skip SQLite: measure on PostgreSQL only.
+    pub postgres_only: bool,
     /// Run the embedded Neutron in a process of its own.
     pub neutron_process: bool,
     /// Measure against this running Neutron (noauth) instead of the embedded one.
@@ -566,7 +568,10 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
         Utc::now().format("%Y-%m-%d %H:%M UTC")
     );
-    let mut backends = vec![None];
+    let mut backends = Vec::new();
+    if !options.postgres_only {
+        backends.push(None);
+    }
     if let Some(admin) = &options.postgres {
         backends.push(Some(admin.as_str()));
     }

@@ -89,6 +89,9 @@ enum Command {
         /// A PostgreSQL admin URL: measure there too, on a scratch database.
         #[arg(long)]
         postgres: Option<String>,
+        /// With --postgres, measure on PostgreSQL only (the scale runs).
+        #[arg(long, requires = "postgres")]
+        postgres_only: bool,
         /// Run the embedded Neutron in a process of its own, so RSS is netcache's.
         #[arg(long)]
         neutron_process: bool,
@@ -340,6 +343,7 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
             servers,
             boots,
             postgres,
+            postgres_only,
             neutron_process,
             neutron_url,
         } => done(
@@ -347,6 +351,7 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
                 servers,
                 boots,
                 postgres,
+                postgres_only,
                 neutron_process,
                 neutron_url,
             })
