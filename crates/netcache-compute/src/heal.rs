@@ -240,11 +240,10 @@ impl Compute {
         // or of a shard it did not sweep, were not looked at.
         let stale: Vec<Change> = sightings
             .into_values()
-            .filter(|s| !seen_ghosts.contains(&s.port_id) && pages.swept_device(&s.device_id))
+            .filter(|s| !seen_ghosts.contains(&s.port_id))
             .filter(|s| {
-                !s.device_id
-                    .parse()
-                    .is_ok_and(|id: ServerId| busy.contains(&id) || failed.contains(&id))
+                let server = s.device_id.parse::<ServerId>().ok();
+                pages.covers(server) && !server.is_some_and(|id| busy.contains(&id) || failed.contains(&id))
             })
             .map(|s| Change::DeleteGhostSighting { port_id: s.port_id })
             .collect();

@@ -84,12 +84,12 @@ impl WatchedPages {
         }
     }
 
-    /// Whether the pass swept the server a port's `device_id` names (a device
-    /// id that names no server is in no shard: only a whole pass covers it).
-    pub(crate) fn swept_device(&self, device_id: &str) -> bool {
+    /// Whether the pass swept `server` (`None`: a device id that names no
+    /// server, in no shard, which only a whole pass covers).
+    pub(crate) fn covers(&self, server: Option<ServerId>) -> bool {
         match &self.sweep {
             Sweep::Whole { .. } => true,
-            Sweep::Leased { taken, .. } => HealShard::of_device(device_id).is_some_and(|s| taken.contains(&s)),
+            Sweep::Leased { taken, .. } => server.is_some_and(|id| taken.contains(&HealShard::of(id))),
         }
     }
 }

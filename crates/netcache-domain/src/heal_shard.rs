@@ -36,12 +36,6 @@ impl HealShard {
         Self((server.0.as_u128() >> 124) as u8)
     }
 
-    /// The shard of a port's `device_id`, if it is a server's id.
-    #[must_use]
-    pub fn of_device(device_id: &str) -> Option<Self> {
-        device_id.parse::<Uuid>().ok().map(|id| Self::of(ServerId(id)))
-    }
-
     /// The first and last ids of the shard, both included.
     #[must_use]
     pub fn range(self) -> (ServerId, ServerId) {
@@ -87,8 +81,6 @@ mod tests {
         assert_eq!(shard.lease_name(), "heal-shard-a");
         let (first, last) = shard.range();
         assert!(first <= id && id <= last);
-        assert_eq!(HealShard::of_device(&id.to_string()), Some(shard));
-        assert_eq!(HealShard::of_device("not-a-server"), None);
     }
 
     #[test]

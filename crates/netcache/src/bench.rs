@@ -159,6 +159,11 @@ impl Rig {
         Ok(())
     }
 
+    /// A boot request for a server with one port on the bench's network.
+    fn boot_body(&self) -> Value {
+        json!({"server": {"name": "b", "flavorRef": "1", "imageRef": IMAGE, "networks": [{"uuid": self.private}]}})
+    }
+
     fn processes(&self) -> impl Iterator<Item = &App> {
         std::iter::once(&self.app).chain(&self.others)
     }
@@ -447,8 +452,7 @@ async fn boots(rig: &Rig, total: usize) -> anyhow::Result<()> {
     for concurrency in [1, 8, 32] {
         let http = rig.http.clone();
         let url = format!("{}/v2.1/servers", rig.app.api_url());
-        let body = json!({"server": {"name": "b", "flavorRef": "1", "imageRef": IMAGE,
-            "networks": [{"uuid": rig.private}]}});
+        let body = rig.boot_body();
         let store = rig.app.compute.store();
         let (commits_before, transactions_before, statements_before) =
             (store.commits_made(), store.transactions_made(), store.queries_sent());
@@ -525,8 +529,7 @@ async fn boots_by_processes(database: &Database, options: &BenchOptions) -> anyh
             .map(|app| format!("{}/v2.1/servers", app.api_url()))
             .collect();
         let http = rig.http.clone();
-        let body = json!({"server": {"name": "p", "flavorRef": "1", "imageRef": IMAGE,
-            "networks": [{"uuid": rig.private}]}});
+        let body = rig.boot_body();
         let turn = Arc::new(AtomicUsize::new(0));
         let started = Instant::now();
         let (accepted, _) = concurrently(options.boots, 8, move || {
