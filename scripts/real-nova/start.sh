@@ -17,6 +17,8 @@
 #   (the reference rig uses 255xx/25292: both can run side by side with another NOVA_PREFIX)
 #   NOVA_PREFIX (ncnova)      MariaDB databases nova_api_P, nova_cell0_P, nova_P, placement_P,
 #                             MariaDB user P@127.0.0.1 (password Ppw), RabbitMQ vhost + user P
+#   NOVA_DEBUG (True)         nova.conf's [DEFAULT] debug (False for CPU figures: scripts/side-by-side.py);
+#                             applied to the Nova services that start in this run
 #   NOVA_RO_USER (netcache_ro) NOVA_RO_PASSWORD (netcache-ro-pw)  a read-only MariaDB user
 #                             (SELECT only, on nova_api_P, nova_cell0_P, nova_P) for netcache
 #   NOVA_MYSQL ("mysql -uroot")  admin client (root over the unix socket)
@@ -46,7 +48,7 @@ NOVA_GLANCE_PORT=${NOVA_GLANCE_PORT:-27292}
 NOVA_PREFIX=${NOVA_PREFIX:-ncnova} NOVA_MYSQL=${NOVA_MYSQL:-mysql -uroot}
 NOVA_RO_USER=${NOVA_RO_USER:-netcache_ro} NOVA_RO_PASSWORD=${NOVA_RO_PASSWORD:-netcache-ro-pw}
 NOVA_NEUTRON_TIMEOUT=${NOVA_NEUTRON_TIMEOUT:-30} NOVA_NEUTRON_HTTP_RETRIES=${NOVA_NEUTRON_HTTP_RETRIES:-3}
-NOVA_HEAL_INTERVAL=${NOVA_HEAL_INTERVAL:-60}
+NOVA_HEAL_INTERVAL=${NOVA_HEAL_INTERVAL:-60} NOVA_DEBUG=${NOVA_DEBUG:-True}
 [ -f "$KEYSTONE_SH" ] || die "no $KEYSTONE_SH: set KEYSTONE_SH"
 [ -f "$REAL_NEUTRON_SH" ] || die "no $REAL_NEUTRON_SH: set REAL_NEUTRON_SH"
 KEYSTONE_SH=$(cd "$(dirname "$KEYSTONE_SH")" && pwd)/$(basename "$KEYSTONE_SH")
@@ -56,7 +58,7 @@ REAL_NEUTRON_SH=$(cd "$(dirname "$REAL_NEUTRON_SH")" && pwd)/$(basename "$REAL_N
 [[ $NOVA_RO_PASSWORD =~ ^[A-Za-z0-9_.-]{1,64}$ ]] || die "NOVA_RO_PASSWORD must match [A-Za-z0-9_.-]{1,64}"
 { for v in KEYSTONE_SH REAL_NEUTRON_SH NOVA_VENV NOVA_KS_PORT NOVA_NEUTRON_PORT NOVA_PROXY_PORT \
       NOVA_PROXY_COMPUTE_PORT NOVA_API_PORT NOVA_PLACEMENT_PORT NOVA_GLANCE_PORT NOVA_PREFIX \
-      NOVA_RO_USER NOVA_RO_PASSWORD; do
+      NOVA_RO_USER NOVA_RO_PASSWORD NOVA_DEBUG; do
     printf '%s=${%s:-%q}\n' "$v" "$v" "${!v}"; done
   for v in KS_VENV NETCACHE_VENV; do   # the project scripts' venvs, when given: kept for reruns
     [ -z "${!v:-}" ] || printf 'export %s=${%s:-%q}\n' "$v" "$v" "${!v}"; done; } > "$W/settings"
@@ -169,7 +171,7 @@ host = ctl
 my_ip = 127.0.0.1
 state_path = $W/state/ctl
 log_dir = $W/log
-debug = True
+debug = $NOVA_DEBUG
 transport_url = $RMQ
 compute_driver = fake.FakeDriverWithoutFakeNodes
 instance_name_template = inst-%08x
