@@ -286,10 +286,10 @@ class Netcache(System):
 
     def heal_pass(self):
         """One `netcache heal` pass in a process of its own: (seconds, CPU seconds, output)."""
-        env = dict(self.env, NETCACHE_DATABASE=self.db)
         t = time.time()
         before = os.times()
-        r = subprocess.run([self.bin, 'heal', '--database', self.db], env=env, capture_output=True, text=True, timeout=600)
+        r = subprocess.run([self.bin, 'heal', '--database', self.db], env=self.env, capture_output=True, text=True,
+                           timeout=600)
         after = os.times()
         check(r.returncode == 0, f'netcache heal exited {r.returncode}', r.stderr[-2000:])
         return time.time() - t, (after.children_user - before.children_user) + (after.children_system - before.children_system), r.stdout
@@ -538,7 +538,7 @@ def smallest_flavor(system):
     return min(fl, key=lambda f: (f['ram'], f['vcpus'], f['disk']))['id']
 
 
-def cleanup(rig, systems):
+def cleanup(systems):
     for s in systems:
         for srv in s.api.http('GET', f'{s.api.nova}/servers?name=^sbs-')[1]['servers']:
             s.delete(srv['id'])
@@ -576,7 +576,7 @@ def main():
         big = rig.network_id('sbs-heal', '10.64.0.0/18')
         nc.start(heal_interval=0, gc_interval=0)
         nova.flavor, nc.flavor = smallest_flavor(nova), smallest_flavor(nc)
-        cleanup(rig, (nova, nc))
+        cleanup((nova, nc))
 
         # timed work: Nova's heal off, netcache's heal and GC off
         rig.ensure_computes(30, 3, -1)
