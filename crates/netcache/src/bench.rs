@@ -6,7 +6,7 @@
 //! process of its own (`--neutron-process`) or a real Neutron is named
 //! (`--neutron-url`: every figure is then beside that Neutron's own).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -14,12 +14,17 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use chrono::Utc;
 use netcache_compute::Compute;
+use netcache_compute::catalog::{NetworkCatalog, Topology};
 use netcache_compute::virt::FakeVirt;
+use netcache_domain::cache::{self, CacheInputs, Observed};
 use netcache_domain::change::Change;
 use netcache_domain::marker::OwnershipMarker;
+use netcache_domain::network_info::NetworkInfo;
+use netcache_domain::neutron::Port;
 use netcache_domain::server::{NetworkRequests, Server, VmState};
-use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
-use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
+use netcache_domain::vif::{PortDetails, VifOrigin, VifRecord, VifState};
+use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, ProjectId, ServerId};
+use netcache_neutron::wire::PortBody;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -177,14 +182,20 @@ impl Rig {
     }
 
     /// `n` servers with one port each, recorded as a boot leaves them (the
-    /// ports made a thousand to a bulk create, the rows committed a thousand
-    /// servers at a time), and the heal passes that fill their caches.
+    /// ports made a thousand to a bulk create; a thousand servers' rows, VIF
+    /// records and caches, built from the created ports as a boot builds its
+    /// own, in one commit), then one heal pass, which finds each cache right
+    /// and records so a batch at a time, as the loop leaves servers it swept.
     async fn fill(&self, n: usize) -> anyhow::Result<Vec<ServerId>> {
         const CHUNK: usize = 1000;
+        let started = Instant::now();
         let now = Utc::now();
+        let topology = self.topology().await?;
         let mut ids = Vec::with_capacity(n);
         for first in (0..n).step_by(CHUNK) {
-            let chunk: Vec<ServerId> = (first..n.min(first + CHUNK)).map(|_| ServerId::new_v4()).collect();
+            let chunk: Vec<ServerId> = (first..n.min(first + CHUNK))
+                .map(|_| ServerId(uuid::Uuid::new_v4()))
+                .collect();
             let ports: Vec<Value> = chunk
                 .iter()
                 .map(|id| {
@@ -199,34 +210,77 @@ impl Rig {
             if status != 201 {
                 bail!("Neutron refused a bulk create: {status} {created}");
             }
-            let created = created["ports"].as_array().cloned().unwrap_or_default();
+            let created: Vec<PortBody> = serde_json::from_value(created["ports"].clone())?;
             if created.len() != chunk.len() {
                 bail!("a bulk create of {} ports made {}", chunk.len(), created.len());
             }
-            let mut changes = Vec::with_capacity(2 * chunk.len());
-            for (i, (id, port)) in chunk.iter().zip(&created).enumerate() {
+            let mut changes = Vec::with_capacity(3 * chunk.len());
+            for (i, (id, port)) in chunk.iter().zip(created).enumerate() {
                 changes.push(Change::InsertServer(server(*id, first + i, now)));
-                changes.push(Change::InsertVif(VifRecord {
-                    port_id: PortId::from(port["id"].as_str().unwrap_or_default()),
-                    server_id: *id,
-                    position: 0,
-                    origin: VifOrigin::Created,
-                    state: VifState::Attached,
-                    intent_id: None,
-                    network_id: NetworkId::from(self.private.as_str()),
-                    requested_fixed_ip: None,
-                    tag: None,
-                    details: None,
-                }));
+                changes.extend(self.booted_port(*id, Port::try_from(port)?, &topology));
             }
             self.app.compute.store().commit(changes).await?;
             ids.extend(chunk);
         }
-        // The first pass writes each cache with its VIF's details; the second
-        // records each cache found right, as the loop would after the boots.
-        self.app.compute.heal().await?;
-        self.app.compute.heal().await?;
+        let loaded = started.elapsed();
+        let pass = self.app.compute.heal().await?;
+        println!(
+            "  fill: {:.1} s to load, {:.1} s for the heal pass that records the caches right ({} caches written, none if the loader's caches are as heal builds them)",
+            loaded.as_secs_f64(),
+            (started.elapsed() - loaded).as_secs_f64(),
+            pass.cache_writes
+        );
         Ok(ids)
+    }
+
+    /// The bench network's topology, as the boots' catalog holds it.
+    async fn topology(&self) -> anyhow::Result<Topology> {
+        let catalog = NetworkCatalog::new(Duration::from_secs(3600));
+        let network_id = NetworkId::from(self.private.as_str());
+        Ok(catalog
+            .topology(self.app.compute.neutron().as_ref(), &[network_id])
+            .await?)
+    }
+
+    /// A new server's VIF record of `port` and its cache, as its boot commits them
+    /// (the record's insert moves the empty cache to generation 1).
+    fn booted_port(&self, server_id: ServerId, port: Port, topology: &Topology) -> [Change; 2] {
+        let vif = VifRecord {
+            port_id: port.id.clone(),
+            server_id,
+            position: 0,
+            origin: VifOrigin::Created,
+            state: VifState::Attached,
+            intent_id: None,
+            network_id: port.network_id.clone(),
+            requested_fixed_ip: None,
+            tag: None,
+            details: Some(PortDetails::of(&port)),
+        };
+        let observed = HashMap::from([(
+            port.id.clone(),
+            Observed::Present {
+                port: Arc::new(port),
+                floating_ips: Vec::new(),
+            },
+        )]);
+        let outcome = cache::build_network_info(&CacheInputs {
+            server_id,
+            vifs: std::slice::from_ref(&vif),
+            previous: &NetworkInfo::default(),
+            observed: &observed,
+            networks: &topology.networks,
+            subnets: &topology.subnets,
+            options: &self.app.compute.config().cache,
+        });
+        [
+            Change::InsertVif(vif),
+            Change::WriteCache {
+                server_id,
+                info: outcome.info,
+                expected_generation: 1,
+            },
+        ]
     }
 
     async fn get(&self, url: &str) -> anyhow::Result<Duration> {
@@ -500,9 +554,9 @@ async fn raw_creates(
         if as_a_boot {
             let marker = OwnershipMarker {
                 deployment: DeploymentId::from("bench"),
-                intent: IntentId::new_v4(),
+                intent: IntentId(uuid::Uuid::new_v4()),
             };
-            port["device_id"] = json!(ServerId::new_v4().to_string());
+            port["device_id"] = json!(ServerId(uuid::Uuid::new_v4()).to_string());
             port["device_owner"] = json!("compute:nova");
             port["binding:host_id"] = json!("host1");
             port["tags"] = json!(marker.tags());
@@ -586,7 +640,7 @@ pub async fn run(options: BenchOptions) -> anyhow::Result<()> {
             println!("{} with {n} servers:", database.label);
             let rig = Rig::start(&database, &options).await.context("cannot start netcache")?;
             let ids = rig.fill(n).await?;
-            println!("  RSS after the fill and its heal passes: {:.0} MB", rss_mb());
+            println!("  RSS after the fill and its heal pass: {:.0} MB", rss_mb());
             heal(&rig, &ids).await?;
             detail(&rig).await?;
             rig.stop().await;
