@@ -24,7 +24,6 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::servers::parse_uuid;
 use crate::{
     AppState, Caller, admin_actions, console_output, deferred_delete, floating_ips, rescue, schema,
     security_group_actions, server_rebuild, wire,
@@ -187,7 +186,7 @@ fn network_of(args: &Value) -> ApiResult<NetworkId> {
             )));
         }
     };
-    Ok(NetworkId::from(parse_uuid(&id, "network")?))
+    Ok(NetworkId::from(schema::neutron_uuid(&id, "network")?))
 }
 
 /// `removeFixedIp`'s `{"address": "10.0.0.4"}`.

@@ -282,7 +282,10 @@ mod tests {
     async fn an_unavailable_database_is_a_503_to_retry_without_its_internals() {
         let store = SqliteStore::open("sqlite::memory:").await.unwrap();
         store.pool().close().await;
-        let error = store.server(netcache_domain::ServerId::new_v4()).await.unwrap_err();
+        let error = store
+            .server(netcache_domain::ServerId(uuid::Uuid::new_v4()))
+            .await
+            .unwrap_err();
         assert!(error.to_string().contains("closed"), "{error}");
 
         let response = ApiError::from(ComputeError::from(error)).into_response();

@@ -16,7 +16,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
 use crate::schema;
-use crate::servers::parse_uuid;
 use crate::wire::{self, AttachBody};
 use crate::{AppState, Caller};
 
@@ -115,7 +114,7 @@ async fn attach(
                 ));
             }
             AttachRequest::Port {
-                port_id: PortId::from(parse_uuid(&port, "port")?),
+                port_id: PortId::from(schema::neutron_uuid(&port, "port")?),
                 tag: fields.tag,
             }
         }
@@ -126,7 +125,10 @@ async fn attach(
                 ));
             }
             AttachRequest::Network {
-                network_id: net.map(|n| parse_uuid(&n, "network")).transpose()?.map(NetworkId::from),
+                network_id: net
+                    .map(|n| schema::neutron_uuid(&n, "network"))
+                    .transpose()?
+                    .map(NetworkId::from),
                 fixed_ip,
                 tag: fields.tag,
             }

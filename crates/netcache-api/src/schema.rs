@@ -136,6 +136,17 @@ fn is_base64(text: &str) -> bool {
     }
 }
 
+/// A Neutron id, which is a UUID: anything else is a 400 before Neutron is asked.
+pub fn neutron_uuid(text: &str, what: &str) -> ApiResult<String> {
+    uuid::Uuid::parse_str(text)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| {
+            ApiError::BadRequest(format!(
+                "Bad networks format: {what} uuid is not in proper format ({text})"
+            ))
+        })
+}
+
 /// Nova's `image_id`: a string in the form of a UUID.
 pub fn image_id(field: &str, value: &Value) -> ApiResult<String> {
     let id = string(field, value)?;

@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::servers::parse_uuid;
 use crate::wire::{self, CreateServerBody, NetworksField};
 use crate::{AppState, Caller, images, schema};
 
@@ -238,12 +237,12 @@ async fn parse_create(
                             return Err(ApiError::BadRequest("Cannot give both a port and a fixed IP.".into()));
                         }
                         NetworkRequest::Port {
-                            port_id: PortId::from(parse_uuid(&port, "port")?),
+                            port_id: PortId::from(schema::neutron_uuid(&port, "port")?),
                             tag,
                         }
                     }
                     (None, Some(uuid)) => NetworkRequest::Network {
-                        network_id: Some(NetworkId::from(parse_uuid(&uuid, "network")?)),
+                        network_id: Some(NetworkId::from(schema::neutron_uuid(&uuid, "network")?)),
                         fixed_ip: entry.fixed_ip.as_deref().map(wire::parse_ip).transpose()?,
                         tag,
                     },

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::error::ApiResult;
 use crate::microversion::Microversion;
 use crate::server_create::admin_password;
-use crate::{AppState, Caller, images, schema, wire};
+use crate::{AppState, Caller, images, schema};
 
 /// The fields of `base_rebuild`, in its order (the order Nova checks them in).
 const FIELDS: [&str; 8] = [
@@ -48,7 +48,7 @@ pub async fn act(
     let server = caller.server(state, id, "os_compute_api:servers:rebuild").await?;
     let server = state.compute.rebuild(&caller.ctx, server.id, request).await?;
     let base = &state.config.public_url;
-    let mut view = wire::server_answer(state, caller, version, &server).await?;
+    let mut view = crate::server_answer::server_answer(state, caller, version, &server).await?;
     // Nova's rebuild answer shows the key pair from 2.54 (the basic view has
     // none), and from 2.57 the user data on its own, not as an extended attribute.
     if version.at_least(54) {

@@ -32,7 +32,7 @@ async fn update(
     let edit = parse_update(&wire::parse_body(&body)?, version)?;
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
     let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
-    let view = wire::server_answer(&state, &caller, version, &server).await?;
+    let view = crate::server_answer::server_answer(&state, &caller, version, &server).await?;
     Ok(Json(json!({ "server": view })))
 }
 

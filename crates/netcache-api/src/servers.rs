@@ -17,7 +17,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
 use crate::server_query::ServerQuery;
-use crate::server_view::ViewOptions;
+use crate::server_view::{Addresses, DetailPage, ServerDetail, ViewOptions};
 use crate::wire;
 use crate::{AppState, Caller, server_create};
 
@@ -174,10 +174,10 @@ async fn list_detail(
         .map(|server| {
             let info = infos.get(&server.id).unwrap_or(&no_info);
             let names = groups.get(&server.id).unwrap_or(&no_groups);
-            wire::ServerDetail::new(base, server, info, names, options)
+            ServerDetail::new(base, server, info, names, options)
         })
         .collect();
-    Ok(Json(wire::DetailPage::new(base, views, paging.limit)).into_response())
+    Ok(Json(DetailPage::new(base, views, paging.limit)).into_response())
 }
 
 async fn show(
@@ -196,19 +196,8 @@ async fn show(
         .remove(&server.id)
         .unwrap_or_default();
     Ok(Json(
-        json!({"server": wire::ServerDetail::new(&state.config.public_url, &server, &info, &names, ViewOptions::of(&caller, version)).with_server_groups(groups)}),
+        json!({"server": ServerDetail::new(&state.config.public_url, &server, &info, &names, ViewOptions::of(&caller, version)).with_server_groups(groups)}),
     ))
-}
-
-/// Neutron ids are UUIDs; anything else is a 400 before Neutron is asked.
-pub(crate) fn parse_uuid(text: &str, what: &str) -> ApiResult<String> {
-    uuid::Uuid::parse_str(text)
-        .map(|u| u.hyphenated().to_string())
-        .map_err(|_| {
-            ApiError::BadRequest(format!(
-                "Bad networks format: {what} uuid is not in proper format ({text})"
-            ))
-        })
 }
 
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
@@ -220,7 +209,7 @@ async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<St
 async fn ips(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:index").await?;
     let info = state.compute.addresses(server.id).await?;
-    Ok(Json(json!({"addresses": wire::Addresses::of(&server, &info, false)})))
+    Ok(Json(json!({"addresses": Addresses::of(&server, &info, false)})))
 }
 
 async fn ips_of_network(
@@ -230,7 +219,7 @@ async fn ips_of_network(
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:show").await?;
     let info = state.compute.addresses(server.id).await?;
-    let list = wire::Addresses::of(&server, &info, false)
+    let list = Addresses::of(&server, &info, false)
         .of_network(&network)
         .ok_or_else(|| ApiError::NotFound("Instance is not a member of specified network".into()))?;
     Ok(Json(json!({ network: list })))

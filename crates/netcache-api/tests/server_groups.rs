@@ -9,6 +9,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
+use netcache_testenv::poll::until;
 use nova_schema::assert_satisfies;
 use nova_schema::server_groups as schema;
 use serde_json::{Value, json};
@@ -250,13 +251,10 @@ async fn a_boot_joins_its_group_and_shows_it_from_2_71_on_show_only() {
     // A deleted member leaves the group's members.
     let (status, _) = api.call(Method::DELETE, &uri, None).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    for _ in 0..500 {
-        let (status, _) = api.get(&uri).await;
-        if status == StatusCode::NOT_FOUND {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    until("the member's delete", async || {
+        api.get(&uri).await.0 == StatusCode::NOT_FOUND
+    })
+    .await;
     let (_, shown) = api.get(&format!("/v2.1/os-server-groups/{group_id}")).await;
     assert_eq!(shown["server_group"]["members"], json!([]));
 }

@@ -27,6 +27,7 @@ use netcache_api::ApiError;
 use netcache_api::flavor_view::FlavorView;
 use netcache_api::instance_action_view;
 use netcache_api::microversion::Microversion;
+use netcache_api::server_view;
 use netcache_api::wire::{self, Image};
 use netcache_compute::Interface;
 use netcache_domain::action::{Action, ActionEvent};
@@ -193,8 +194,8 @@ fn assert_server_view(view: &Value) {
 
 /// The names of the groups of a server's ports (two ports in `default`: twice, as Nova shows them).
 /// An admin's view at 2.1, the view the snapshots hold.
-fn admin_view() -> wire::ViewOptions {
-    wire::ViewOptions::everything(Microversion::MIN)
+fn admin_view() -> server_view::ViewOptions {
+    server_view::ViewOptions::everything(Microversion::MIN)
 }
 
 fn groups() -> Vec<String> {
@@ -203,7 +204,8 @@ fn groups() -> Vec<String> {
 
 #[test]
 fn server_show_active() {
-    let view = json!({"server": wire::ServerDetail::new(BASE, &server(), &network_info(), &groups(), admin_view())});
+    let view =
+        json!({"server": server_view::ServerDetail::new(BASE, &server(), &network_info(), &groups(), admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_active", view);
 }
@@ -219,7 +221,8 @@ fn server_show_building() {
         ..server()
     };
     // The cache already holds ports, yet a building server shows no addresses.
-    let view = json!({"server": wire::ServerDetail::new(BASE, &building, &network_info(), &groups(), admin_view())});
+    let view =
+        json!({"server": server_view::ServerDetail::new(BASE, &building, &network_info(), &groups(), admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_building", view);
 }
@@ -236,7 +239,8 @@ fn server_show_error_with_fault() {
         launched_at: None,
         ..server()
     };
-    let view = json!({"server": wire::ServerDetail::new(BASE, &failed, &CacheAddresses::default(), &[], admin_view())});
+    let view =
+        json!({"server": server_view::ServerDetail::new(BASE, &failed, &CacheAddresses::default(), &[], admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_error_with_fault", view);
 }
@@ -248,8 +252,7 @@ fn server_show_deleted() {
         deleted_at: Some(at("2026-01-03T00:00:00.5Z")),
         ..server()
     };
-    let view =
-        json!({"server": wire::ServerDetail::new(BASE, &deleted, &CacheAddresses::default(), &[], admin_view())});
+    let view = json!({"server": server_view::ServerDetail::new(BASE, &deleted, &CacheAddresses::default(), &[], admin_view())});
     assert_server_view(&view);
     assert_json_snapshot!("server_show_deleted", view);
 }
@@ -280,8 +283,8 @@ fn server_index_page() {
 #[test]
 fn server_detail_list() {
     let (server, info) = (server(), CacheAddresses::default());
-    let views = vec![wire::ServerDetail::new(BASE, &server, &info, &[], admin_view())];
-    let page = json!(wire::DetailPage::new(BASE, views, None));
+    let views = vec![server_view::ServerDetail::new(BASE, &server, &info, &[], admin_view())];
+    let page = json!(server_view::DetailPage::new(BASE, views, None));
     assert_satisfies("GET /servers/detail", &nova_schema::list_servers_detail(), &page);
     assert_json_snapshot!("server_detail_list", page);
 }
@@ -294,7 +297,7 @@ fn server_detail_list() {
 #[test]
 fn server_ips() {
     let (server, info) = (server(), network_info());
-    let addresses = wire::Addresses::of(&server, &info, false);
+    let addresses = server_view::Addresses::of(&server, &info, false);
     let body = json!({"addresses": addresses});
     assert_satisfies("GET /servers/{id}/ips", &nova_schema::list_addresses(), &body);
     assert_json_snapshot!("server_ips", body);
@@ -304,7 +307,7 @@ fn server_ips() {
 #[test]
 fn server_ips_of_network() {
     let (server, info) = (server(), network_info());
-    let addresses = wire::Addresses::of(&server, &info, false);
+    let addresses = server_view::Addresses::of(&server, &info, false);
     let body = json!({"private": addresses.of_network("private")});
     assert_satisfies(
         "GET /servers/{id}/ips/private",
@@ -318,7 +321,7 @@ fn server_ips_of_network() {
 #[test]
 fn server_addresses_extended() {
     let (server, info) = (server(), network_info());
-    let addresses = wire::Addresses::of(&server, &info, true);
+    let addresses = server_view::Addresses::of(&server, &info, true);
     assert_json_snapshot!("server_addresses_extended", addresses);
 }
 

@@ -94,7 +94,7 @@ impl Compute {
     pub(crate) fn new_intent(&self, server_id: ServerId, host: &HostName, slot: &NewPortSlot) -> PortIntent {
         let now = self.clock.now();
         PortIntent {
-            id: IntentId::new_v4(),
+            id: IntentId(uuid::Uuid::new_v4()),
             server_id,
             attempt: slot.attempt,
             position: slot.position,

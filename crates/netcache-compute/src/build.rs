@@ -206,7 +206,7 @@ impl Compute {
         group: Option<&mut BootGroup>,
     ) -> (Server, (Operation, Vec<Change>, Vec<PortIntent>)) {
         let (request, now) = (boot.request, self.clock.now());
-        let id = ServerId::new_v4();
+        let id = ServerId(uuid::Uuid::new_v4());
         // Nova's `_populate_instance_names`: one of several is named, and
         // hostnamed, with its 1-based index.
         let numbered = |text: String| if count > 1 { format!("{text}-{index}") } else { text };

@@ -4,6 +4,12 @@
 //! Membership never changes here: ports that carry a server's `device_id`
 //! without a VIF record are recorded as ghost sightings, never added
 //! (invariant 1); VIFs whose ports are gone or reassigned are recorded as lost.
+//!
+//! Floating IPs are listed by the servers' projects, so one another project
+//! associated with a server's port (only an admin can) is not seen here; the
+//! `network-changed` event Neutron sends for it brings it in. Processes whose
+//! cache options differ find each other's found-right records stale and
+//! rebuild: passes cost more, a cache is never wrong.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

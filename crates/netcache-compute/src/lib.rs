@@ -43,6 +43,7 @@ mod keypairs;
 mod loops;
 mod network_proxy;
 mod neutron_features;
+mod operation_kinds;
 mod operations;
 mod plugging;
 mod power;
@@ -243,7 +244,7 @@ impl Compute {
             })
             .collect();
         let compute = Arc::new(Self {
-            runner: runner::OperationRunner::new(owner, config.operations.clone()),
+            runner: runner::OperationRunner::new(owner, config.operations.clone(), operation_kinds::step_for),
             build_permits,
             group_names: security_groups::GroupNames::new(config.network_details_ttl),
             catalog: NetworkCatalog::new(config.network_details_ttl),

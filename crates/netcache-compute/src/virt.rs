@@ -1,6 +1,8 @@
 //! The virt driver seam. netcache has no hypervisor: [`FakeVirt`] "spawns" servers,
 //! changes their power state and re-images them, keeps what each guest printed
 //! on its console, and fails when told to, so reschedules can be forced.
+//! A console log lives in the process that ran its guest: after a restart, or
+//! read through another process, it is empty until the guest boots there again.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;

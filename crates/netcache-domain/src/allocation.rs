@@ -33,15 +33,15 @@ pub fn resolve_ambiguous_create(marker: &OwnershipMarker, found: &[Port]) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::tests::port;
+    use crate::fixtures::port;
     use crate::{DeploymentId, IntentId, ServerId};
 
     #[test]
     fn adopts_only_a_port_carrying_the_intent() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(1));
         let marker = OwnershipMarker {
             deployment: DeploymentId::from("d"),
-            intent: IntentId::new_v4(),
+            intent: IntentId(crate::fixtures::uuid(2)),
         };
         let stranger = port("stranger", &server, "10.0.0.9");
         assert_eq!(

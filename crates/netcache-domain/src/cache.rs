@@ -257,84 +257,13 @@ fn as_map(value: &Value) -> Map<String, Value> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use std::collections::BTreeSet;
+mod tests {
     use std::net::IpAddr;
 
     use super::*;
+    use crate::fixtures::{port, topology, vif};
     use crate::network_info::{CacheAddresses, CachedIp, NetworkAddresses, SubnetAddresses, VifAddresses};
-    use crate::neutron::PortFixedIp;
-    use crate::vif::VifState;
     use crate::{ProjectId, ServerId};
-
-    pub(crate) fn port(id: &str, server: &ServerId, ip: &str) -> Port {
-        Port {
-            id: PortId::from(id),
-            name: String::new(),
-            network_id: NetworkId::from("net1"),
-            project_id: ProjectId::from("proj"),
-            mac_address: "fa:16:3e:4c:2a:10".into(),
-            fixed_ips: vec![PortFixedIp {
-                subnet_id: SubnetId::from("sub1"),
-                ip_address: ip.parse().unwrap(),
-            }],
-            status: "ACTIVE".into(),
-            admin_state_up: true,
-            device_id: server.to_string(),
-            device_owner: "compute:nova".into(),
-            binding_host_id: Some("host1".into()),
-            vif_type: Some("ovs".into()),
-            vnic_type: Some("normal".into()),
-            vif_details: serde_json::json!({"port_filter": true}),
-            profile: serde_json::json!({}),
-            tags: BTreeSet::new(),
-            revision_number: 3,
-            security_groups: Vec::new(),
-            port_security_enabled: true,
-            created_at: None,
-        }
-    }
-
-    pub(crate) fn vif(id: &str, server: ServerId, position: i64, origin: VifOrigin) -> VifRecord {
-        VifRecord {
-            port_id: PortId::from(id),
-            server_id: server,
-            position,
-            origin,
-            state: VifState::Attached,
-            intent_id: None,
-            network_id: NetworkId::from("net1"),
-            requested_fixed_ip: None,
-            tag: None,
-            details: None,
-        }
-    }
-
-    pub(crate) fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
-        let net = Network {
-            id: NetworkId::from("net1"),
-            name: "private".into(),
-            project_id: ProjectId::from("proj"),
-            shared: false,
-            external: false,
-            mtu: Some(1442),
-            subnet_ids: vec![SubnetId::from("sub1")],
-        };
-        let sub = Subnet {
-            id: SubnetId::from("sub1"),
-            network_id: NetworkId::from("net1"),
-            cidr: "10.0.0.0/26".parse().unwrap(),
-            gateway_ip: Some("10.0.0.1".parse().unwrap()),
-            enable_dhcp: true,
-            dns_nameservers: vec!["8.8.8.8".parse().unwrap()],
-            host_routes: vec![],
-            ipv6_address_mode: None,
-        };
-        (
-            HashMap::from([(net.id.clone(), net)]),
-            HashMap::from([(sub.id.clone(), sub)]),
-        )
-    }
 
     fn build(
         vifs: &[VifRecord],
@@ -348,7 +277,7 @@ pub(crate) mod tests {
             ..CacheOptions::default()
         };
         build_network_info(&CacheInputs {
-            server_id: vifs.first().map_or(ServerId::new_v4(), |v| v.server_id),
+            server_id: vifs.first().map_or(ServerId(crate::fixtures::uuid(1)), |v| v.server_id),
             vifs,
             previous,
             observed,
@@ -361,7 +290,7 @@ pub(crate) mod tests {
     /// The cache of a server with one port, 10.0.0.5 on `private`, and its
     /// floating IP 172.24.4.228.
     fn one_port_with_a_floating_ip() -> CacheOutcome {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(2));
         let p = port("9a1f7f7e-3c1b-4f7e-8a3e-2b8f1d0c5e11", &server, "10.0.0.5");
         let fip = FloatingIp {
             id: "f".into(),
@@ -470,7 +399,7 @@ pub(crate) mod tests {
 
     #[test]
     fn ghost_ports_never_enter_the_cache() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(3));
         let mine = port("mine", &server, "10.0.0.5");
         let ghost = port("ghost", &server, "10.0.0.6");
         let observed: HashMap<_, _> = [&mine, &ghost]
@@ -492,7 +421,7 @@ pub(crate) mod tests {
 
     #[test]
     fn lost_ports_are_reported_and_dropped_or_kept() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(4));
         let a = port("a", &server, "10.0.0.5");
         let mut b = port("b", &server, "10.0.0.6");
         let vifs = [
@@ -556,7 +485,7 @@ pub(crate) mod tests {
 
     #[test]
     fn unrefreshed_ports_keep_their_entry_and_order_follows_position() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(5));
         let a = port("a", &server, "10.0.0.5");
         let b = port("b", &server, "10.0.0.6");
         let vifs = [

@@ -71,7 +71,8 @@ fn state_of(power_state: u8) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::{VmState, fixture};
+    use crate::fixtures::server as fixture;
+    use crate::server::VmState;
     use crate::vif::{PortDetails, VifOrigin, VifState};
     use crate::{NetworkId, PortId};
 

@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn the_first_ipv4_address_of_the_attached_interfaces_unless_one_is_asked_for() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(1));
         let vifs = [
             vif(server, "gone", VifState::Releasing, &["10.0.0.9"]),
             vif(server, "p1", VifState::Attached, &["fd00::5"]),
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn refusals_in_novas_order_and_words() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(2));
         let floating = ip("172.24.4.5");
         let refused = |vifs: &[VifRecord], requested| fixed_address_for(server, vifs, floating, requested).unwrap_err();
         assert_eq!(refused(&[], Some(ip("10.0.0.1"))), Refusal::NetworkNotReady);

@@ -125,7 +125,7 @@ pub fn recheck(sighting: &GhostSighting, live: Option<&Port>, deployment: &Deplo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::tests::port;
+    use crate::fixtures::port;
     use crate::marker::OwnershipMarker;
     use crate::{IntentId, PortId, ServerId};
 
@@ -146,7 +146,7 @@ mod tests {
         let t0 = DateTime::<Utc>::UNIX_EPOCH;
         let policy = GcPolicy::default();
         let ours = GhostOwner::Ours {
-            intent: Some(IntentId::new_v4()),
+            intent: Some(IntentId(crate::fixtures::uuid(1))),
         };
         let s = sighting(ours.clone(), t0, 2);
         let facts = |intent_state, in_vif_records| GhostFacts {
@@ -206,10 +206,10 @@ mod tests {
     #[test]
     fn recheck_refuses_a_changed_or_gone_port() {
         let deployment = DeploymentId::from("d");
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(2));
         let marker = OwnershipMarker {
             deployment: deployment.clone(),
-            intent: IntentId::new_v4(),
+            intent: IntentId(crate::fixtures::uuid(3)),
         };
         let mut live = port("p", &server, "10.0.0.3");
         live.tags = marker.tags().into_iter().collect();

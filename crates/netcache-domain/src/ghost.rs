@@ -86,16 +86,16 @@ pub fn owner_of(port: &Port, deployment: &DeploymentId) -> GhostOwner {
 mod tests {
     use super::*;
     use crate::ServerId;
-    use crate::cache::tests::{port, vif};
+    use crate::fixtures::{port, vif};
     use crate::vif::VifOrigin;
 
     #[test]
     fn only_unrecorded_ports_with_the_device_id_are_ghosts() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(1));
         let deployment = DeploymentId::from("dep");
         let marker = OwnershipMarker {
             deployment: deployment.clone(),
-            intent: IntentId::new_v4(),
+            intent: IntentId(crate::fixtures::uuid(2)),
         };
         let known = port("known", &server, "10.0.0.2");
         let mut ours = port("ours", &server, "10.0.0.3");

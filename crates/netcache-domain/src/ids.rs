@@ -11,12 +11,6 @@ macro_rules! uuid_id {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(pub Uuid);
 
-        impl $name {
-            pub fn new_v4() -> Self {
-                Self(Uuid::new_v4())
-            }
-        }
-
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 self.0.hyphenated().fmt(f)

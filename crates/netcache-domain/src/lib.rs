@@ -21,6 +21,8 @@ pub mod cache;
 pub mod change;
 pub mod console;
 pub mod diagnostics;
+#[cfg(any(test, feature = "testing"))]
+pub mod fixtures;
 pub mod flavor;
 pub mod floating_ip;
 pub mod gc;

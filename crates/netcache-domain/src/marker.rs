@@ -134,7 +134,7 @@ mod tests {
     fn marker_round_trips_through_tags_and_fits_neutron_limit() {
         let m = OwnershipMarker {
             deployment: DeploymentId::from("nc-0123456789ab"),
-            intent: IntentId::new_v4(),
+            intent: IntentId(crate::fixtures::uuid(1)),
         };
         // Older Neutron releases cap a tag at 60 characters (29.0.0: 255).
         assert!(m.tags().iter().all(|t| t.len() <= 60));
@@ -148,7 +148,7 @@ mod tests {
     fn the_name_marker_alone_proves_ownership() {
         let m = OwnershipMarker {
             deployment: DeploymentId::from("nc-0123456789ab"),
-            intent: IntentId::new_v4(),
+            intent: IntentId(crate::fixtures::uuid(2)),
         };
         let p = port(&m.port_name(), &[]);
         assert_eq!(OwnershipMarker::read(&p), Some(m.clone()));

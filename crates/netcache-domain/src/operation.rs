@@ -68,11 +68,11 @@ impl Operation {
         self.params.kind()
     }
 
-    /// The delete that replaces this operation once it is finished.
+    /// The delete that replaces this operation once it is finished, as `id`.
     #[must_use]
-    pub fn successor(&self, queued: &QueuedDelete, now: DateTime<Utc>) -> Operation {
+    pub fn successor(&self, queued: &QueuedDelete, id: uuid::Uuid, now: DateTime<Utc>) -> Operation {
         Operation {
-            id: uuid::Uuid::new_v4(),
+            id,
             params: OperationParams::Delete,
             request_id: queued.request_id.clone(),
             project_id: queued.project_id.clone(),

@@ -757,7 +757,7 @@ mod tests {
         Server {
             project_id: ProjectId::from(project),
             user_id: user.into(),
-            ..crate::server::fixture()
+            ..crate::fixtures::server()
         }
     }
 

@@ -308,45 +308,12 @@ pub enum NetworkRequest {
     Port { port_id: PortId, tag: Option<String> },
 }
 
-/// A building server of project `p`, for the crate's unit tests.
-#[cfg(test)]
-pub(crate) fn fixture() -> Server {
-    let at = DateTime::<Utc>::UNIX_EPOCH;
-    Server {
-        id: ServerId::new_v4(),
-        name: "old".into(),
-        project_id: ProjectId::from("p"),
-        user_id: "u".into(),
-        host: None,
-        availability_zone: "nova".into(),
-        vm_state: VmState::Building,
-        task_state: Some(TaskState::Scheduling),
-        fault: None,
-        flavor_ref: "1".into(),
-        flavor: crate::flavor::built_in_snapshot("1"),
-        image_ref: "i".into(),
-        metadata: BTreeMap::new(),
-        access_ip_v4: None,
-        access_ip_v6: None,
-        key_name: None,
-        security_groups: vec![],
-        locked_by: None,
-        attributes: ServerAttributes::default(),
-        requested_networks: NetworkRequests::None,
-        tried_hosts: vec![],
-        created_at: at,
-        updated_at: at,
-        launched_at: None,
-        deleted_at: None,
-        generation: 3,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::fixture as server;
     use super::*;
+    use crate::fixtures::server;
 
+    /// Invariant 22.
     #[test]
     fn an_operation_keeps_a_users_edit_and_its_own_state() {
         let read = server();

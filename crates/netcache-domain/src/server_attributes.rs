@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn host_hints_name_servers_by_one_id_or_a_list() {
-        let (a, b) = (ServerId::new_v4(), ServerId::new_v4());
+        let (a, b) = (ServerId(crate::fixtures::uuid(1)), ServerId(crate::fixtures::uuid(2)));
         let attributes = ServerAttributes {
             scheduler_hints: [
                 ("same_host".to_owned(), serde_json::json!(a.to_string())),

@@ -108,11 +108,11 @@ string_enum!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::tests::port;
+    use crate::fixtures::port;
 
     #[test]
     fn details_describe_the_port_they_were_taken_from_and_no_other() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(1));
         let taken = port("p", &server, "10.0.0.5");
         let details = PortDetails::of(&taken);
         assert!(details.describe(&taken));

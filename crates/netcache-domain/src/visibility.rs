@@ -69,7 +69,7 @@ pub fn port_access(port: &Port, user: User<'_>) -> PortAccess {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::tests::port;
+    use crate::fixtures::port;
     use crate::{NetworkId, ServerId};
 
     fn network(owner: &str, shared: bool, external: bool) -> Network {
@@ -117,7 +117,7 @@ mod tests {
     fn ports_of_other_projects_are_unseen_by_members() {
         use PortAccess::*;
         let a = ProjectId::from("a");
-        let mut p = port("p", &ServerId::new_v4(), "10.0.0.3");
+        let mut p = port("p", &ServerId(crate::fixtures::uuid(1)), "10.0.0.3");
         // (owner, admin, expected)
         let cases = [
             ("a", false, Usable),

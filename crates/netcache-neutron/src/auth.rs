@@ -17,6 +17,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 use url::Url;
 
+use crate::error::outcome_label;
 use crate::{Error, Result};
 
 /// How netcache authenticates to Neutron.
@@ -356,7 +357,8 @@ impl Keystone {
 impl TokenSource for Keystone {
     async fn issue(&self) -> Result<Token> {
         let outcome = self.request_token().await;
-        crate::client::record_keystone_auth(&outcome);
+        // netcache_keystone_auth_total{outcome}: `ok` or `auth`.
+        metrics::counter!("netcache_keystone_auth_total", "outcome" => outcome_label(&outcome)).increment(1);
         outcome
     }
 }

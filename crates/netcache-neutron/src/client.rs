@@ -27,6 +27,7 @@ use tracing::Instrument;
 use url::Url;
 
 use crate::auth::{Auth, Interface, Keystone, KeystoneCredentials, TokenCache, TokenSource};
+use crate::error::outcome_label;
 use crate::wire::{self, InvalidField, ListPage};
 use crate::{
     Error, FloatingIpCreate, FloatingIpFilter, FloatingIpTarget, NetworkFilter, NeutronApi, PortCreate, PortFilter,
@@ -261,13 +262,6 @@ fn operation_label(operation: &str) -> &'static str {
     }
 }
 
-fn outcome_label<T>(outcome: &Result<T>) -> &'static str {
-    match outcome {
-        Ok(_) => "ok",
-        Err(e) => e.metric_label(),
-    }
-}
-
 /// Metrics of one HTTP attempt (every retry, re-authentication, page and filter
 /// chunk is an attempt of its own): `netcache_neutron_calls_total{operation, outcome}`
 /// and `netcache_neutron_call_duration_seconds{operation}`. `outcome` is `ok` or
@@ -280,12 +274,6 @@ fn record_attempt<T>(operation: &'static str, elapsed: Duration, outcome: &Resul
         .increment(1);
     metrics::histogram!("netcache_neutron_call_duration_seconds", "operation" => operation)
         .record(elapsed.as_secs_f64());
-}
-
-/// `netcache_keystone_auth_total{outcome}`: one per token request to Keystone
-/// (`ok` or `auth`).
-pub(crate) fn record_keystone_auth<T>(outcome: &Result<T>) {
-    metrics::counter!("netcache_keystone_auth_total", "outcome" => outcome_label(outcome)).increment(1);
 }
 
 /// The HTTP client of netcache's OpenStack calls: no transparent replays, no redirects.

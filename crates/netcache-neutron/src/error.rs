@@ -70,3 +70,11 @@ impl Error {
         }
     }
 }
+
+/// A call's metric outcome: `ok`, or its error's [`Error::metric_label`].
+pub(crate) fn outcome_label<T>(outcome: &Result<T>) -> &'static str {
+    match outcome {
+        Ok(_) => "ok",
+        Err(e) => e.metric_label(),
+    }
+}

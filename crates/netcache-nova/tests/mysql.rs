@@ -549,6 +549,7 @@ mod reads {
         .await;
     }
 
+    /// Invariant 25.
     pub async fn sessions_are_read_only(server: String) {
         with_server(server, |server| async move {
             let url = server

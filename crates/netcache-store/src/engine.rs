@@ -27,7 +27,6 @@ use sqlx::{AssertSqlSafe, ColumnIndex, Database, Decode, Encode, Executor, IntoA
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
-use crate::group_commit::GroupWriter;
 use crate::{
     CacheGeneration, CacheText, DeletedWatch, Error, HostServers, NodeLock, Result, ServerFilter, Sort, Store,
     StoredCache, StoredKeyPair, StoredService, UsageWindow, json, sorted, sql, telemetry,
@@ -37,6 +36,7 @@ mod aggregates;
 mod cols;
 mod counts;
 mod flavors;
+mod group_commit;
 mod leases;
 mod operations;
 mod quotas;
@@ -50,6 +50,7 @@ mod usage;
 use cols::Cols;
 pub(crate) use cols::corrupt;
 pub(crate) use counts::QueryCount;
+pub(crate) use group_commit::GroupWriter;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) use sets::placeholders;
 

@@ -1,3 +1,8 @@
+//! The store's one error enum: a refused precondition (a conflict to re-read and
+//! retry), a missing row, or a database that cannot be used now (down, or its
+//! disk full: [`Error::is_unavailable`], which the API answers 503) as opposed
+//! to a statement the database refused.
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]

@@ -32,7 +32,6 @@ mod aggregate_sql;
 mod dialect;
 mod engine;
 mod error;
-mod group_commit;
 mod json;
 mod operation_sql;
 #[cfg(feature = "testing")]

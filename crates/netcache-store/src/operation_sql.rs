@@ -1,5 +1,5 @@
 //! The statements of durable operations. Leases are taken, renewed and judged on
-//! the database's clock ([`Dialect::NOW`]), never on a process's own: a process
+//! the database's clock ([`Dialect::NOW`](crate::dialect::Dialect::NOW)), never on a process's own: a process
 //! whose clock is behind, stepped by NTP or suspended neither hands its live work
 //! to a peer nor keeps work it no longer renews. A lease is bound as its length
 //! in milliseconds and ends at the database's now plus that.
@@ -8,8 +8,6 @@
 //! columns of [`OPERATION_COLUMNS`] in order, `$10` being the lease's length.
 
 use std::sync::LazyLock;
-
-use crate::dialect::Dialect;
 
 pub(crate) const OPERATION_COLUMNS: &str = "server_id, id, kind, params, request_id, project_id, user_id, \
      owner_node, owner_incarnation, lease_until, step, then_delete, created_at, updated_at, attempts, last_error";
@@ -53,9 +51,10 @@ pub(crate) struct LeaseSql {
 }
 
 impl LeaseSql {
-    pub(crate) fn new<DB: Dialect>() -> Self {
-        let now = DB::NOW;
-        let lease = |param: &str| DB::now_plus_millis(param);
+    /// On a backend whose clock reads `now` and whose `now_plus_millis(param)`
+    /// is that clock plus the milliseconds bound to `param`.
+    pub(crate) fn new(now: &str, now_plus_millis: fn(&str) -> String) -> Self {
+        let lease = now_plus_millis;
         let claimable_by = |node: &str| format!("(lease_until <= {now} OR owner_node = {node})");
         Self {
             insert: format!(

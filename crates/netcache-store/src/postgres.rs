@@ -128,12 +128,12 @@ impl Dialect for Postgres {
 
     fn service_sql() -> &'static crate::service_sql::ServiceSql {
         static SQL: LazyLock<crate::service_sql::ServiceSql> =
-            LazyLock::new(crate::service_sql::ServiceSql::new::<Postgres>);
+            LazyLock::new(|| crate::service_sql::ServiceSql::new(Postgres::NOW, Postgres::now_plus_millis));
         &SQL
     }
 
     fn lease_sql() -> &'static LeaseSql {
-        static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Postgres>);
+        static SQL: LazyLock<LeaseSql> = LazyLock::new(|| LeaseSql::new(Postgres::NOW, Postgres::now_plus_millis));
         &SQL
     }
     // `now()` is the statement's transaction's start: one instant for the

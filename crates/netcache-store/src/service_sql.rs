@@ -3,8 +3,6 @@
 //! host is up is never a process's clock's say; an admin's changes are
 //! compare-and-swaps on `generation`.
 
-use crate::dialect::Dialect;
-
 pub(crate) const SERVICE_COLUMNS: &str =
     "id, uuid, host, service_binary, disabled, disabled_reason, forced_down, updated_at, generation";
 
@@ -38,18 +36,18 @@ pub(crate) struct ServiceSql {
 }
 
 impl ServiceSql {
-    pub(crate) fn new<DB: Dialect>() -> Self {
-        let now = DB::NOW;
+    /// On a backend's clock, as [`LeaseSql::new`](crate::operation_sql::LeaseSql::new).
+    pub(crate) fn new(now: &str, now_plus_millis: fn(&str) -> String) -> Self {
         Self {
             register: format!(
                 "INSERT INTO services (uuid, host, service_binary, alive_until, updated_at, created_at) \
                  VALUES ($1, $2, $3, {until}, {now}, {now}) ON CONFLICT (host, service_binary) \
                  DO UPDATE SET alive_until = excluded.alive_until, updated_at = excluded.updated_at",
-                until = DB::now_plus_millis("$4")
+                until = now_plus_millis("$4")
             ),
             heartbeat: format!(
                 "UPDATE services SET alive_until = {}, updated_at = {now} WHERE host = $2 AND service_binary = $3",
-                DB::now_plus_millis("$1")
+                now_plus_millis("$1")
             ),
             select: format!("SELECT {SERVICE_COLUMNS}, (alive_until > {now}) AS alive FROM services ORDER BY id"),
             update: format!(

@@ -14,8 +14,8 @@ use sqlx::sqlite::{
 use uuid::Uuid;
 
 use crate::dialect::{Dialect, to_micros};
+use crate::engine::GroupWriter;
 use crate::engine::{Backend, QueryCount, Sql};
-use crate::group_commit::GroupWriter;
 use crate::operation_sql::LeaseSql;
 use crate::{Error, NodeLock, Result};
 
@@ -194,12 +194,12 @@ impl Dialect for Sqlite {
 
     fn service_sql() -> &'static crate::service_sql::ServiceSql {
         static SQL: LazyLock<crate::service_sql::ServiceSql> =
-            LazyLock::new(crate::service_sql::ServiceSql::new::<Sqlite>);
+            LazyLock::new(|| crate::service_sql::ServiceSql::new(Sqlite::NOW, Sqlite::now_plus_millis));
         &SQL
     }
 
     fn lease_sql() -> &'static LeaseSql {
-        static SQL: LazyLock<LeaseSql> = LazyLock::new(LeaseSql::new::<Sqlite>);
+        static SQL: LazyLock<LeaseSql> = LazyLock::new(|| LeaseSql::new(Sqlite::NOW, Sqlite::now_plus_millis));
         &SQL
     }
     // SQLite's clock has milliseconds: padded to the six digits of

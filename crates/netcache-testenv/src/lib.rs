@@ -15,6 +15,8 @@
 //! end-to-end scenario against the embedded Neutron, or a real one) asks
 //! [`optional`], which also fails under [`REQUIRE_VAR`].
 
+pub mod poll;
+
 use std::future::Future;
 use std::process::ExitCode;
 

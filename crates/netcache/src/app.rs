@@ -125,7 +125,7 @@ impl App {
             }),
         });
         let (stop_server, stop) = tokio::sync::oneshot::channel::<()>();
-        let limits = settings.http_limits();
+        let limits = HttpLimits::of(&settings.api);
         let server = tokio::spawn(serve_http::serve(listener, router, limits, async {
             let _ = stop.await;
         }));

@@ -17,8 +17,6 @@ use netcache_domain::cache::{CacheOptions, OnLost};
 use netcache_domain::gc::{ForeignPolicy, GcPolicy};
 use serde::{Deserialize, Serialize};
 
-use crate::app::HttpLimits;
-
 mod nova;
 mod quota;
 pub mod redact;
@@ -571,16 +569,6 @@ impl Settings {
             crash_at: self.crash_point().ok().flatten(),
             #[cfg(feature = "testing")]
             sabotage: self.sabotage().ok().flatten(),
-        }
-    }
-
-    #[must_use]
-    pub fn http_limits(&self) -> HttpLimits {
-        HttpLimits {
-            header_read_timeout: Duration::try_from_secs_f64(self.api.header_read_timeout).unwrap_or(Duration::MAX),
-            idle_timeout: Duration::try_from_secs_f64(self.api.idle_timeout).unwrap_or(Duration::MAX),
-            max_connections: self.api.max_connections,
-            max_body_bytes: self.api.max_body_bytes,
         }
     }
 

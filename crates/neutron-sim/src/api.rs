@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
-use crate::query::{fields_of, path, project};
+use crate::store::query::{fields_of, path, project};
 use crate::store::{Caller, Kind, Obj, Store, check_tag, parse_tags};
 
 /// (alias, name, description, updated) as real Neutron 29.0.0 lists them.
@@ -382,7 +382,7 @@ fn delete_one(store: &mut Store, kind: Kind, id: &str) {
 fn create(store: &mut Store, caller: &Caller, kind: Kind, body: &[u8]) -> Result<Answer> {
     let v = parse_body(body)?;
     let one = singular(kind);
-    let many = crate::query::collection(kind);
+    let many = crate::store::query::collection(kind);
     let Value::Object(mut o) = v else {
         return Err(Error::bad("Body contains invalid data"));
     };

@@ -17,7 +17,6 @@ mod error;
 mod faults;
 mod http;
 mod notifier;
-mod query;
 mod routes;
 mod store;
 

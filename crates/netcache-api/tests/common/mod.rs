@@ -162,14 +162,8 @@ impl Api {
 
     /// Waits until `GET uri` answers a body `done` accepts; answers it.
     pub async fn poll(&self, uri: &str, done: impl Fn(&Value) -> bool) -> Value {
-        for _ in 0..500 {
-            let (_, body) = self.get(uri).await;
-            if done(&body) {
-                return body;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        panic!("{uri} never answered what was awaited");
+        let answer = async || Some(self.get(uri).await.1).filter(|body| done(body));
+        netcache_testenv::poll::eventually(&format!("{uri} answering what was awaited"), answer).await
     }
 
     /// Waits until the server leaves BUILD (or a rebuild's REBUILD); answers its status.
@@ -185,13 +179,11 @@ impl Api {
 
     /// Waits until a deleted server is no longer shown (its delete finished).
     pub async fn gone(&self, id: &str) {
-        for _ in 0..500 {
-            if self.get(&format!("/v2.1/servers/{id}")).await.0 == StatusCode::NOT_FOUND {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        panic!("server {id} is still shown");
+        let uri = format!("/v2.1/servers/{id}");
+        netcache_testenv::poll::until(&format!("server {id} gone"), async || {
+            self.get(&uri).await.0 == StatusCode::NOT_FOUND
+        })
+        .await;
     }
 
     /// A call at microversion `2.minor`.

@@ -15,7 +15,7 @@ use netcache_domain::operation::Operation;
 use tracing::{error, warn};
 
 use super::Outcome;
-use super::step::{ErrorPolicy, step_for};
+use super::step::ErrorPolicy;
 use crate::{Compute, Error, Result};
 
 /// Seconds before the next attempt, by failures so far (the last repeats).
@@ -79,7 +79,7 @@ impl Compute {
             request_id: op.request_id.clone(),
             event: ActionEvent::finished("netcache_operation", now, false, Some(message.clone()), None),
         };
-        match step_for(op.kind()).policy() {
+        match self.runner.step(op.kind()).policy() {
             ErrorPolicy::LeaveToGc => return Ok(()),
             ErrorPolicy::ServerInError => {
                 if let Some(server) = self.store.server(op.server_id).await? {

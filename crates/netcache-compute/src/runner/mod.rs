@@ -16,9 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use netcache_domain::ServerId;
-use netcache_domain::operation::Owner;
+use netcache_domain::operation::{OperationKind, Owner};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
+use self::step::{OperationStep, Steps};
 use crate::config::OperationsConfig;
 use crate::{Interface, Result};
 
@@ -61,10 +62,11 @@ pub(crate) struct OperationRunner {
     waiters: Mutex<HashMap<uuid::Uuid, oneshot::Sender<Answer>>>,
     /// Outcomes of operations done but not yet finished (then handed to the waiter).
     outcomes: Mutex<HashMap<uuid::Uuid, Result<Outcome>>>,
+    steps: Steps,
 }
 
 impl OperationRunner {
-    pub(crate) fn new(owner: Owner, config: OperationsConfig) -> Arc<Self> {
+    pub(crate) fn new(owner: Owner, config: OperationsConfig, steps: Steps) -> Arc<Self> {
         let workers = config.workers.max(1);
         Arc::new(Self {
             owner,
@@ -75,7 +77,13 @@ impl OperationRunner {
             permits: Arc::new(Semaphore::new(workers)),
             waiters: Mutex::new(HashMap::new()),
             outcomes: Mutex::new(HashMap::new()),
+            steps,
         })
+    }
+
+    /// The step of an operation kind.
+    pub(crate) fn step(&self, kind: OperationKind) -> &'static dyn OperationStep {
+        (self.steps)(kind)
     }
 
     /// A lease's length, as the database adds it to its clock.

@@ -14,7 +14,7 @@ use tracing::{Instrument, info, info_span, warn};
 
 use super::attempts::AfterFailure;
 use super::fence::{FENCE, Fence};
-use super::step::{Context, Next, step_for};
+use super::step::{Context, Next};
 use crate::{Compute, Error, Result};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -176,7 +176,7 @@ impl Compute {
         else {
             return Ok(None);
         };
-        let next = current.successor(queued, self.clock.now());
+        let next = current.successor(queued, uuid::Uuid::new_v4(), self.clock.now());
         self.store
             .commit(vec![Change::ReplaceOperation {
                 previous: op.id,
@@ -199,6 +199,6 @@ impl Compute {
             unsent: self.unsent_intents.take(op.server_id),
         };
         self.resolve_pending_intents(op, &cx.unsent).await?;
-        step_for(op.kind()).step(&cx, op).await
+        self.runner.step(op.kind()).step(&cx, op).await
     }
 }

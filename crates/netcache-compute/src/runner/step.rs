@@ -1,7 +1,8 @@
 //! What the runner knows of an operation kind: one [`OperationStep`] each, beside
 //! that kind's code, which does the work of one attempt and names the
-//! [`ErrorPolicy`] that applies when its attempts run out; [`step_for`] maps a
-//! kind to its step. Also here, for steps: the change that finishes an
+//! [`ErrorPolicy`] that applies when its attempts run out; the runner is handed
+//! the table from kind to step ([`Steps`], `crate::operation_kinds`), so it
+//! names no kind's code. Also here, for steps: the change that finishes an
 //! operation in its last commit, and keeping an outcome for the waiting request.
 
 use std::sync::Arc;
@@ -12,13 +13,6 @@ use netcache_domain::intent::PortIntent;
 use netcache_domain::operation::{Operation, OperationKind};
 
 use super::Outcome;
-use crate::build::{BuildStep, DeleteStep};
-use crate::fixed_ips::RemoveFixedIpStep;
-use crate::gc::ReleaseStep;
-use crate::interfaces::{AttachStep, DetachStep};
-use crate::power::PowerStep;
-use crate::rebuild::RebuildStep;
-use crate::security_groups::SecurityGroupStep;
 use crate::{Compute, Result};
 
 /// How an attempt of an operation ended.
@@ -58,20 +52,8 @@ pub(crate) trait OperationStep: Send + Sync {
     async fn step(&self, cx: &Context, op: &Operation) -> Result<Next>;
 }
 
-/// The step of an operation kind.
-pub(crate) fn step_for(kind: OperationKind) -> &'static dyn OperationStep {
-    match kind {
-        OperationKind::Build => &BuildStep,
-        OperationKind::Delete => &DeleteStep,
-        OperationKind::Attach => &AttachStep,
-        OperationKind::Detach => &DetachStep,
-        OperationKind::Release => &ReleaseStep,
-        OperationKind::Power => &PowerStep,
-        OperationKind::RemoveFixedIp => &RemoveFixedIpStep,
-        OperationKind::Rebuild => &RebuildStep,
-        OperationKind::SecurityGroup => &SecurityGroupStep,
-    }
-}
+/// The step of each operation kind.
+pub(crate) type Steps = fn(OperationKind) -> &'static dyn OperationStep;
 
 impl Compute {
     /// The change that ends `op`, in a batch of its last step; it conflicts

@@ -4,6 +4,12 @@
 //! took the operation over), and a delete queued on an operation in flight.
 //! Request-side code (build, interfaces, power, rebuild, fixed_ips,
 //! security_groups) starts and queues operations only through these.
+//!
+//! What the request answers follows Nova: a boot (202), a delete (204), a
+//! `forceDelete` (202), a detach (202) and a rebuild (202, status `REBUILD`)
+//! are answered once their operation is committed; an attach and
+//! `addSecurityGroup`/`removeSecurityGroup` wait for the outcome, which the
+//! operation reaches even if the client leaves.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -13,6 +13,7 @@ use netcache_domain::{NetworkId, PortId, ServerId};
 use neutron_sim::{FaultAction, FaultRule};
 
 use crate::support::{Harness, config};
+use netcache_testenv::poll::until;
 
 /// A create that Neutron commits an hour later and answers 503 at once: its
 /// outcome is unknown, and the marker lookup right after finds no port.
@@ -78,9 +79,7 @@ async fn an_attach_whose_create_was_lost_creates_again_within_its_deadline() {
     let compute = h.compute.clone();
     let request = on_private(&h);
     let late = tokio::spawn(async move { compute.attach_interface(&Harness::ctx(), server, request).await });
-    while h.sim().faults()[0].fired == 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    until("the lost create", async || h.sim().faults()[0].fired > 0).await;
     // The create was sent, its lookup waits: the deadline passes meanwhile.
     h.compute.clock().advance(TimeDelta::seconds(61));
     assert_eq!(h.release_once_every_fault_fired().await, Ok(1));

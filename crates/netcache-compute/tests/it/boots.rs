@@ -57,6 +57,7 @@ async fn a_boot_commits_twice_whatever_its_ports() {
 /// `cores` and `ram` unlimited, it reads no count, and so does not grow with the
 /// project's servers. Counted over the whole boot, to its end, so the build's
 /// own reads (which may run before the accept returns) count the same in both.
+/// Invariant 23.
 #[tokio::test]
 async fn a_boot_counts_servers_only_where_a_limit_applies() {
     let mut unlimited = config();

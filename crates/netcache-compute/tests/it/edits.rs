@@ -89,6 +89,7 @@ fn items(range: std::ops::Range<usize>) -> BTreeMap<String, String> {
 /// user renames the server: the rename is kept, and the build finishes without
 /// a retried step. The row still says `networking`: a boot writes no state
 /// between its accept and ACTIVE (two commits per boot).
+/// Invariant 22.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
     let virt = Arc::new(GatedVirt::closed());

@@ -77,6 +77,7 @@ async fn the_late_commit_ghost_is_deleted_only_after_grace_and_a_second_sighting
     assert!(revision.is_some(), "delete without If-Match: {deletes:?}");
 }
 
+/// Invariant 11.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_412_on_delete_skips_the_ghost_until_the_next_pass() {
     let h = Harness::start(config()).await;
@@ -137,6 +138,7 @@ async fn a_ghost_that_changed_after_its_sighting_is_kept() {
     assert_eq!(h.port(&ghost).0, 200);
 }
 
+/// Invariant 6.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_ghosts_and_user_ports_are_never_deleted() {
     for foreign in [ForeignPolicy::Report, ForeignPolicy::Unbind] {

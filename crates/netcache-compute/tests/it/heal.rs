@@ -16,6 +16,7 @@ use neutron_sim::{FaultAction, FaultRule};
 use serde_json::json;
 use support::{Harness, PROJECT, config};
 
+/// Invariant 12.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heal_refreshes_changed_details_and_never_adds_a_ghost() {
     let h = Harness::start(config()).await;
@@ -166,7 +167,7 @@ async fn a_heal_pass_over_1000_servers_stays_within_the_call_budget() {
     let mut ports = Vec::with_capacity(SERVERS);
     let mut servers = Vec::with_capacity(SERVERS);
     for _ in 0..SERVERS {
-        let id = ServerId::new_v4();
+        let id = ServerId(uuid::Uuid::new_v4());
         servers.push(id);
         let port = h.neutron_port(
             json!({"network_id": net, "device_id": id.to_string(), "device_owner": "compute:nova", "binding:host_id": "host1"}),
@@ -329,10 +330,10 @@ async fn deleted_servers_are_watched_only_while_a_create_is_unsettled() {
             vm_state: VmState::Deleted,
             deleted_at: Some(now),
             host: None,
-            ..staged_server(ServerId::new_v4(), now)
+            ..staged_server(ServerId(uuid::Uuid::new_v4()), now)
         };
         let intent = PortIntent {
-            id: IntentId::new_v4(),
+            id: IntentId(uuid::Uuid::new_v4()),
             server_id: server.id,
             attempt: 1,
             position: 0,

@@ -31,6 +31,7 @@ async fn boot(h: &Harness, servers: usize) -> Vec<ServerId> {
     ids
 }
 
+/// Invariant 28.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_sweep_every_server_once_at_the_calls_of_one() {
     let h = Harness::start(config()).await;

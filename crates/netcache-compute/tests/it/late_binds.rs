@@ -14,6 +14,7 @@ use crate::support::{Harness, config};
 /// first one waits, so the boot gives up its attach and the delete releases a
 /// port that is not bound yet; the held binds, committed after, are refused
 /// by their revision guard because the release moved the port's revision on.
+/// Invariant 19.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bind_that_commits_after_the_delete_does_not_bind_the_users_port() {
     let h = Harness::start(config()).await;

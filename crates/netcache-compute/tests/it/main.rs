@@ -1,6 +1,7 @@
 //! The crate's integration tests, one test binary: a module per area.
 
 mod attaches;
+mod audit;
 mod boots;
 mod edits;
 mod event_races;

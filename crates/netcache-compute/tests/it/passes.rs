@@ -125,7 +125,7 @@ async fn a_one_off_gcs_release_is_not_taken_over_by_the_service_while_it_runs() 
 fn ghost_of(h: &Harness, server: ServerId) -> String {
     let marker = OwnershipMarker {
         deployment: h.compute.deployment_id().clone(),
-        intent: netcache_domain::IntentId::new_v4(),
+        intent: netcache_domain::IntentId(uuid::Uuid::new_v4()),
     };
     let port = h.neutron_port(json!({"device_id": server.to_string(), "tags": marker.tags()}));
     port["id"].as_str().unwrap().to_owned()
@@ -211,13 +211,14 @@ async fn a_service_started_without_neutron_serves_reads_and_boots_once_neutron_a
 /// list answers 503) hands the release back as it exits: the service takes it
 /// over at its next look, not a lease later (chaos seed 808: three servers in
 /// ERROR kept their pending intents past the settle).
+/// Invariant 8.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_one_off_hands_its_unfinished_release_back_for_the_service_to_finish() {
     let h = Harness::start(config()).await;
     let server = h.boot().await;
     let now = h.compute.clock().now();
     let pending = PortIntent {
-        id: IntentId::new_v4(),
+        id: IntentId(uuid::Uuid::new_v4()),
         server_id: server,
         attempt: 1,
         position: 1,

@@ -9,6 +9,7 @@ use netcache_domain::server::VmState;
 use neutron_sim::{FaultAction, FaultRule};
 
 use crate::support::{Harness, config};
+use netcache_testenv::poll::until;
 
 fn plugged(server: &str, port: &str) -> ExternalEvent {
     ExternalEvent {
@@ -37,9 +38,7 @@ async fn plug_events_are_kept_only_while_a_build_waits_for_them() {
         .await
         .unwrap()
         .id;
-    while h.sim().faults()[1].fired == 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until("the held list", async || h.sim().faults()[1].fired > 0).await;
     let ports = h.ports_of(server);
     assert_eq!(ports.len(), 1);
     let port = ports[0]["id"].as_str().unwrap().to_owned();

@@ -117,6 +117,7 @@ fn sabotaged(sabotage: Sabotage) -> ComputeConfig {
 
 /// A step that fails every time ends at the cap with a fault that names the
 /// cause, instead of holding a worker and its lease forever.
+/// Invariant 9.
 #[tokio::test]
 async fn a_poison_step_ends_with_a_fault_after_the_cap() {
     let h = Harness::start(sabotaged(Sabotage::PoisonDelete)).await;

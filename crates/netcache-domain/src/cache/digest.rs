@@ -170,7 +170,7 @@ fn hash_json(value: &Value, h: &mut impl Hasher) {
 mod tests {
     use super::*;
     use crate::ProjectId;
-    use crate::cache::tests::{port, topology, vif};
+    use crate::fixtures::{port, topology, vif};
     use crate::vif::VifOrigin;
 
     /// One change to the inputs.
@@ -233,11 +233,11 @@ mod tests {
 
     #[test]
     fn the_digest_changes_with_every_input_of_the_servers_rebuild_and_no_other() {
-        let server = ServerId::new_v4();
+        let server = ServerId(crate::fixtures::uuid(1));
         let (networks, subnets) = topology();
         let ports = [
             port("p1", &server, "10.0.0.5"),
-            port("p2", &ServerId::new_v4(), "10.0.0.6"),
+            port("p2", &ServerId(crate::fixtures::uuid(2)), "10.0.0.6"),
         ];
         let mut inputs = Inputs {
             ports: ports.into_iter().map(|p| (p.id.clone(), Arc::new(p))).collect(),
@@ -248,7 +248,11 @@ mod tests {
         };
         let base = inputs.digest(server);
         assert_eq!(inputs.digest(server), base, "the same inputs, the same digest");
-        assert_ne!(inputs.digest(ServerId::new_v4()), base, "another server");
+        assert_ne!(
+            inputs.digest(ServerId(crate::fixtures::uuid(3))),
+            base,
+            "another server"
+        );
 
         inputs.port_mut("p2").status = "DOWN".into();
         assert_eq!(inputs.digest(server), base, "a batch-mate's port is not an input");

@@ -135,6 +135,7 @@ fn a_users_port_and_an_attached_port_are_allocated() {
     assert_eq!(kinds(&audit_instance(&records, &ports, t(900))), vec![]);
 }
 
+/// Invariant 26.
 #[test]
 fn vif_rows_rebuilt_from_the_cache_prove_nothing() {
     // online_data_migrations' fill_virtual_interface_list rewrote the rows a day

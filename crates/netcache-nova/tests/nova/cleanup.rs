@@ -71,6 +71,7 @@ async fn the_audit_names_exactly_the_ghost_and_the_leak() {
     assert_eq!(report.totals.deleted_instances, 1);
 }
 
+/// Invariant 25.
 #[tokio::test]
 async fn a_dry_run_changes_nothing() {
     let w = world().await;

@@ -17,6 +17,7 @@ fn ghost_world(cloud: &Cloud) -> (String, netcache_domain::PortId) {
     (server, ghost)
 }
 
+/// Invariant 26.
 #[tokio::test]
 async fn a_port_that_became_a_users_between_sightings_is_kept() {
     let cloud = Cloud::start().await;

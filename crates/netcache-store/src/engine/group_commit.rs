@@ -18,8 +18,8 @@ use sqlx::sqlite::SqlitePool;
 use sqlx::{Acquire, Sqlite, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
+use super::{QueryCount, Sql};
 use crate::dialect::Dialect;
-use crate::engine::{QueryCount, Sql};
 use crate::error::unavailable;
 use crate::{Error, Result, telemetry};
 
@@ -288,7 +288,7 @@ mod tests {
     /// A change that fails: an event of an action that does not exist.
     fn missing_action_event() -> Change {
         Change::AddActionEvent {
-            server_id: ServerId::new_v4(),
+            server_id: ServerId(uuid::Uuid::new_v4()),
             request_id: "req-none".into(),
             event: ActionEvent::finished("e", Utc::now(), true, None, None),
         }
@@ -309,6 +309,7 @@ mod tests {
 
     /// The batches queued while the writer is busy share one transaction (one
     /// fsync); one that fails in it is rolled back alone, and the others commit.
+    /// Invariant 7.
     #[tokio::test]
     async fn batches_queued_together_share_a_transaction_and_fail_alone() {
         let dir = tempfile::tempdir().unwrap();

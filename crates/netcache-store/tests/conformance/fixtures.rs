@@ -22,7 +22,7 @@ pub fn at(seconds: i64) -> DateTime<Utc> {
 /// A server in ERROR with every optional field set.
 pub fn server(project: &str, created: DateTime<Utc>) -> Server {
     Server {
-        id: ServerId::new_v4(),
+        id: ServerId(uuid::Uuid::new_v4()),
         name: "vm-1".into(),
         project_id: ProjectId::from(project),
         user_id: "user-1".into(),
@@ -107,7 +107,7 @@ pub fn vif(server: ServerId, port: &str, position: i64) -> VifRecord {
         position,
         origin: VifOrigin::Created,
         state: VifState::Attached,
-        intent_id: Some(IntentId::new_v4()),
+        intent_id: Some(IntentId(uuid::Uuid::new_v4())),
         network_id: NetworkId::from("net-a"),
         requested_fixed_ip: Some("10.0.0.5".parse().unwrap()),
         tag: Some("nic1".into()),
@@ -128,7 +128,7 @@ pub fn preexisting_vif(server: ServerId, port: &str, position: i64) -> VifRecord
 
 pub fn intent(server: ServerId, position: i64, created: DateTime<Utc>) -> PortIntent {
     PortIntent {
-        id: IntentId::new_v4(),
+        id: IntentId(uuid::Uuid::new_v4()),
         server_id: server,
         attempt: 2,
         position,
@@ -195,7 +195,7 @@ pub fn keypair(user: &str, name: &str, created: DateTime<Utc>) -> KeyPair {
 pub fn ghost(port: &str, owner: GhostOwner, first_seen: DateTime<Utc>) -> GhostSighting {
     GhostSighting {
         port_id: PortId::from(port),
-        device_id: ServerId::new_v4().to_string(),
+        device_id: ServerId(uuid::Uuid::new_v4()).to_string(),
         owner,
         first_seen,
         last_seen: first_seen + Duration::seconds(30),

@@ -43,6 +43,8 @@ use tokio::time::Instant;
 use tower::ServiceExt;
 use tracing::{debug, warn};
 
+use crate::settings::ApiSettings;
+
 /// How long a stop waits for in-flight requests before closing their connections.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// Pause after a failed accept (e.g. out of file descriptors) before the next one.
@@ -55,6 +57,19 @@ pub struct HttpLimits {
     pub idle_timeout: Duration,
     pub max_connections: usize,
     pub max_body_bytes: usize,
+}
+
+impl HttpLimits {
+    /// The limits the `api.*` settings name (a timeout too long for a `Duration` is none).
+    #[must_use]
+    pub fn of(api: &ApiSettings) -> Self {
+        Self {
+            header_read_timeout: Duration::try_from_secs_f64(api.header_read_timeout).unwrap_or(Duration::MAX),
+            idle_timeout: Duration::try_from_secs_f64(api.idle_timeout).unwrap_or(Duration::MAX),
+            max_connections: api.max_connections,
+            max_body_bytes: api.max_body_bytes,
+        }
+    }
 }
 
 /// Serves `router` on `listener` until `stop` resolves, then stops accepting,

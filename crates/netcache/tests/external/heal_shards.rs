@@ -15,6 +15,7 @@ use netcache_domain::heal_shard::HealShard;
 
 const SERVERS: usize = 250;
 
+/// Invariant 28.
 pub async fn three_processes_share_a_heal_sweep_and_a_dead_ones_shard(admin: String) {
     let database = ScratchDatabase::create(&admin, &format!("test_{}", uuid::Uuid::new_v4().as_u64_pair().0))
         .await

@@ -13,6 +13,7 @@ use common::{Options, TestApp};
 use netcache::app::App;
 use netcache::scratch_pg::ScratchDatabase;
 use netcache::settings::Settings;
+use netcache_testenv::poll::{eventually, until};
 use neutron_sim::SimConfig;
 use reqwest::Method;
 use serde_json::json;
@@ -162,13 +163,10 @@ pub async fn a_build_sees_plug_events_the_other_process_took(admin: String) {
     // The build waits once its cache holds the port (an event before that is
     // remembered only by the process that took it).
     let server_id = id.parse().unwrap();
-    for waited in 0.. {
-        if !t.app().compute.network_info(server_id).await.unwrap().0.is_empty() {
-            break;
-        }
-        assert!(waited < 1000, "the build recorded its port");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until("the build recorded its port", async || {
+        !t.app().compute.network_info(server_id).await.unwrap().0.is_empty()
+    })
+    .await;
     let event =
         json!({"events": [{"name": "network-vif-plugged", "server_uuid": id, "tag": port, "status": "completed"}]});
     let url = format!("{}/v2.1/os-server-external-events", pair.b().api_url());
@@ -201,15 +199,10 @@ pub async fn a_lost_node_lock_stops_new_work_until_it_is_held_again(admin: Strin
     // Another incarnation of host-a takes the node meanwhile, once the
     // terminated session has ended.
     let usurper = netcache_store::open(&pair.database.url).await.unwrap();
-    let mut held = None;
-    for _ in 0..100 {
-        if let Ok(lock) = usurper.lock_node("host-a").await {
-            held = Some(lock);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let held = held.expect("the terminated session ended");
+    let held = eventually("the terminated session ended", async || {
+        usurper.lock_node("host-a").await.ok()
+    })
+    .await;
 
     a.lease_tick().await;
     assert!(!a.takes_work());
@@ -220,13 +213,11 @@ pub async fn a_lost_node_lock_stops_new_work_until_it_is_held_again(admin: Strin
 
     // The usurper's session ends (asynchronously, on the server's side).
     drop(held);
-    for _ in 0..100 {
+    until("the lock is held again", async || {
         a.lease_tick().await;
-        if a.takes_work() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        a.takes_work()
+    })
+    .await;
     let (status, body) = t.post("/servers", boot).await;
     assert_eq!(status, 202, "the lock is held again: {body}");
     pair.settle().await;

@@ -18,6 +18,7 @@ fn assert_nova_error(status: u16, body: &Value, expected: u16) {
     assert!(body[key]["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
 }
 
+/// Invariant 1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_port_created_in_neutron_with_the_device_id_never_appears() {
     let t = TestApp::start().await;
@@ -40,6 +41,7 @@ async fn a_port_created_in_neutron_with_the_device_id_never_appears() {
     assert_nova_error(status, &body, 404);
 }
 
+/// Invariant 6.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_users_port_survives_server_delete_unbound() {
     let t = TestApp::start().await;
@@ -188,6 +190,7 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
     assert_eq!(action["instanceAction"]["events"][0]["result"], "Success");
 }
 
+/// Invariant 10.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_gets_nova_format_4xx_never_500() {
     let t = TestApp::start().await;

@@ -173,6 +173,7 @@ async fn a_request_being_handled_is_not_cut_by_the_timeouts() {
     let id = t.boot_on_private().await;
     let attach = t.attach_held_at_create(&id).await;
     // Well past both timeouts while the attach waits for Neutron.
+    // tidy: allow sleep — past the server's read and idle timeouts, which are real time
     tokio::time::sleep(Duration::from_secs_f64(TINY * 5.0)).await;
     t.proxy().open_gate();
     let (status, body) = attach.await.unwrap();

@@ -18,6 +18,8 @@ async fn crash_then_restart(crash_at: fn(&mut netcache::settings::Settings)) -> 
     (t, id)
 }
 
+/// Invariant 2.
+/// Invariant 5.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_between_intent_and_create() {
     let (t, id) = crash_then_restart(|s| s.compute.crash_at = Some("after-intent-recorded".into())).await;
@@ -37,6 +39,7 @@ async fn crash_between_intent_and_create() {
     assert!(intents[0].port_id.is_none(), "no port ever carried the first intent");
 }
 
+/// Invariant 3.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_between_create_and_recording_its_result() {
     let (t, id) = crash_then_restart(|s| s.compute.crash_at = Some("after-create-sent".into())).await;

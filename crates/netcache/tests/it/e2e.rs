@@ -13,8 +13,6 @@
 
 use crate::common;
 
-use std::time::Duration;
-
 use axum::http::Method;
 use chrono::TimeDelta;
 use common::keystone::Keystone;
@@ -24,6 +22,7 @@ use netcache::app::App;
 use netcache::settings::Settings;
 use netcache_domain::ServerId;
 use netcache_domain::intent::IntentState;
+use netcache_testenv::poll::poll;
 use neutron_sim::{NeutronSim, RunningSim, SimConfig};
 use serde_json::{Value, json};
 
@@ -391,14 +390,9 @@ async fn neutron_notifier_brings_a_floating_ip_into_addresses() {
     let port = e.interfaces(&id).await.remove(0);
     let fip = e.neutron.associate_floating_ip(&e.nets.public, &port, &e.project).await;
     // Neutron batches events (every second on the real one); wait for it, bounded.
-    let mut shown = false;
-    for _ in 0..150 {
-        if common::shows_ip(&e.server(&id).await["addresses"], &fip) {
-            shown = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let shown = poll(async || common::shows_ip(&e.server(&id).await["addresses"], &fip).then_some(()))
+        .await
+        .is_some();
     assert!(
         shown,
         "floating IP {fip} did not reach addresses through network-changed"

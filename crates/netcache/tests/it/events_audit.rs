@@ -3,12 +3,11 @@
 
 use crate::common;
 
-use std::time::Duration;
-
 use chrono::TimeDelta;
 use common::{Options, PROJECT, TestApp};
 use netcache_domain::ServerId;
 use netcache_domain::vif::VifState;
+use netcache_testenv::poll::{eventually, until};
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 use serde_json::{Value, json};
 
@@ -16,6 +15,7 @@ async fn events(t: &TestApp, events: Value) -> (u16, Value) {
     t.post_events(json!({ "events": events })).await
 }
 
+/// Invariant 12.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_changed_never_appends_a_ghost_and_refreshes_a_known_port() {
     let t = TestApp::start().await;
@@ -181,15 +181,12 @@ async fn a_build_waits_for_network_vif_plugged() {
         .await;
     let id = created["server"]["id"].as_str().unwrap().to_owned();
     // The build is waiting (its port exists, DOWN); the event releases it.
-    let mut port = None;
-    for _ in 0..400 {
-        if let Some(p) = t.neutron_ports(&id).first() {
-            port = Some(p["id"].as_str().unwrap().to_owned());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let port = port.expect("the build created its port");
+    let port = eventually("the build's port", async || {
+        t.neutron_ports(&id)
+            .first()
+            .map(|p| p["id"].as_str().unwrap().to_owned())
+    })
+    .await;
     assert_eq!(t.server(&id).await["status"], "BUILD");
     let (status, _) = events(
         &t,
@@ -250,15 +247,10 @@ async fn neutrons_notifier_brings_a_floating_ip_into_addresses_without_heal() {
     let fip: Value = response.json().await.unwrap();
     let fip = fip["floatingip"]["floating_ip_address"].as_str().unwrap().to_owned();
     // Wait for the notifier's event (bounded; no heal runs in this test).
-    let mut shown = false;
-    for _ in 0..200 {
-        if common::shows_ip(&t.server(&id).await["addresses"], &fip) {
-            shown = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(shown, "floating IP {fip} never reached addresses");
+    until("the floating IP in addresses", async || {
+        common::shows_ip(&t.server(&id).await["addresses"], &fip)
+    })
+    .await;
     assert!(t.neutron().stats().nova_events_sent >= 1);
 }
 

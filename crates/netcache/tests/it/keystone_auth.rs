@@ -127,6 +127,7 @@ async fn no_token_or_a_bad_one_is_401_with_the_keystone_uri() {
     assert_eq!(t.get("").await.0, 200);
 }
 
+/// Invariant 21.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tokens_project_and_roles_decide_whatever_headers_say() {
     let (t, _) = keystone_app().await;

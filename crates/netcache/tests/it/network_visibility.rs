@@ -145,6 +145,7 @@ async fn server_count(t: &TestApp) -> usize {
     body["servers"].as_array().unwrap().len()
 }
 
+/// Invariant 20.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_projects_private_network_is_answered_as_one_that_does_not_exist() {
     let t = TestApp::start().await;

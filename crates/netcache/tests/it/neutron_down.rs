@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::common::{IMAGE, Options, TestApp};
 
+/// Invariant 4.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_starts_without_neutron_and_boots_once_it_answers() {
     let t = TestApp::with(Options {

@@ -208,6 +208,7 @@ async fn an_attach_interrupted_at_any_step_is_finished_after_a_restart() {
     }
 }
 
+/// Invariant 17.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bogus_network_vif_deleted_changes_nothing() {
     let t = TestApp::start().await;

@@ -297,6 +297,7 @@ async fn only_members_and_admins_boot_delete_and_attach() {
 }
 
 /// An empty or unreadable identity header is refused, never read as admin.
+/// Invariant 21.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_or_unreadable_identity_headers_are_refused() {
     let t = TestApp::start().await;

@@ -118,6 +118,7 @@ async fn heal_racing_a_detach_does_not_bring_the_port_back() {
 
 /// Heal read the server's records before an attach, and Neutron after it: the
 /// new interface stays, and its port is not taken for a ghost.
+/// Invariant 18.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heal_racing_an_attach_keeps_the_interface_and_sees_no_ghost() {
     let t = proxied().await;
@@ -230,6 +231,7 @@ async fn a_client_that_leaves_mid_delete_still_gets_the_server_deleted() {
 /// guard then refuses. A lookup settles it: the port is bound to the server, so
 /// the attach succeeded (it once answered 504 and left the port bound to the
 /// server after its delete).
+/// Invariant 19.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attach_whose_bind_answer_was_lost_is_settled_by_a_lookup() {
     let t = TestApp::start().await;

@@ -154,6 +154,7 @@ async fn seed_late_commit_path_with_tags_in_post() {
     late_commit_path(SimConfig::default()).await;
 }
 
+/// Invariant 4.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_adopt_path_without_tag_extension() {
     adopt_path(sim_without_tag_extension()).await;

@@ -183,6 +183,7 @@ async fn reset_state_refusals_are_novas() {
 
 /// While an operation holds a server it alone writes the state, and it resumes
 /// itself: a reset then is a 409, and goes through once the operation ended.
+/// Invariant 18.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_state_leaves_a_server_an_operation_holds_alone() {
     let mut t = TestApp::doomed(|s| s.compute.crash_at = Some("after-power-changed".into())).await;

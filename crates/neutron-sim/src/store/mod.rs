@@ -6,6 +6,7 @@ mod input;
 mod ipam;
 mod networks;
 mod ports;
+pub(crate) mod query;
 mod routers;
 mod security_groups;
 mod sg_rules;
@@ -18,7 +19,6 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::query;
 use floating_ips::FloatingIp;
 pub(crate) use input::{check_tag, parse_bool, parse_tags};
 use networks::Network;

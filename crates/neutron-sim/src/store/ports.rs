@@ -215,7 +215,7 @@ impl Store {
     }
 
     /// Candidate port ids of a list from the secondary indexes (sorted, deduplicated).
-    pub(super) fn port_candidates(&self, q: &crate::query::ListQuery) -> Vec<String> {
+    pub(super) fn port_candidates(&self, q: &super::query::ListQuery) -> Vec<String> {
         let from = |idx: &PortIndex, keys: &[String]| -> Vec<String> {
             let mut v: Vec<String> = keys.iter().filter_map(|k| idx.get(k)).flatten().cloned().collect();
             v.sort_unstable();

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::{Kind, parse_bool};
 use crate::error::{Error, Result};
-use crate::store::{Kind, parse_bool};
 
 const RESERVED: &[&str] = &[
     "fields",

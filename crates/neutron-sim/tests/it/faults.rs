@@ -245,6 +245,7 @@ async fn a_held_call_waits_for_the_release() {
         let url = f.url("/v2.0/ports");
         async move { try_send(c.post(url).json(&body)).await }
     });
+    // tidy: allow sleep — ten minutes pass on the paused clock while the call is held
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert!(!held.is_finished(), "answered before the release");
     assert_eq!(f.ports_of("held"), 0, "applied before the release");

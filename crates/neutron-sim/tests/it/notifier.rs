@@ -50,13 +50,7 @@ async fn fake_nova(fail_first: u32) -> (String, mpsc::UnboundedReceiver<(HeaderM
 
 /// Waits (virtual time, bounded) until `cond` holds.
 async fn wait_for(cond: impl Fn() -> bool) {
-    for _ in 0..1000 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("condition not reached");
+    netcache_testenv::poll::until("the condition", async || cond()).await;
 }
 
 /// As real Neutron 29 sends them: only vif plugged/unplugged carry a status.

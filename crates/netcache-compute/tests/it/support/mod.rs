@@ -102,13 +102,9 @@ impl Harness {
     /// Waits until every fault rule has fired at least once (bounded only so
     /// that a failure ends); the calls they hold stay held.
     pub async fn until_every_fault_fired(&self) {
-        for _ in 0..3000 {
-            if self.sim().faults().iter().all(|rule| rule.fired >= 1) {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        if !self.wait_until_every_fault_fired().await {
+            panic!("a fault never fired: {:?}", self.sim().faults());
         }
-        panic!("a fault never fired: {:?}", self.sim().faults());
     }
 
     pub fn sim(&self) -> SimHandle {
@@ -130,13 +126,8 @@ impl Harness {
     /// Waits until every fault rule has fired (false if one never did, after
     /// a bound that only ends a failing test).
     pub async fn wait_until_every_fault_fired(&self) -> bool {
-        for _ in 0..3000 {
-            if self.sim().faults().iter().all(|rule| rule.fired >= 1) {
-                return true;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        false
+        let all_fired = async || self.sim().faults().iter().all(|rule| rule.fired >= 1).then_some(());
+        netcache_testenv::poll::poll(all_fired).await.is_some()
     }
 
     pub fn ctx() -> RequestContext {

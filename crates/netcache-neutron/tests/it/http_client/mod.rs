@@ -162,6 +162,7 @@ async fn handle(State(state): State<StubState>, request: Request<Body>) -> Respo
         (state.respond)(&seen, index)
     };
     if !reply.delay.is_zero() {
+        // tidy: allow sleep — the stub's slow answer, a fault the test asks for
         tokio::time::sleep(reply.delay).await;
     }
     let mut response = Response::builder().status(reply.status);

@@ -53,10 +53,12 @@ async fn create_port_is_sent_once_on_500() {
         .await
         .unwrap_err();
     assert!(err.is_ambiguous());
+    // tidy: allow sleep — ten minutes pass on the paused clock: no retry is sent in them
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(neutron.count(), 1);
 }
 
+/// Invariant 3.
 #[tokio::test(start_paused = true)]
 async fn create_port_is_sent_once_on_timeout() {
     let neutron =
@@ -75,6 +77,7 @@ async fn create_port_is_sent_once_on_timeout() {
         ),
         "{err:?}"
     );
+    // tidy: allow sleep — ten minutes pass on the paused clock: no retry is sent in them
     tokio::time::sleep(Duration::from_secs(600)).await;
     assert_eq!(neutron.count(), 1);
 }

@@ -180,6 +180,7 @@ pub async fn data_survives_reopen(db: &Db) {
     assert_eq!(db.store.cache(p.server.id).await.unwrap().generation, generation + 2);
 }
 
+/// Invariant 7.
 pub async fn concurrent_writers_on_one_row_one_wins(db: &Db) {
     let original = bare_server("p", at(0));
     insert_server(&*db.store, &original).await;

@@ -21,10 +21,10 @@ pub async fn intents_round_trip_in_every_state(db: &Db) {
     for expected in &all {
         assert_eq!(db.store.intent(expected.id).await.unwrap().as_ref(), Some(expected));
     }
-    assert_eq!(db.store.intent(IntentId::new_v4()).await.unwrap(), None);
+    assert_eq!(db.store.intent(IntentId(uuid::Uuid::new_v4())).await.unwrap(), None);
     let oldest_first: Vec<_> = all.iter().rev().cloned().collect();
     assert_eq!(db.store.intents(s.id).await.unwrap(), oldest_first);
-    assert_eq!(db.store.intents(ServerId::new_v4()).await.unwrap(), vec![]);
+    assert_eq!(db.store.intents(ServerId(uuid::Uuid::new_v4())).await.unwrap(), vec![]);
 
     // The same id twice is a conflict.
     assert_conflict(db.store.commit(vec![Change::InsertIntent(all[4].clone())]).await);

@@ -70,7 +70,7 @@ pub async fn one_operation_per_server_with_a_fenced_owner(db: &Db) {
     assert_conflict(db.store.commit(vec![finish(op.id, &a)]).await);
     let stored = db.store.operation(s.id).await.unwrap().unwrap();
     assert_eq!(stored.then_delete, Some(queued.clone()));
-    let next = stored.successor(&queued, at(3));
+    let next = stored.successor(&queued, uuid::Uuid::from_u128(3), at(3));
     commit(
         &*db.store,
         vec![Change::ReplaceOperation {
@@ -168,6 +168,7 @@ pub async fn expired_leases_are_claimed_once_and_live_ones_never(db: &Db) {
 
 /// A claim re-checks the lease in its own statement: an owner that renewed
 /// between the claimant's read and its claim keeps its operation.
+/// Invariant 9.
 pub async fn a_renewed_lease_is_never_claimed(db: &Db) {
     let s = server("p1", at(0));
     insert_server(&*db.store, &s).await;

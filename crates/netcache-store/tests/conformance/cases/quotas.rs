@@ -307,6 +307,7 @@ pub async fn a_quota_claim_applies_its_batch_only_if_it_fits(db: &Db) {
     assert_eq!(db.store.keypair_count("alice").await.unwrap(), 1);
 }
 
+/// Invariant 23.
 pub async fn racing_quota_claims_never_pass_the_limit(db: &Db) {
     commit(&*db.store, vec![set("p", None, &[(Resource::Instances, 3)])]).await;
     // Two processes on the same database when the backend allows it.

@@ -2,6 +2,7 @@
 
 use super::*;
 
+/// Invariant 13.
 pub async fn cache_writes_compare_and_swap_on_generation(db: &Db) {
     let s = bare_server("p", at(0));
     insert_server(&*db.store, &s).await;
@@ -57,13 +58,13 @@ pub async fn cache_writes_compare_and_swap_on_generation(db: &Db) {
     );
 
     assert!(matches!(
-        db.store.cache(ServerId::new_v4()).await,
+        db.store.cache(ServerId(uuid::Uuid::new_v4())).await,
         Err(Error::NotFound(_))
     ));
     assert_conflict(
         db.store
             .commit(vec![Change::WriteCache {
-                server_id: ServerId::new_v4(),
+                server_id: ServerId(uuid::Uuid::new_v4()),
                 info,
                 expected_generation: 0,
             }])
@@ -136,7 +137,7 @@ pub async fn actions_are_newest_first_with_events_in_order(db: &Db) {
         vec![heal, attach, create.clone()]
     );
     assert_eq!(db.store.actions(other.id).await.unwrap().len(), 1);
-    assert_eq!(db.store.actions(ServerId::new_v4()).await.unwrap(), vec![]);
+    assert_eq!(db.store.actions(ServerId(uuid::Uuid::new_v4())).await.unwrap(), vec![]);
 
     // Events of an action that does not exist (here: of another server) are refused.
     assert_not_found(
@@ -153,7 +154,7 @@ pub async fn actions_are_newest_first_with_events_in_order(db: &Db) {
 }
 
 pub async fn ghost_sightings_upsert_by_port(db: &Db) {
-    let intent = IntentId::new_v4();
+    let intent = IntentId(uuid::Uuid::new_v4());
     let ours = ghost("g-ours", GhostOwner::Ours { intent: Some(intent) }, at(5));
     let unnamed = ghost("g-unnamed", GhostOwner::Ours { intent: None }, at(1));
     let foreign = ghost("g-foreign", GhostOwner::Foreign, at(3));
@@ -224,6 +225,7 @@ pub async fn vif_changes_advance_the_cache_generation(db: &Db) {
     assert_eq!(db.store.cache(s.id).await.unwrap().generation, read + 1);
 }
 
+/// Invariant 16.
 pub async fn ghost_sightings_skip_recorded_ports_and_busy_servers(db: &Db) {
     let s = server("p1", at(0));
     insert_server(&*db.store, &s).await;

@@ -25,6 +25,7 @@ fn deleted_with_history(gone: i64) -> (Server, Vec<Change>) {
     (s, changes)
 }
 
+/// Invariant 24.
 pub async fn purge_removes_old_deleted_servers_with_their_rows_and_nothing_else(db: &Db) {
     let live = bare_server("p", at(0));
     let (old, mut changes) = deleted_with_history(10);

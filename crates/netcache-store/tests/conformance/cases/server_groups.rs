@@ -132,6 +132,7 @@ pub async fn a_group_placement_is_recorded_only_at_the_generation_read(db: &Db) 
     assert_not_found(db.store.commit(vec![gone]).await);
 }
 
+/// Invariant 27.
 pub async fn racing_placements_in_one_group_one_wins(db: &Db) {
     let g = group("p", "alice", 1, GroupPolicy::AntiAffinity);
     commit(&*db.store, vec![Change::InsertServerGroup(g.clone())]).await;

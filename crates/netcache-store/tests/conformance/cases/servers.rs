@@ -53,7 +53,7 @@ pub async fn servers_round_trip_every_field(db: &Db) {
         db.store.server(no_networks.id).await.unwrap(),
         Some(no_networks.clone())
     );
-    assert_eq!(db.store.server(ServerId::new_v4()).await.unwrap(), None);
+    assert_eq!(db.store.server(ServerId(uuid::Uuid::new_v4())).await.unwrap(), None);
     assert_eq!(
         db.store.servers(&all_servers()).await.unwrap(),
         vec![full.clone(), bare, no_networks]

@@ -33,7 +33,7 @@ pub async fn vifs_round_trip_by_position(db: &Db) {
         vec![first.clone(), second.clone(), third.clone()]
     );
     assert_eq!(db.store.vifs(other.id).await.unwrap(), vec![elsewhere]);
-    assert_eq!(db.store.vifs(ServerId::new_v4()).await.unwrap(), vec![]);
+    assert_eq!(db.store.vifs(ServerId(uuid::Uuid::new_v4())).await.unwrap(), vec![]);
     assert_eq!(
         db.store.vif_by_port(&PortId::from("p2")).await.unwrap(),
         Some(second.clone())
@@ -93,7 +93,7 @@ pub async fn missing_vifs_are_not_found(db: &Db) {
     // A record of a server that does not exist.
     assert_not_found(
         db.store
-            .commit(vec![Change::InsertVif(vif(ServerId::new_v4(), "p5", 0))])
+            .commit(vec![Change::InsertVif(vif(ServerId(uuid::Uuid::new_v4()), "p5", 0))])
             .await,
     );
     assert_eq!(db.store.vifs(s.id).await.unwrap(), vec![record]);
@@ -204,7 +204,7 @@ pub async fn vifs_and_caches_of_a_set_of_servers_cost_one_statement_per_128(db: 
     commit(&*db.store, changes).await;
     let mut ids: Vec<ServerId> = servers.iter().map(|s| s.id).collect();
     ids.push(deleted.id);
-    let unknown = ServerId::new_v4();
+    let unknown = ServerId(uuid::Uuid::new_v4());
     ids.push(unknown);
 
     let before = db.store.queries_sent();

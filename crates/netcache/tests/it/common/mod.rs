@@ -115,16 +115,11 @@ pub fn attachment_port_ids(body: &Value) -> Vec<String> {
 /// build runs on its own task (the boot answered 202 first), so this polls
 /// Neutron, bounded, for that task's creates.
 pub async fn wait_for_ports(t: &TestApp, id: &str, n: usize) -> Vec<String> {
-    let mut waited = 0;
-    loop {
+    let ports = async || {
         let ports = t.neutron_ports(id);
-        if ports.len() == n {
-            return ports.iter().map(|p| p["id"].as_str().unwrap().to_owned()).collect();
-        }
-        assert!(waited < 1000, "the build created {} ports", ports.len());
-        waited += 1;
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        (ports.len() == n).then(|| ports.iter().map(|p| p["id"].as_str().unwrap().to_owned()).collect())
+    };
+    netcache_testenv::poll::eventually(&format!("the build's {n} ports"), ports).await
 }
 
 impl TestApp {

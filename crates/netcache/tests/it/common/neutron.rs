@@ -49,6 +49,7 @@ impl Backdoor {
         // A freshly started real Neutron can refuse its very first concurrent
         // creates with a spurious policy 403 while it loads its policies.
         if status == 403 && created["NeutronError"]["type"] == "PolicyNotAuthorized" {
+            // tidy: allow sleep — one retry of a real Neutron's spurious 403, after a pause
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             (status, created) = self.call(reqwest::Method::POST, path, Some(body)).await;
         }
