@@ -1,5 +1,5 @@
-//! What an update and a rebuild answer: Nova's basic server view below 2.75,
-//! the detail view from 2.75.
+//! One server's views: as `GET /servers/{id}` shows it, and what an update and
+//! a rebuild answer (Nova's basic server view below 2.75, the shown one from 2.75).
 
 use netcache_domain::server::Server;
 use serde_json::{Value, json};
@@ -23,6 +23,23 @@ const DETAIL_ONLY: &[&str] = &[
     "os-extended-volumes:volumes_attached",
 ];
 
+/// The server as `GET /servers/{id}` shows it: the detail view with its
+/// security groups' names and, from 2.71, its server groups.
+pub async fn shown(state: &AppState, caller: &Caller, version: Microversion, server: &Server) -> ApiResult<Value> {
+    let info = state.compute.addresses(server.id).await?;
+    let names = state
+        .compute
+        .security_groups_of(&[server.id])
+        .await?
+        .remove(&server.id)
+        .unwrap_or_default();
+    let groups = crate::server_groups::of_server(state, version, server.id).await?;
+    let options = ViewOptions::of(caller, version);
+    Ok(json!(
+        ServerDetail::new(&state.config.public_url, server, &info, &names, options).with_server_groups(groups)
+    ))
+}
+
 /// What an update and a rebuild answer: below 2.75 Nova's basic view (no
 /// extension keys, addresses without type and MAC), from 2.75 the server as
 /// `GET /servers/{id}` shows it.
@@ -32,21 +49,12 @@ pub async fn server_answer(
     version: Microversion,
     server: &Server,
 ) -> ApiResult<Value> {
+    if version.at_least(75) {
+        return shown(state, caller, version, server).await;
+    }
     let base = &state.config.public_url;
     let info = state.compute.addresses(server.id).await?;
     let options = ViewOptions::of(caller, version);
-    if version.at_least(75) {
-        let groups = state
-            .compute
-            .security_groups_of(&[server.id])
-            .await?
-            .remove(&server.id)
-            .unwrap_or_default();
-        let server_groups = crate::server_groups::of_server(state, version, server.id).await?;
-        return Ok(json!(
-            ServerDetail::new(base, server, &info, &groups, options).with_server_groups(server_groups)
-        ));
-    }
     // Without the detail view's groups: no Neutron look-up for them.
     let mut view = json!(ServerDetail::new(base, server, &info, &[], options));
     if let Value::Object(fields) = &mut view {

@@ -187,17 +187,8 @@ async fn show(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
-    let groups = crate::server_groups::of_server(&state, version, server.id).await?;
-    let info = state.compute.addresses(server.id).await?;
-    let names = state
-        .compute
-        .security_groups_of(&[server.id])
-        .await?
-        .remove(&server.id)
-        .unwrap_or_default();
-    Ok(Json(
-        json!({"server": ServerDetail::new(&state.config.public_url, &server, &info, &names, ViewOptions::of(&caller, version)).with_server_groups(groups)}),
-    ))
+    let shown = crate::server_answer::shown(&state, &caller, version, &server).await?;
+    Ok(Json(json!({ "server": shown })))
 }
 
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
