@@ -10,7 +10,7 @@
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -24,9 +24,10 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::{
-    AppState, Caller, admin_actions, console_output, deferred_delete, floating_ips, rescue, schema,
-    security_group_actions, server_rebuild, wire,
+    AppState, admin_actions, console_output, deferred_delete, floating_ips, rescue, schema, security_group_actions,
+    server_rebuild, wire,
 };
 
 /// `addFixedIp` and `removeFixedIp` went in 2.44 (Nova's multinic).
@@ -37,9 +38,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn act(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Response> {

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
+use crate::request::NovaRequest;
 use crate::{AppState, Caller, images, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -77,12 +78,7 @@ fn aggregate_id(text: &str) -> ApiResult<i64> {
         .map_err(|_| ApiError::NotFound(format!("Aggregate {text} could not be found.")))
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:os-aggregates:index")?;
     let aggregates = state.compute.aggregates().await?;
@@ -101,12 +97,7 @@ fn zone_field(fields: &serde_json::Map<String, Value>) -> ApiResult<Option<Optio
         .transpose()
 }
 
-async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
+async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     let body: Value = wire::parse_body(&body)?;
     let top = schema::object(None, &body, &["aggregate"], &["aggregate"])?;
     let fields = schema::object(
@@ -123,9 +114,7 @@ async fn create(
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
@@ -136,9 +125,7 @@ async fn show(
 }
 
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -187,9 +174,7 @@ async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<St
 
 /// The one action a body names, with its argument object.
 async fn action(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -248,9 +233,7 @@ async fn action(
 /// has no image cache, so an accepted request does nothing (as Nova's computes
 /// skip a driver without one).
 async fn cache_images(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {

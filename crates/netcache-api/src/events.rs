@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::{AppState, Caller, wire};
 
 /// The event names Nova's schema of `version` allows, in its order.
@@ -86,9 +87,7 @@ fn validate(body: &EventsBody, version: Microversion) -> ApiResult<()> {
 }
 
 async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let body: EventsBody = wire::parse_body(&body)?;

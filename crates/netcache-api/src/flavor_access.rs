@@ -10,7 +10,7 @@ use netcache_domain::flavor::Flavor;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
-use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::schema::{self, invalid, python_repr};
 use crate::{AppState, Caller};
 
@@ -61,9 +61,7 @@ fn tenant(body: &Value, action: &str) -> ApiResult<String> {
 }
 
 async fn action(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {

@@ -16,6 +16,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::flavor_view::FlavorView;
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
+use crate::request::NovaRequest;
 use crate::server_query::{MAX_LIMIT, invalid};
 use crate::{AppState, Caller, flavor_access, flavor_create, flavor_extra_specs, wire};
 
@@ -184,41 +185,21 @@ async fn flavors_page(
     Ok(Json(wire::page("flavors", view.base, path, views, params.limit)))
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     flavors_page(&state, &caller, version, query, false).await
 }
 
-async fn list_detail(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list_detail(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     flavors_page(&state, &caller, version, query, true).await
 }
 
-async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let flavor = state.compute.flavor(&caller.ctx, &id).await?;
     Ok(Json(json!({"flavor": view(&state, &caller, version).detail(&flavor)})))
 }
 
 /// Nova answers a create 200, with the new flavor (extra specs empty).
-async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
+async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     // Nova checks the body's schema before the policy.
     let flavor = flavor_create::parse(&body, version)?;
     caller.authorize("os_compute_api:os-flavor-manage:create")?;
@@ -235,9 +216,7 @@ async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<St
 
 /// 2.55: the description alone may change.
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::{AppState, Caller, schema};
 
 /// The last microversion of the proxies.
@@ -50,12 +51,7 @@ async fn list(State(state): State<AppState>, caller: Caller, version: Microversi
     Ok(Json(json!({"floating_ips": views})))
 }
 
-async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-floating-ips:show", &caller.ctx.project_id)?;
     let found = state.compute.floating_ip(&id, &caller.neutron_scope()).await?;
@@ -84,12 +80,7 @@ fn requested_pool(body: &Bytes) -> ApiResult<Option<String>> {
     }
 }
 
-async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
+async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let pool = requested_pool(&body)?;
     caller.authorize_project("os_compute_api:os-floating-ips:create", &caller.ctx.project_id)?;
@@ -100,12 +91,7 @@ async fn create(
     Ok(Json(json!({"floating_ip": view(&made)})))
 }
 
-async fn delete(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
+async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<StatusCode> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-floating-ips:delete", &caller.ctx.project_id)?;
     state.compute.release_floating_ip(&id, &caller.neutron_scope()).await?;

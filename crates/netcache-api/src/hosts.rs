@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_compute::{ServiceKey, StoredService};
@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
+use crate::request::NovaRequest;
 use crate::services::last_value;
 use crate::{AppState, Caller, schema, wire};
 
@@ -38,12 +39,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v2.1/os-hosts/{host}/startup", get(startup))
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize("os_compute_api:os-hosts:list")?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
@@ -75,12 +71,7 @@ async fn compute_service(state: &AppState, host: &str) -> ApiResult<StoredServic
         .ok_or_else(|| netcache_compute::Error::HostNotMapped(host.to_owned()).into())
 }
 
-async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(host): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(host): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize("os_compute_api:os-hosts:show")?;
     compute_service(&state, &host).await?;
@@ -134,9 +125,7 @@ fn enable_word(field: &str, value: &Value) -> ApiResult<bool> {
 }
 
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(host): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -197,27 +186,21 @@ async fn power_action(
 }
 
 async fn reboot(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(host): Path<String>,
 ) -> ApiResult<Json<Value>> {
     power_action(state, caller, version, &host, "os_compute_api:os-hosts:reboot").await
 }
 
 async fn shutdown(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(host): Path<String>,
 ) -> ApiResult<Json<Value>> {
     power_action(state, caller, version, &host, "os_compute_api:os-hosts:shutdown").await
 }
 
 async fn startup(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(host): Path<String>,
 ) -> ApiResult<Json<Value>> {
     power_action(state, caller, version, &host, "os_compute_api:os-hosts:start").await

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
+use crate::request::NovaRequest;
 use crate::services::{last_value, service_view};
 use crate::{AppState, Caller, schema};
 
@@ -199,30 +200,18 @@ fn matching(found: Vec<Hypervisor>, pattern: &str) -> ApiResult<Vec<Hypervisor>>
     Ok(found)
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-hypervisors:list")?;
     listed(&state, version, query, false).await
 }
 
-async fn detail(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn detail(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-hypervisors:list-detail")?;
     listed(&state, version, query, true).await
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
@@ -251,12 +240,7 @@ async fn by_id(state: &AppState, id: &str, version: Microversion, with_servers: 
 
 /// One hypervisor's uptime (before 2.88): the fake virt driver has none to
 /// give, and Nova with that driver answers 501 once the hypervisor is found.
-async fn uptime(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn uptime(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(87)?;
     caller.authorize("os_compute_api:os-hypervisors:uptime")?;
     by_id(&state, &id, version, false).await?;
@@ -265,9 +249,7 @@ async fn uptime(
 
 /// Before 2.53: the hypervisors whose host name contains the pattern.
 async fn search(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(pattern): Path<String>,
 ) -> ApiResult<Json<Value>> {
     by_pattern(&state, &caller, version, &pattern, false).await
@@ -275,9 +257,7 @@ async fn search(
 
 /// Before 2.53: the matching hypervisors, each with its servers.
 async fn servers(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(pattern): Path<String>,
 ) -> ApiResult<Json<Value>> {
     by_pattern(&state, &caller, version, &pattern, true).await

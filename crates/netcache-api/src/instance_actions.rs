@@ -6,17 +6,17 @@
 //! `changes-before`, 2.84 events' `details` (policy `events:details`), 2.102
 //! show refuses query parameters.
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::{Value, json};
 
+use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::instance_action_view::{EventFields, action_view, event_view, updated_at};
-use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery, invalid_query};
-use crate::{AppState, Caller};
+use crate::request::NovaRequest;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -35,9 +35,7 @@ fn query_time(key: &str, value: &str) -> ApiResult<DateTime<Utc>> {
 }
 
 async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
@@ -100,9 +98,7 @@ async fn list(
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path((id, request_id)): Path<(String, String)>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {

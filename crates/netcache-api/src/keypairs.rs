@@ -5,7 +5,7 @@
 //! (`public_key` required) and names with `@` and `.`.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
+use crate::request::NovaRequest;
 use crate::schema;
 use crate::wire::{self, iso_micro};
 use crate::{AppState, Caller};
@@ -111,12 +112,7 @@ fn summary(keypair: &KeyPair, version: Microversion) -> Value {
     view
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     let query = QueryParams::read(query)?;
     check_query(version, &query, true)?;
     let user = target_user(&caller, version, &query);
@@ -159,9 +155,7 @@ fn page_after(keypairs: &mut Vec<StoredKeyPair>, marker: Option<&str>, limit: us
 
 /// 200 at 2.1, 201 from 2.2; `private_key` only for a generated key pair.
 async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let body = check_create(version, &body)?.keypair;
@@ -196,9 +190,7 @@ async fn create(
 /// Nova's show: the record's columns too (a live key pair is never deleted
 /// or updated).
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(name): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
@@ -219,9 +211,7 @@ async fn show(
 
 /// 202 at 2.1, 204 from 2.2.
 async fn delete(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(name): Path<String>,
     query: RawQuery,
 ) -> ApiResult<StatusCode> {

@@ -55,6 +55,7 @@ mod quota_class_sets;
 mod quota_sets;
 mod raw_path;
 mod removed;
+mod request;
 mod rescue;
 mod schema;
 mod security_group_actions;

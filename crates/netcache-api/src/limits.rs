@@ -4,18 +4,18 @@
 //! network proxies' limits are left out, from 2.39 `maxImageMeta`, from 2.57
 //! the personality ones; from 2.75 a parameter other than `tenant_id` is refused.
 
-use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::ProjectId;
 use netcache_domain::quota::{QuotaSet, Resource, Usage};
 use serde_json::{Map, Value, json};
 
+use crate::AppState;
 use crate::error::ApiResult;
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
 use crate::quota_sets::left_out;
-use crate::{AppState, Caller};
+use crate::request::NovaRequest;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/limits", get(show))
@@ -67,12 +67,7 @@ pub fn limits_view(limits: &QuotaSet, usage: &Usage, version: Microversion) -> V
     json!({"limits": {"rate": [], "absolute": absolute}})
 }
 
-async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     let query = QueryParams::read(query)?;
     if version.at_least(75) {
         query.only(&["tenant_id"])?;

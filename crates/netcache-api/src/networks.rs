@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::{AppState, Caller};
 
 /// The last microversion of the proxies.
@@ -146,12 +147,7 @@ async fn list(State(state): State<AppState>, caller: Caller, version: Microversi
     listed(Proxy::Networks, &state, &caller, version).await
 }
 
-async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     shown(Proxy::Networks, &state, &caller, version, &id).await
 }
 
@@ -160,9 +156,7 @@ async fn tenant_list(State(state): State<AppState>, caller: Caller, version: Mic
 }
 
 async fn tenant_show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     shown(Proxy::TenantNetworks, &state, &caller, version, &id).await

@@ -14,7 +14,7 @@
 //! parameter of the show is refused.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::quota::{QuotaSet, Resource};
@@ -24,7 +24,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
 use crate::quota_sets::quota_value;
-use crate::{AppState, Caller, schema, wire};
+use crate::request::NovaRequest;
+use crate::{AppState, schema, wire};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/os-quota-class-sets/{id}", get(show).put(update))
@@ -89,9 +90,7 @@ fn quota_class_set_view(class_name: Option<&str>, values: &QuotaSet, version: Mi
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
@@ -104,9 +103,7 @@ async fn show(
 /// 200 with the class's values afterwards (without `id`, as Nova answers).
 /// The body is checked before the policy, the class name after, as in Nova.
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {

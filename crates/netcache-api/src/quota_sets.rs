@@ -9,7 +9,7 @@
 //! parameter other than `user_id` is refused (the defaults' never are).
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -20,7 +20,8 @@ use serde_json::{Map, Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
-use crate::{AppState, Caller, schema, wire};
+use crate::request::NovaRequest;
+use crate::{AppState, schema, wire};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -87,9 +88,7 @@ fn user_id(query: RawQuery, version: Microversion) -> ApiResult<Option<String>> 
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
@@ -103,9 +102,7 @@ async fn show(
 }
 
 async fn detail(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
@@ -119,9 +116,7 @@ async fn detail(
 }
 
 async fn defaults(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-quota-sets:defaults", &id)?;
@@ -131,9 +126,7 @@ async fn defaults(
 
 /// 200 with the limits in force afterwards (without `id`, as Nova answers).
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
     body: Bytes,
@@ -150,9 +143,7 @@ async fn update(
 
 /// 202 with no body, as Nova answers (a project's limits go with its users').
 async fn delete(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<StatusCode> {

@@ -6,7 +6,7 @@
 //! `netcache_compute::ProjectScope` for whose a caller sees).
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -15,11 +15,11 @@ use netcache_domain::security_group_rule::{NotAnInteger, PortValue, RuleRequest}
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
-use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
+use crate::request::NovaRequest;
 use crate::security_group_view::{group_view, rule_view, sorted_views, sources};
 use crate::services::last_value;
-use crate::{AppState, Caller, schema, wire};
+use crate::{AppState, schema, wire};
 
 /// The last microversion of the proxies.
 const LAST_VERSION: u16 = 35;
@@ -56,12 +56,7 @@ fn count(pairs: &[(String, String)], key: &str) -> ApiResult<Option<usize>> {
     }
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let (limit, offset) = (count(&pairs, "limit")?, count(&pairs, "offset")?);
@@ -82,12 +77,7 @@ async fn list(
     Ok(Json(json!(sorted_views(&found, &page))))
 }
 
-async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-security-groups:show", &caller.ctx.project_id)?;
     let found = state
@@ -136,12 +126,7 @@ fn open_object<'a>(field: Option<&str>, value: &'a Value, required: &[&str]) -> 
     schema::object(field, value, &keys, required)
 }
 
-async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
+async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let (name, description) = name_and_description(&body)?;
     caller.authorize_project("os_compute_api:os-security-groups:create", &caller.ctx.project_id)?;
@@ -157,9 +142,7 @@ async fn create(
 }
 
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -174,12 +157,7 @@ async fn update(
     one_group(&found.groups[0], &found)
 }
 
-async fn delete(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
+async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<StatusCode> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-security-groups:delete", &caller.ctx.project_id)?;
     state
@@ -228,12 +206,7 @@ fn uuid_field(rule: &Map<String, Value>, field: &str) -> ApiResult<Option<String
     }
 }
 
-async fn create_rule(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
+async fn create_rule(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let body: Value = wire::parse_body(&body)?;
     let outer = open_object(None, &body, &["security_group_rule"])?;
@@ -262,9 +235,7 @@ async fn create_rule(
 }
 
 async fn delete_rule(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
     version.served_until(LAST_VERSION)?;

@@ -4,7 +4,6 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::http::StatusCode;
 use netcache_compute::CreateServer;
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
@@ -18,13 +17,12 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::wire::{self, CreateServerBody, NetworksField};
 use crate::{AppState, Caller, images, schema};
 
 pub async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     caller.authorize("os_compute_api:servers:create")?;

@@ -3,16 +3,16 @@
 //! libvirt's keys, as Nova's libvirt driver names them); from 2.48 Nova's
 //! standard form. From 2.102 any query parameter is refused.
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::diagnostics::GuestDiagnostics;
 use serde_json::{Map, Value, json};
 
+use crate::AppState;
 use crate::error::ApiResult;
-use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
-use crate::{AppState, Caller};
+use crate::request::NovaRequest;
 
 /// The standard form's `driver` is one of Nova's enum (libvirt, ironic,
 /// vmwareapi, xenapi) — no "fake" — so, as Nova's own fake driver, libvirt;
@@ -25,9 +25,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {

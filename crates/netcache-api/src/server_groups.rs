@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::{AppState, Caller, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -70,9 +71,7 @@ fn group_id(text: &str) -> ApiResult<uuid::Uuid> {
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     Query(query): Query<Vec<(String, String)>>,
 ) -> ApiResult<Json<Value>> {
@@ -96,9 +95,7 @@ async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<St
 }
 
 async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Query(query): Query<Vec<(String, String)>>,
 ) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-server-groups:index")?;
@@ -147,12 +144,7 @@ fn no_other_query(query: &[(String, String)], allowed: &[&str]) -> ApiResult<()>
 }
 
 /// Nova answers 200 (not 201).
-async fn create(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
+async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-server-groups:create")?;
     let body: Value = wire::parse_body(&body)?;
     let new = parse_create(&body, version)?;

@@ -11,8 +11,8 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
-use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
+use crate::request::NovaRequest;
 use crate::{AppState, Caller};
 
 pub fn routes() -> Router<AppState> {
@@ -20,9 +20,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {

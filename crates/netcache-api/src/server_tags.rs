@@ -3,7 +3,7 @@
 //! them; each change is a compare-and-swap edit of the server row.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
+use crate::request::NovaRequest;
 use crate::{AppState, Caller, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -46,20 +47,13 @@ async fn edit(state: &AppState, caller: &Caller, server: &Server, edit: TagEdit)
         .await?)
 }
 
-async fn index(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn index(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = server(&state, &caller, version, &id, "os_compute_api:os-server-tags:index").await?;
     Ok(listed(&server))
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path((id, tag)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     let server = server(&state, &caller, version, &id, "os_compute_api:os-server-tags:show").await?;
@@ -71,9 +65,7 @@ async fn show(
 
 /// `PUT …/tags {"tags": [...]}`: the server's tags become exactly these.
 async fn replace(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -94,9 +86,7 @@ async fn replace(
 
 /// `PUT …/tags/{tag}`: 201 with its location when added, 204 when it was there.
 async fn add(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path((id, tag)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let server = server(&state, &caller, version, &id, "os_compute_api:os-server-tags:update").await?;
@@ -115,9 +105,7 @@ async fn add(
 }
 
 async fn remove(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path((id, tag)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     let server = server(&state, &caller, version, &id, "os_compute_api:os-server-tags:delete").await?;
@@ -125,12 +113,7 @@ async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn clear(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
+async fn clear(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<StatusCode> {
     let server = server(
         &state,
         &caller,

@@ -5,7 +5,7 @@
 //! view, or from 2.75 the whole server as `GET` shows it.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::routing::put;
 use axum::{Json, Router};
 use netcache_compute::ServerEdit;
@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::error::ApiResult;
 use crate::microversion::Microversion;
-use crate::{AppState, Caller, schema, wire};
+use crate::request::NovaRequest;
+use crate::{AppState, schema, wire};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}", put(update))
@@ -23,9 +24,7 @@ pub fn routes() -> Router<AppState> {
 /// A rename is allowed in any state, a build's included: the build's own writes
 /// keep it (see `Server::keeping_user_edits_of`).
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {

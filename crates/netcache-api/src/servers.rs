@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
+use crate::request::NovaRequest;
 use crate::server_query::ServerQuery;
 use crate::server_view::{Addresses, DetailPage, ServerDetail, ViewOptions};
 use crate::wire;
@@ -142,24 +143,14 @@ async fn infos_to_filter(
     Ok(state.compute.addresses_of(&ids).await?)
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     let base = &state.config.public_url;
     let (servers, paging) = page_of_servers(&state, &caller, query, INDEX, version).await?;
     let views = servers.iter().map(|s| wire::server_summary(base, s)).collect();
     Ok(Json(wire::page("servers", base, "servers", views, paging.limit)))
 }
 
-async fn list_detail(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Response> {
+async fn list_detail(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Response> {
     let base = &state.config.public_url;
     // Never closed, so always a turn: held until the body is serialized.
     let _turn = state.config.detail_pages.acquire().await;
@@ -180,12 +171,7 @@ async fn list_detail(
     Ok(Json(DetailPage::new(base, views, paging.limit)).into_response())
 }
 
-async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:servers:show").await?;
     let shown = crate::server_answer::shown(&state, &caller, version, &server).await?;
     Ok(Json(json!({ "server": shown })))

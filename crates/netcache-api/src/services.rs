@@ -8,7 +8,7 @@
 //! neither disable nor delete them to any effect.
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::routing::{get, put};
 use axum::{Json, Router};
@@ -19,7 +19,8 @@ use serde_json::{Map, Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
-use crate::{AppState, Caller, schema, wire};
+use crate::request::NovaRequest;
+use crate::{AppState, schema, wire};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -57,12 +58,7 @@ pub(crate) fn last_value<'a>(pairs: &'a [(String, String)], key: &str) -> Option
     pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
-async fn list(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-services:list")?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     if version.at_least(75) {
@@ -91,9 +87,7 @@ async fn list(
 }
 
 async fn update(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -224,12 +218,7 @@ fn parse_uuid(id: &str) -> ApiResult<uuid::Uuid> {
     uuid::Uuid::parse_str(id).map_err(|_| ApiError::BadRequest(format!("Invalid uuid {id}")))
 }
 
-async fn delete(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
+async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<StatusCode> {
     caller.authorize("os_compute_api:os-services:delete")?;
     let key = if version.at_least(53) {
         ServiceKey::Uuid(parse_uuid(&id)?)

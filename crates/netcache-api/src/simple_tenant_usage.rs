@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -25,11 +25,12 @@ use netcache_domain::server::Server;
 use regex::Regex;
 use serde_json::{Value, json};
 
+use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
+use crate::request::NovaRequest;
 use crate::wire::iso_micro;
-use crate::{AppState, Caller};
 
 const COLLECTION: &str = "os-simple-tenant-usage";
 
@@ -43,12 +44,7 @@ pub fn routes() -> Router<AppState> {
 const INDEX_PARAMS: [&str; 5] = ["start", "end", "detailed", "limit", "marker"];
 const SHOW_PARAMS: [&str; 4] = ["start", "end", "limit", "marker"];
 
-async fn index(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn index(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     let query = QueryParams::read(query)?;
     let paging = check_query(&state, version, &query, &INDEX_PARAMS)?;
     caller.authorize("os_compute_api:os-simple-tenant-usage:list")?;
@@ -62,9 +58,7 @@ async fn index(
 }
 
 async fn show(
-    State(state): State<AppState>,
-    caller: Caller,
-    version: Microversion,
+    NovaRequest { state, caller, version }: NovaRequest,
     Path(tenant_id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {

@@ -62,27 +62,17 @@ fn server() -> Server {
         project_id: ProjectId::from(PROJECT),
         user_id: "9a6f0e6c1d2b4c3e8f7a6b5c4d3e2f10".into(),
         host: Some(HostName::from("compute-1")),
-        availability_zone: "nova".into(),
         vm_state: VmState::Active,
         task_state: None,
-        fault: None,
-        flavor_ref: "1".into(),
-        flavor: netcache_domain::flavor::built_in_snapshot("1"),
         image_ref: IMAGE.into(),
         metadata: BTreeMap::from([("role".into(), "web".into())]),
-        access_ip_v4: None,
-        access_ip_v6: None,
         requested_networks: NetworkRequests::Auto,
-        key_name: None,
-        security_groups: vec![],
-        locked_by: None,
-        attributes: Default::default(),
         tried_hosts: vec![HostName::from("compute-1")],
         created_at: at("2026-01-02T03:04:05Z"),
         updated_at: at("2026-01-02T03:04:21Z"),
         launched_at: Some(at("2026-01-02T03:04:20.123456Z")),
-        deleted_at: None,
         generation: 7,
+        ..netcache_domain::fixtures::server()
     }
 }
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use netcache_domain::action::Action;
 use netcache_domain::cache::{self, CacheInputs, CacheOutcome, Observed};
 use netcache_domain::change::Change;
 use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
@@ -19,79 +20,48 @@ use netcache_store::Store;
 use tokio::task::JoinHandle;
 use tracing::info;
 
-mod aggregates;
-mod allocate;
-mod audit;
-mod build;
-pub mod catalog;
+pub mod attachment;
 pub mod clock;
 pub mod config;
-mod console;
-mod edit;
 mod error;
-mod events;
-mod first_attempt;
-mod fixed_ips;
-mod flavors;
-mod floating_ip_proxy;
-mod gc;
-mod heal;
-mod heal_sweep;
+mod fleet;
 mod hooks;
-mod interfaces;
-mod keypairs;
-mod loops;
-mod network_proxy;
-mod neutron_features;
+pub mod lifecycle;
 mod operation_kinds;
-mod operations;
-mod plugging;
-mod power;
-mod project_scope;
-mod quotas;
-mod rebuild;
-mod resume;
-mod retention;
+mod proxies;
 mod runner;
-mod security_group_proxy;
-mod security_groups;
-mod server_groups;
-mod server_state;
-mod services;
-mod singleton;
-pub mod virt;
-mod x509;
+mod tenancy;
 
-pub use audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
-pub use build::CreateServer;
+pub use attachment::audit::{AuditReport, AuditTotals, GhostAudit, LostAudit, OperationAudit, ServerAudit};
+pub use attachment::events::{EVENT_NAMES, EventCode, ExternalEvent};
+pub use attachment::gc::GcReport;
+pub use attachment::heal::HealReport;
+pub use attachment::interfaces::{AttachRequest, Interface};
+pub use attachment::security_groups::SecurityGroupsInFull;
 #[cfg(feature = "testing")]
 pub use config::Sabotage;
 pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, RetentionConfig, VirtConfig};
-pub use edit::{ServerEdit, TagEdit};
 pub use error::{Error, Result};
-pub use events::{EVENT_NAMES, EventCode, ExternalEvent};
-pub use floating_ip_proxy::PooledFloatingIp;
-pub use gc::GcReport;
-pub use heal::HealReport;
+pub use fleet::services::ServiceKey;
 #[cfg(feature = "testing")]
 pub use hooks::Held;
 pub use hooks::HoldPoint;
-pub use interfaces::{AttachRequest, Interface};
-pub use keypairs::{KeyPairRequest, NewKeyPair};
+pub use lifecycle::build::CreateServer;
+pub use lifecycle::edit::{ServerEdit, TagEdit};
+pub use lifecycle::rebuild::RebuildServer;
 pub use netcache_store::{HostServers, StoredService, UsageWindow};
 /// The orders of server list pages (`Compute::servers_page`).
 pub use netcache_store::{Sort, SortKey, StoredKeyPair};
-pub use project_scope::ProjectScope;
-pub use quotas::QuotaUsage;
-pub use rebuild::RebuildServer;
-pub use retention::purge;
-pub use security_groups::SecurityGroupsInFull;
-pub use server_groups::{GroupView, NewServerGroup};
-pub use services::ServiceKey;
+pub use proxies::floating_ip_proxy::PooledFloatingIp;
+pub use runner::retention::purge;
+pub use tenancy::keypairs::{KeyPairRequest, NewKeyPair};
+pub use tenancy::project_scope::ProjectScope;
+pub use tenancy::quotas::QuotaUsage;
+pub use tenancy::server_groups::{GroupView, NewServerGroup};
 
-use crate::catalog::NetworkCatalog;
+use crate::attachment::catalog::NetworkCatalog;
 use crate::clock::Clock;
-use crate::virt::VirtDriver;
+use crate::lifecycle::virt::VirtDriver;
 
 /// Who asks, for the action log and ownership checks.
 #[derive(Clone, Debug)]
@@ -113,6 +83,21 @@ impl RequestContext {
             project_id: project_id.to_owned(),
             user_id: "netcache".to_owned(),
             roles: vec!["admin".to_owned()],
+        }
+    }
+
+    /// The instance action this request starts on a server, named as Nova names it.
+    #[must_use]
+    pub fn action(&self, server_id: ServerId, name: &str, at: chrono::DateTime<chrono::Utc>) -> Action {
+        Action {
+            server_id,
+            request_id: self.request_id.clone(),
+            action: name.to_owned(),
+            project_id: self.project_id.clone(),
+            user_id: self.user_id.clone(),
+            start_time: at,
+            message: None,
+            events: vec![],
         }
     }
 
@@ -140,7 +125,7 @@ pub struct Compute {
     config: ComputeConfig,
     deployment: DeploymentId,
     /// Neutron's extensions, once it named them.
-    features: neutron_features::NeutronFeatures,
+    features: attachment::neutron_features::NeutronFeatures,
     catalog: NetworkCatalog,
     clock: Clock,
     /// The operation runner: this process's owner identity, node lock, slots,
@@ -148,14 +133,14 @@ pub struct Compute {
     runner: Arc<runner::OperationRunner>,
     build_permits: HashMap<netcache_domain::HostName, Arc<tokio::sync::Semaphore>>,
     /// Names of security groups, for servers' views.
-    group_names: security_groups::GroupNames,
+    group_names: attachment::security_groups::GroupNames,
     builds: Mutex<Vec<JoinHandle<()>>>,
     next_host: AtomicUsize,
     crashed: AtomicBool,
     #[cfg(feature = "testing")]
     holds: hooks::Holds,
-    plug_events: plugging::PlugEvents,
-    unsent_intents: first_attempt::UnsentIntents,
+    plug_events: attachment::plugging::PlugEvents,
+    unsent_intents: attachment::first_attempt::UnsentIntents,
     heal_passes: AtomicU64,
 }
 
@@ -246,22 +231,22 @@ impl Compute {
         let compute = Arc::new(Self {
             runner: runner::OperationRunner::new(owner, config.operations.clone(), operation_kinds::step_for),
             build_permits,
-            group_names: security_groups::GroupNames::new(config.network_details_ttl),
+            group_names: attachment::security_groups::GroupNames::new(config.network_details_ttl),
             catalog: NetworkCatalog::new(config.network_details_ttl),
             store,
             neutron,
             virt,
             config,
             deployment,
-            features: neutron_features::NeutronFeatures::default(),
+            features: attachment::neutron_features::NeutronFeatures::default(),
             clock: Clock::new(),
             builds: Mutex::new(Vec::new()),
             next_host: AtomicUsize::new(0),
             crashed: AtomicBool::new(false),
             #[cfg(feature = "testing")]
             holds: hooks::Holds::default(),
-            plug_events: plugging::PlugEvents::default(),
-            unsent_intents: first_attempt::UnsentIntents::default(),
+            plug_events: attachment::plugging::PlugEvents::default(),
+            unsent_intents: attachment::first_attempt::UnsentIntents::default(),
             heal_passes: AtomicU64::new(0),
         });
         compute.learn_neutron_features().await;

@@ -3,14 +3,14 @@
 
 use netcache_domain::operation::OperationKind;
 
-use crate::build::{BuildStep, DeleteStep};
-use crate::fixed_ips::RemoveFixedIpStep;
-use crate::gc::ReleaseStep;
-use crate::interfaces::{AttachStep, DetachStep};
-use crate::power::PowerStep;
-use crate::rebuild::RebuildStep;
+use crate::attachment::fixed_ips::RemoveFixedIpStep;
+use crate::attachment::gc::ReleaseStep;
+use crate::attachment::interfaces::{AttachStep, DetachStep};
+use crate::attachment::security_groups::SecurityGroupStep;
+use crate::lifecycle::build::{BuildStep, DeleteStep};
+use crate::lifecycle::power::PowerStep;
+use crate::lifecycle::rebuild::RebuildStep;
 use crate::runner::step::OperationStep;
-use crate::security_groups::SecurityGroupStep;
 
 /// The step of an operation kind.
 pub(crate) fn step_for(kind: OperationKind) -> &'static dyn OperationStep {

@@ -2,6 +2,7 @@
 //! statement, bind and row decoding is written once here and runs on both
 //! backends. The backend modules only connect, migrate and supply a [`Dialect`].
 
+use netcache_store_bounds::sql_bounds;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
@@ -23,7 +24,7 @@ use netcache_domain::server_group::{GroupMember, ServerGroup};
 use netcache_domain::vif::{PortDetails, VifRecord, VifState};
 use netcache_domain::{DeploymentId, HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use sqlx::query::Query;
-use sqlx::{AssertSqlSafe, ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
+use sqlx::{AssertSqlSafe, Database, Pool};
 use uuid::Uuid;
 
 use crate::dialect::Dialect;
@@ -80,24 +81,8 @@ pub(crate) type Q<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
 /// Namespace of the generic helpers (statements, binds, row decoding).
 pub(crate) struct Sql<DB>(PhantomData<DB>);
 
-// The where clauses of `Sql` and of the `Store` impl below are the same list: what
-// the shared code binds and decodes, which sqlx states per database.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    for<'s> Option<&'s str>: Encode<'s, DB>,
-    Option<String>: for<'q> Encode<'q, DB>,
-    Option<i64>: for<'q> Encode<'q, DB>,
-    Option<DB::Ts>: for<'q> Encode<'q, DB>,
-    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     /// Stamps the deployment id on first open; a no-op once any process has.
     pub(crate) async fn ensure_deployment(pool: &Pool<DB>) -> Result<()> {
         let fresh = format!("nc-{}", &Uuid::new_v4().simple().to_string()[..12]);
@@ -492,22 +477,11 @@ where
     }
 }
 
+#[sql_bounds(B::Db)]
 #[async_trait]
 impl<B> Store for B
 where
     B: Backend,
-    for<'c> &'c mut <B::Db as Database>::Connection: Executor<'c, Database = B::Db>,
-    <B::Db as Database>::Arguments: IntoArguments<B::Db>,
-    for<'s> &'s str: ColumnIndex<<B::Db as Database>::Row> + Encode<'s, B::Db>,
-    str: Type<B::Db>,
-    String: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
-    i64: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
-    bool: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
-    for<'s> Option<&'s str>: Encode<'s, B::Db>,
-    Option<String>: for<'q> Encode<'q, B::Db>,
-    Option<i64>: for<'q> Encode<'q, B::Db>,
-    Option<<B::Db as Dialect>::Ts>: for<'q> Encode<'q, B::Db>,
-    Option<<B::Db as Dialect>::Uuid>: for<'q> Encode<'q, B::Db>,
 {
     async fn deployment_id(&self) -> Result<DeploymentId> {
         let row = sqlx::query(sql::SELECT_DEPLOYMENT).fetch_optional(self.pool()).await?;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use netcache::app::App;
-use netcache::client::{self, ApiClient, Output, Progress};
-use netcache::settings::Settings;
+use netcache_app::app::App;
+use netcache_app::client::{self, ApiClient, Output, Progress};
+use netcache_app::settings::Settings;
 use serde_json::json;
 use tracing_subscriber::EnvFilter;
 
@@ -72,7 +72,7 @@ enum Command {
         #[command(flatten)]
         ops: OpsArgs,
         /// `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
-        #[arg(long, value_parser = netcache::ops::parse_before)]
+        #[arg(long, value_parser = netcache_app::ops::parse_before)]
         before: chrono::DateTime<chrono::Utc>,
         /// Count what would be purged; change nothing.
         #[arg(long)]
@@ -129,7 +129,7 @@ enum Command {
         command: InterfaceCommand,
     },
     /// Seeded workload with faults and kills against real processes, then an invariant check.
-    Chaos(Box<netcache::chaos::ChaosArgs>),
+    Chaos(Box<netcache_chaos::ChaosArgs>),
 }
 
 impl Command {
@@ -329,15 +329,15 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
     let done = |result: anyhow::Result<()>| result.map(|()| 0);
     match cli.command {
         Command::Nova { ops, command } => nova_command(&ops, command, progress).await,
-        Command::Audit { ops, json } => netcache::ops::audit(&ops.settings()?, json, progress).await,
-        Command::Heal(ops) => done(netcache::ops::heal(&ops.settings()?).await),
+        Command::Audit { ops, json } => netcache_app::ops::audit(&ops.settings()?, json, progress).await,
+        Command::Heal(ops) => done(netcache_app::ops::heal(&ops.settings()?).await),
         Command::Gc { ops, dry_run } => {
             let mut settings = ops.settings()?;
             settings.gc.dry_run |= dry_run;
-            done(netcache::ops::gc(&settings).await)
+            done(netcache_app::ops::gc(&settings).await)
         }
         Command::Purge { ops, before, dry_run } => {
-            done(netcache::ops::purge(&ops.settings()?, before, dry_run, progress).await)
+            done(netcache_app::ops::purge(&ops.settings()?, before, dry_run, progress).await)
         }
         Command::Bench {
             servers,
@@ -347,7 +347,7 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
             neutron_process,
             neutron_url,
         } => done(
-            netcache::bench::run(netcache::bench::BenchOptions {
+            netcache_bench::run(netcache_bench::BenchOptions {
                 servers,
                 boots,
                 postgres,
@@ -362,10 +362,10 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
             let listen = args.listen;
             done(serve_sim(sim_config(args)?, listen).await)
         }
-        Command::Demo => done(netcache::demo::run().await),
+        Command::Demo => done(netcache_app::demo::run().await),
         Command::Server { target, command } => done(server_command(target, command, progress).await),
         Command::Interface { target, command } => done(interface_command(target, command).await),
-        Command::Chaos(args) => netcache::chaos::run(*args).await,
+        Command::Chaos(args) => netcache_chaos::run(*args).await,
     }
 }
 
@@ -380,7 +380,7 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 async fn nova_command(ops: &OpsArgs, command: NovaCommand, progress: Progress) -> anyhow::Result<i32> {
     match command {
         NovaCommand::Audit { json, metrics_file } => {
-            netcache::nova::audit(&ops.settings()?, json, metrics_file.as_deref(), progress).await
+            netcache_app::nova::audit(&ops.settings()?, json, metrics_file.as_deref(), progress).await
         }
         NovaCommand::Gc {
             apply,
@@ -392,12 +392,12 @@ async fn nova_command(ops: &OpsArgs, command: NovaCommand, progress: Progress) -
             if let Some(grace) = grace {
                 settings.nova.grace = grace.as_secs_f64();
             }
-            netcache::nova::gc(&settings, apply, json, progress).await
+            netcache_app::nova::gc(&settings, apply, json, progress).await
         }
         NovaCommand::Watch {
             dry_run,
             metrics_listen,
-        } => netcache::nova::watch(&ops.settings()?, !dry_run, metrics_listen)
+        } => netcache_app::nova::watch(&ops.settings()?, !dry_run, metrics_listen)
             .await
             .map(|()| 0),
     }

@@ -13,7 +13,7 @@ mod common;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use netcache::scratch_pg::ScratchDatabase;
+use netcache_app::scratch_pg::ScratchDatabase;
 
 use common::{Options, TestApp};
 
@@ -33,7 +33,7 @@ impl Write for Lines {
 }
 
 /// Neutron's URL with a password in it (the embedded Neutron takes no notice).
-fn neutron_with_password(settings: &mut netcache::settings::Settings) {
+fn neutron_with_password(settings: &mut netcache_app::settings::Settings) {
     if let Some(url) = &mut settings.neutron.url {
         *url = url.replacen("http://", "http://neutron:neutron-s3cret@", 1);
     }

@@ -137,6 +137,14 @@ pub enum FaultAction {
 }
 
 impl FaultAction {
+    /// The seed's late commit: answer nothing (or `status` at once) and commit
+    /// only when the test releases it ([`crate::SimHandle::release_delayed_commits`]);
+    /// its own delay, an hour, outlasts any test.
+    #[must_use]
+    pub fn commit_on_release(status: Option<u16>) -> Self {
+        FaultAction::DelayedCommit { ms: 3_600_000, status }
+    }
+
     /// Outcome label counted in [`crate::Stats`] when this action fires.
     #[must_use]
     pub fn outcome(&self) -> String {

@@ -11,7 +11,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use netcache_api::{ApiConfig, AppState};
-use netcache_compute::virt::FakeVirt;
+use netcache_compute::lifecycle::virt::FakeVirt;
 use netcache_compute::{Compute, ComputeConfig};
 use netcache_neutron::{Auth, ClientConfig, HttpNeutron};
 use neutron_sim::{NeutronSim, RunningSim, SimConfig};

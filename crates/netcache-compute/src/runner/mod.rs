@@ -10,6 +10,14 @@
 //! with [`Answer::Follow`] when this process stopped running it (another took
 //! it over, or the finish was lost), after which the request follows the row to
 //! its end; only a simulated crash drops it, as a dead process would.
+//!
+//! Beside it, the work that runs on its own schedule: the periodic loops
+//! ([`loops`]), the deployment-wide singleton lease a GC pass runs under
+//! ([`singleton`]), retention's purge ([`retention`]), and what the rest of
+//! compute asks about operation rows ([`operations`]).
+//!
+//! Never here: what an operation does. The runner names no kind's code; it
+//! is handed its table of kinds (`operation_kinds.rs`, one floor above).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +34,11 @@ use crate::{Interface, Result};
 pub(crate) mod attempts;
 pub(crate) mod fence;
 pub(crate) mod leases;
+pub(crate) mod loops;
+pub(crate) mod operations;
+pub(crate) mod retention;
 pub(crate) mod run;
+pub(crate) mod singleton;
 pub(crate) mod step;
 pub(crate) mod submit;
 

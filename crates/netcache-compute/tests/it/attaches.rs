@@ -18,14 +18,7 @@ use netcache_testenv::poll::until;
 /// A create that Neutron commits an hour later and answers 503 at once: its
 /// outcome is unknown, and the marker lookup right after finds no port.
 fn lost_create() -> FaultRule {
-    FaultRule::new(
-        "ports.create",
-        FaultAction::DelayedCommit {
-            ms: 3_600_000,
-            status: Some(503),
-        },
-    )
-    .nth(1)
+    FaultRule::new("ports.create", FaultAction::commit_on_release(Some(503))).nth(1)
 }
 
 fn on_private(h: &Harness) -> AttachRequest {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use netcache_compute::virt::VirtDriver;
+use netcache_compute::lifecycle::virt::VirtDriver;
 use netcache_compute::{CreateServer, Error, ServerEdit};
 use netcache_domain::HostName;
 use netcache_domain::power::PowerAction;

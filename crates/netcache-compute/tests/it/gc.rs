@@ -16,16 +16,8 @@ const PAST_GRACE: TimeDelta = TimeDelta::minutes(11);
 
 /// The seed scenario's late commit: returns the server and the ghost port.
 async fn late_commit_ghost(h: &Harness) -> (ServerId, String) {
-    h.sim().add_fault(
-        FaultRule::new(
-            "ports.create",
-            FaultAction::DelayedCommit {
-                ms: 3_600_000,
-                status: None,
-            },
-        )
-        .nth(1),
-    );
+    h.sim()
+        .add_fault(FaultRule::new("ports.create", FaultAction::commit_on_release(None)).nth(1));
     let server = h.boot().await;
     assert_eq!(h.sim().release_delayed_commits(), 1);
     let attached = h.cached_port_ids(server).await;

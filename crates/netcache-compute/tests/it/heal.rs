@@ -3,13 +3,13 @@
 
 use crate::support;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use netcache_domain::cache::{self, OnLost};
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::intent::{IntentState, PortIntent};
-use netcache_domain::server::{NetworkRequests, Server, TaskState, VmState};
+use netcache_domain::server::{Server, TaskState, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
 use netcache_domain::{HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
 use neutron_sim::{FaultAction, FaultRule};
@@ -114,29 +114,16 @@ fn staged_server(id: ServerId, now: chrono::DateTime<chrono::Utc>) -> Server {
         id,
         name: "staged".into(),
         project_id: ProjectId::from(PROJECT),
-        user_id: "u".into(),
         host: Some(HostName::from("host1")),
-        availability_zone: "nova".into(),
         vm_state: VmState::Active,
         task_state: None::<TaskState>,
-        fault: None,
-        flavor_ref: "1".into(),
-        flavor: netcache_domain::flavor::built_in_snapshot("1"),
         image_ref: "img".into(),
-        metadata: BTreeMap::new(),
-        access_ip_v4: None,
-        access_ip_v6: None,
-        requested_networks: NetworkRequests::None,
-        key_name: None,
-        security_groups: vec![],
-        locked_by: None,
-        attributes: Default::default(),
         tried_hosts: vec![HostName::from("host1")],
         created_at: now,
         updated_at: now,
         launched_at: Some(now),
-        deleted_at: None,
         generation: 0,
+        ..netcache_domain::fixtures::server()
     }
 }
 

@@ -20,16 +20,8 @@ async fn a_bind_that_commits_after_the_delete_does_not_bind_the_users_port() {
     let h = Harness::start(config()).await;
     let user_port = h.neutron_port(json!({"name": "users"}));
     let port_id = PortId::from(user_port["id"].as_str().unwrap());
-    h.sim().add_fault(
-        FaultRule::new(
-            "ports.update",
-            FaultAction::DelayedCommit {
-                ms: 3_600_000,
-                status: None,
-            },
-        )
-        .times(2),
-    );
+    h.sim()
+        .add_fault(FaultRule::new("ports.update", FaultAction::commit_on_release(None)).times(2));
     let mut request = h.boot_request(0);
     request.networks = NetworkRequests::Explicit(vec![NetworkRequest::Port {
         port_id: port_id.clone(),

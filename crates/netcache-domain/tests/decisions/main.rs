@@ -6,7 +6,7 @@
 //! checks the invariants of docs/ARCHITECTURE.md (1, 3, 6, 11, 15) over generated
 //! inputs with proptest, on a fixed seed.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -15,6 +15,7 @@ use netcache_domain::allocation::{Resolution, resolve_ambiguous_create};
 use netcache_domain::cache::{
     CacheInputs, CacheOptions, CacheOutcome, LostReason, LostVif, Observed, OnLost, build_network_info,
 };
+use netcache_domain::fixtures;
 use netcache_domain::gc::{ForeignPolicy, GcAction, GcPolicy, GhostFacts, SkipReason, judge, recheck};
 use netcache_domain::ghost::{GhostOwner, GhostSighting, classify_ports, owner_of};
 use netcache_domain::intent::IntentState;
@@ -105,31 +106,9 @@ fn marker(deployment: &str, n: u8) -> OwnershipMarker {
 
 /// A plain port of SERVER on net1/sub1, no marker, revision 1.
 fn port(id: &str) -> Port {
-    Port {
-        id: PortId::from(id),
-        name: String::new(),
-        network_id: NetworkId::from("net1"),
-        project_id: ProjectId::from("proj"),
-        mac_address: "fa:16:3e:4c:2a:10".into(),
-        fixed_ips: vec![PortFixedIp {
-            subnet_id: SubnetId::from("sub1"),
-            ip_address: FRESH.parse().unwrap(),
-        }],
-        status: "ACTIVE".into(),
-        admin_state_up: true,
-        device_id: SERVER.into(),
-        device_owner: "compute:nova".into(),
-        binding_host_id: Some("host1".into()),
-        vif_type: Some("ovs".into()),
-        vnic_type: Some("normal".into()),
-        vif_details: json!({"port_filter": true}),
-        profile: json!({}),
-        tags: BTreeSet::new(),
-        revision_number: 1,
-        security_groups: Vec::new(),
-        port_security_enabled: true,
-        created_at: None,
-    }
+    let mut port = fixtures::port(id, &server(), FRESH);
+    port.revision_number = 1;
+    port
 }
 
 trait PortExt {

@@ -3,33 +3,22 @@
 //! write of an existing one in a transaction that first advances
 //! `aggregates_generation` from the generation its decision read.
 
+use netcache_store_bounds::sql_bounds;
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use netcache_domain::HostName;
 use netcache_domain::aggregate::{Aggregate, AggregateWrite, Aggregates, NewAggregate, ZONE_KEY};
-use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Type};
 
 use super::{Backend, Cols, Sql};
 use crate::dialect::Dialect;
 use crate::{AggregateStore, Error, Result, aggregate_sql as sql};
 
+#[sql_bounds(B::Db)]
 #[async_trait]
 impl<B> AggregateStore for B
 where
     B: Backend,
-    for<'c> &'c mut <B::Db as Database>::Connection: Executor<'c, Database = B::Db>,
-    <B::Db as Database>::Arguments: IntoArguments<B::Db>,
-    for<'s> &'s str: ColumnIndex<<B::Db as Database>::Row> + Encode<'s, B::Db>,
-    str: Type<B::Db>,
-    String: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
-    i64: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
-    bool: Type<B::Db> + for<'q> Encode<'q, B::Db> + for<'r> Decode<'r, B::Db>,
-    for<'s> Option<&'s str>: Encode<'s, B::Db>,
-    Option<String>: for<'q> Encode<'q, B::Db>,
-    Option<i64>: for<'q> Encode<'q, B::Db>,
-    Option<<B::Db as Dialect>::Ts>: for<'q> Encode<'q, B::Db>,
-    Option<<B::Db as Dialect>::Uuid>: for<'q> Encode<'q, B::Db>,
 {
     async fn aggregates(&self) -> Result<Aggregates> {
         let mut conn = self.pool().acquire().await?;

@@ -2,33 +2,17 @@
 //! named by its id) and the reads of live flavors with their extra specs and
 //! projects.
 
+use netcache_store_bounds::sql_bounds;
 use std::collections::HashMap;
 
 use netcache_domain::change::Change;
 use netcache_domain::flavor::Flavor;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 
 use super::{Cols, Sql};
-use crate::dialect::Dialect;
 use crate::{Error, Result, sql};
 
-// The where clause is `Sql`'s own (engine.rs): what the shared code binds and decodes.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    for<'s> Option<&'s str>: Encode<'s, DB>,
-    Option<String>: for<'q> Encode<'q, DB>,
-    Option<i64>: for<'q> Encode<'q, DB>,
-    Option<DB::Ts>: for<'q> Encode<'q, DB>,
-    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     pub(super) async fn apply_flavor_change(conn: &mut DB::Connection, change: &Change) -> Result<()> {
         let (affected, id) = match change {
             Change::InsertFlavor(flavor) => {

@@ -1,32 +1,17 @@
 //! The engine's singleton leases (one GC pass at a time across processes):
 //! taken, renewed and judged on the database's clock, each statement on its own.
 
+use netcache_store_bounds::sql_bounds;
 use std::time::Duration;
 
 use netcache_domain::operation::Owner;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Pool, Type};
+use sqlx::Pool;
 
 use super::Sql;
-use crate::dialect::Dialect;
 use crate::{Result, sql};
 
-// The where clause is `Sql`'s own (engine.rs): what the shared code binds and decodes.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    for<'s> Option<&'s str>: Encode<'s, DB>,
-    Option<String>: for<'q> Encode<'q, DB>,
-    Option<i64>: for<'q> Encode<'q, DB>,
-    Option<DB::Ts>: for<'q> Encode<'q, DB>,
-    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     pub(super) async fn try_lease(writer: &Pool<DB>, name: &str, owner: &str, length: Duration) -> Result<bool> {
         Self::lease(writer, DB::LEASES.try_lease, name, owner, length).await
     }

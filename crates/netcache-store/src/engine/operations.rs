@@ -6,34 +6,19 @@ use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::ServerId;
 use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationParams, Owner, QueuedDelete};
-use sqlx::{AssertSqlSafe, ColumnIndex, Decode, Encode, Executor, IntoArguments, Pool, Type};
+use netcache_store_bounds::sql_bounds;
+use sqlx::{AssertSqlSafe, Pool};
 use uuid::Uuid;
 
 use super::{Cols, Q, Sql};
-use crate::dialect::Dialect;
 use crate::operation_sql::{self as sql, LeaseSql};
 use crate::{Error, Result};
 
 /// Servers whose leases one statement renews.
 const RENEWED_PER_STATEMENT: usize = 64;
 
-// The where clause is `Sql`'s own (engine.rs): what the shared code binds and decodes.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    for<'s> Option<&'s str>: Encode<'s, DB>,
-    Option<String>: for<'q> Encode<'q, DB>,
-    Option<i64>: for<'q> Encode<'q, DB>,
-    Option<DB::Ts>: for<'q> Encode<'q, DB>,
-    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     fn leases() -> &'static LeaseSql {
         DB::lease_sql()
     }

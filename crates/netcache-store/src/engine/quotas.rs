@@ -14,32 +14,16 @@ use netcache_domain::quota::{
     Cost, DEFAULT_CLASS, KeyPairClaim, ProjectLimits, QuotaLimit, Resource, ServerClaim, ServerCount,
 };
 use netcache_domain::server::Server;
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+use netcache_store_bounds::sql_bounds;
 
 use super::{Cols, Sql};
-use crate::dialect::Dialect;
 use crate::{Error, Result, sql};
 
 /// How a project's own limits are keyed (Nova keeps them in a table of their own).
 const PROJECT_ROW: &str = "";
 
-// The where clause is `Sql`'s own (engine.rs): what the shared code binds and decodes.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    for<'s> Option<&'s str>: Encode<'s, DB>,
-    Option<String>: for<'q> Encode<'q, DB>,
-    Option<i64>: for<'q> Encode<'q, DB>,
-    Option<DB::Ts>: for<'q> Encode<'q, DB>,
-    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     /// Applies one of the limit changes: a project's or a user's, a class's.
     pub(super) async fn apply_quota_change(conn: &mut DB::Connection, change: &Change) -> Result<()> {
         match change {

@@ -3,18 +3,13 @@
 
 use netcache_domain::ServerId;
 use netcache_domain::retention::Purged;
-use sqlx::{Executor, IntoArguments};
+use netcache_store_bounds::sql_bounds;
 
 use super::{Backend, Sql};
-use crate::dialect::Dialect;
 use crate::{Error, Result, sql};
 
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     pub(super) async fn purge_servers<B: Backend<Db = DB>>(backend: &B, servers: &[ServerId]) -> Result<Purged> {
         if servers.is_empty() {
             return Ok(Purged::default());

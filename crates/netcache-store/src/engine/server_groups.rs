@@ -3,35 +3,20 @@
 //! on the group's generation, and a new group's quota claim (judged like a key
 //! pair's, under the project's lock).
 
+use netcache_store_bounds::sql_bounds;
 use std::collections::HashMap;
 
 use netcache_domain::change::Change;
 use netcache_domain::quota::ServerGroupClaim;
 use netcache_domain::server_group::{GroupMember, ServerGroup};
 use netcache_domain::{HostName, ProjectId, ServerId};
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
 use uuid::Uuid;
 
 use super::{Cols, Sql};
-use crate::dialect::Dialect;
 use crate::{Error, Result, sql};
 
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    for<'s> Option<&'s str>: Encode<'s, DB>,
-    Option<String>: for<'q> Encode<'q, DB>,
-    Option<i64>: for<'q> Encode<'q, DB>,
-    Option<DB::Ts>: for<'q> Encode<'q, DB>,
-    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     /// Applies one of the server-group changes.
     pub(super) async fn apply_group_change(conn: &mut DB::Connection, change: &Change) -> Result<()> {
         match change {

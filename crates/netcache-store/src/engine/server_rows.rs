@@ -4,21 +4,13 @@
 use netcache_domain::flavor::built_in_snapshot;
 use netcache_domain::server::{Fault, Server, VmState, WatchedServer};
 use netcache_domain::{HostName, ProjectId, ServerId};
-use sqlx::{ColumnIndex, Decode, Type};
+use netcache_store_bounds::sql_bounds;
 
 use super::{Cols, Sql};
-use crate::dialect::Dialect;
 use crate::{Result, json};
 
-// Fewer bounds than the rest of `Sql`: decoding a row binds nothing.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'s> &'s str: ColumnIndex<DB::Row>,
-    String: Type<DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'r> Decode<'r, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     pub(super) fn watched_server(row: &DB::Row) -> Result<WatchedServer> {
         let c = Cols::<DB>(row);
         Ok(WatchedServer {

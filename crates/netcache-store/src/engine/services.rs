@@ -5,30 +5,15 @@
 use chrono::TimeDelta;
 use netcache_domain::service::{COMPUTE_BINARY, Service};
 use netcache_domain::{HostName, ProjectId, ServerId};
-use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Pool, Type};
+use netcache_store_bounds::sql_bounds;
+use sqlx::Pool;
 use uuid::Uuid;
 
 use super::{Cols, Sql};
-use crate::dialect::Dialect;
 use crate::{Error, HostServers, Result, StoredService, service_sql};
 
-// The where clause is `Sql`'s own (engine.rs): what the shared code binds and decodes.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    for<'s> Option<&'s str>: Encode<'s, DB>,
-    Option<String>: for<'q> Encode<'q, DB>,
-    Option<i64>: for<'q> Encode<'q, DB>,
-    Option<DB::Ts>: for<'q> Encode<'q, DB>,
-    Option<DB::Uuid>: for<'q> Encode<'q, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     /// Inserts each host's row if it has none, and renews every one's heartbeat.
     pub(super) async fn register_services(writer: &Pool<DB>, hosts: &[HostName], heartbeat: TimeDelta) -> Result<()> {
         for host in hosts {

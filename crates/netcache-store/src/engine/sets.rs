@@ -3,10 +3,10 @@
 //! statements, not one per server.
 
 use netcache_domain::ServerId;
-use sqlx::{AssertSqlSafe, Executor, IntoArguments};
+use netcache_store_bounds::sql_bounds;
+use sqlx::AssertSqlSafe;
 
 use super::{Backend, Sql};
-use crate::dialect::Dialect;
 use crate::{Error, Result};
 
 /// Ids bound in one `IN (…)` list. A read's list is padded to a power of two
@@ -19,13 +19,8 @@ pub(crate) fn placeholders(n: usize) -> String {
     format!("({})", list.join(", "))
 }
 
-// Fewer bounds than the rest of `Sql`: these bind only uuids and decode nothing.
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     /// The rows of `head` `IN (…)` `tail` for a set of servers, one statement per
     /// [`IDS_PER_STATEMENT`] of them.
     pub(super) async fn rows_of_servers<B: Backend<Db = DB>>(

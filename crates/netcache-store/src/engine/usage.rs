@@ -2,23 +2,14 @@
 //! ran in it, live or deleted, a keyset page at a time.
 
 use netcache_domain::server::Server;
-use sqlx::{AssertSqlSafe, ColumnIndex, Decode, Encode, Executor, IntoArguments, Type};
+use netcache_store_bounds::sql_bounds;
+use sqlx::AssertSqlSafe;
 
 use super::{Backend, Sql};
-use crate::dialect::Dialect;
 use crate::{Result, UsageWindow, usage_sql};
 
-impl<DB> Sql<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    DB::Arguments: IntoArguments<DB>,
-    for<'s> &'s str: ColumnIndex<DB::Row> + Encode<'s, DB>,
-    str: Type<DB>,
-    String: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    bool: Type<DB> + for<'r> Decode<'r, DB>,
-{
+#[sql_bounds(DB)]
+impl<DB> Sql<DB> {
     pub(super) async fn servers_in_window<B: Backend<Db = DB>>(
         backend: &B,
         window: &UsageWindow,

@@ -8,8 +8,8 @@
 use crate::common;
 
 use common::{Options, TestApp};
-use netcache::app::App;
-use netcache::scratch_pg::ScratchDatabase;
+use netcache_app::app::App;
+use netcache_app::scratch_pg::ScratchDatabase;
 use netcache_compute::{CrashPoint, Error};
 use netcache_domain::heal_shard::HealShard;
 

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use common::proxy::ProxyFault;
 use common::{Options, TestApp};
-use netcache::app::App;
-use netcache::scratch_pg::ScratchDatabase;
-use netcache::settings::Settings;
+use netcache_app::app::App;
+use netcache_app::scratch_pg::ScratchDatabase;
+use netcache_app::settings::Settings;
 use netcache_testenv::poll::{eventually, until};
 use neutron_sim::SimConfig;
 use reqwest::Method;

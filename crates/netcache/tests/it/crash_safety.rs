@@ -5,10 +5,9 @@
 use crate::common;
 
 use common::TestApp;
-use netcache_domain::ServerId;
 use netcache_domain::intent::IntentState;
 
-async fn crash_then_restart(crash_at: fn(&mut netcache::settings::Settings)) -> (TestApp, String) {
+async fn crash_then_restart(crash_at: fn(&mut netcache_app::settings::Settings)) -> (TestApp, String) {
     let mut t = TestApp::doomed(crash_at).await;
     let id = t.boot_on_private().await;
     assert!(t.app().compute.has_crashed());
@@ -24,16 +23,8 @@ async fn crash_then_restart(crash_at: fn(&mut netcache::settings::Settings)) -> 
 async fn crash_between_intent_and_create() {
     let (t, id) = crash_then_restart(|s| s.compute.crash_at = Some("after-intent-recorded".into())).await;
     assert_eq!(t.server(&id).await["status"], "ACTIVE");
-    let ports = t.neutron_ports(&id);
-    assert_eq!(ports.len(), 1, "{ports:?}");
-    assert_eq!(t.interface_port_ids(&id).await, [ports[0]["id"].as_str().unwrap()]);
-    let intents = t
-        .app()
-        .compute
-        .store()
-        .intents(id.parse::<ServerId>().unwrap())
-        .await
-        .unwrap();
+    t.the_one_port(&id).await;
+    let intents = t.intents(&id).await;
     let states: Vec<_> = intents.iter().map(|i| i.state).collect();
     assert_eq!(states, [IntentState::Abandoned, IntentState::Created], "{intents:?}");
     assert!(intents[0].port_id.is_none(), "no port ever carried the first intent");
@@ -44,16 +35,8 @@ async fn crash_between_intent_and_create() {
 async fn crash_between_create_and_recording_its_result() {
     let (t, id) = crash_then_restart(|s| s.compute.crash_at = Some("after-create-sent".into())).await;
     assert_eq!(t.server(&id).await["status"], "ACTIVE");
-    let ports = t.neutron_ports(&id);
-    assert_eq!(ports.len(), 1, "nothing duplicated: {ports:?}");
-    assert_eq!(t.interface_port_ids(&id).await, [ports[0]["id"].as_str().unwrap()]);
-    let intents = t
-        .app()
-        .compute
-        .store()
-        .intents(id.parse::<ServerId>().unwrap())
-        .await
-        .unwrap();
+    t.the_one_port(&id).await;
+    let intents = t.intents(&id).await;
     assert_eq!(intents.len(), 1, "{intents:?}");
     assert_eq!(intents[0].state, IntentState::Created);
     assert!(

@@ -257,21 +257,12 @@ async fn neutrons_notifier_brings_a_floating_ip_into_addresses_without_heal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_reports_each_drift_and_is_clean_after_heal_and_gc() {
     let t = TestApp::with(Options {
-        tweak: |s| s.gc.foreign = netcache::settings::ForeignSetting::Unbind,
+        tweak: |s| s.gc.foreign = netcache_app::settings::ForeignSetting::Unbind,
         ..Options::default()
     })
     .await;
     // Ghost (ours): the seed's late commit.
-    t.fault(
-        FaultRule::new(
-            "ports.create",
-            FaultAction::DelayedCommit {
-                ms: 3_600_000,
-                status: None,
-            },
-        )
-        .nth(1),
-    );
+    t.fault(FaultRule::new("ports.create", FaultAction::commit_on_release(None)).nth(1));
     let seeded = t.boot_on_private().await;
     assert_eq!(t.neutron().release_delayed_commits(), 1);
     // Ghost (foreign), lost port, stale cache.

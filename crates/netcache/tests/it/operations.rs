@@ -16,7 +16,7 @@ async fn ops_left(t: &TestApp) -> usize {
 
 macro_rules! crash_at {
     ($point:literal) => {
-        |s: &mut netcache::settings::Settings| s.compute.crash_at = Some($point.into())
+        |s: &mut netcache_app::settings::Settings| s.compute.crash_at = Some($point.into())
     };
 }
 
@@ -127,7 +127,7 @@ async fn a_rebuild_interrupted_at_any_step_is_finished_after_a_restart() {
     }
 }
 
-type Tweak = fn(&mut netcache::settings::Settings);
+type Tweak = fn(&mut netcache_app::settings::Settings);
 
 /// The steps of a release (delete, detach) a process can die at.
 const RELEASE_CRASH_POINTS: [(&str, Tweak); 2] = [

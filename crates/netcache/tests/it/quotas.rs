@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{IMAGE, Options, PROJECT, TestApp};
-use netcache::settings::QuotaSettings;
+use netcache_app::settings::QuotaSettings;
 use reqwest::Method;
 use serde_json::{Value, json};
 

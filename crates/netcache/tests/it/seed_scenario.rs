@@ -30,18 +30,10 @@ async fn adopt_path(sim: SimConfig) {
     let server = t.server(&id).await;
     assert_eq!(server["status"], "ACTIVE", "{server}");
 
-    let ports = t.neutron_ports(&id);
-    assert_eq!(ports.len(), 1, "Neutron must hold exactly one port: {ports:?}");
-    assert_eq!(t.interface_port_ids(&id).await, [ports[0]["id"].as_str().unwrap()]);
-    assert_eq!(TestApp::macs(&server), [ports[0]["mac_address"].as_str().unwrap()]);
+    let port = t.the_one_port(&id).await;
+    assert_eq!(TestApp::macs(&server), [port["mac_address"].as_str().unwrap()]);
 
-    let intents = t
-        .app()
-        .compute
-        .store()
-        .intents(id.parse::<ServerId>().unwrap())
-        .await
-        .unwrap();
+    let intents = t.intents(&id).await;
     assert_eq!(intents.len(), 1, "{intents:?}");
     assert_eq!(intents[0].state, IntentState::Created);
     assert!(
@@ -50,9 +42,9 @@ async fn adopt_path(sim: SimConfig) {
     );
     assert_eq!(
         intents[0].port_id.as_ref().unwrap().as_str(),
-        ports[0]["id"].as_str().unwrap()
+        port["id"].as_str().unwrap()
     );
-    assert!(marker_text(&ports[0]).contains(&intents[0].id.to_string()));
+    assert!(marker_text(&port).contains(&intents[0].id.to_string()));
     // One create, never re-POSTed.
     assert_eq!(t.neutron().stats().calls("ports.create"), 1);
 }
@@ -66,16 +58,7 @@ async fn late_commit_path(sim: SimConfig) {
         ..Options::default()
     })
     .await;
-    t.fault(
-        FaultRule::new(
-            "ports.create",
-            FaultAction::DelayedCommit {
-                ms: 3_600_000,
-                status: None,
-            },
-        )
-        .nth(1),
-    );
+    t.fault(FaultRule::new("ports.create", FaultAction::commit_on_release(None)).nth(1));
 
     let id = t.boot_on_private().await;
     let server_id: ServerId = id.parse().unwrap();

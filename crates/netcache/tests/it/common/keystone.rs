@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use netcache::settings::Settings;
+use netcache_app::settings::Settings;
 use serde_json::{Value, json};
 
 pub const ADMIN_PASSWORD: &str = "secret";

@@ -11,8 +11,10 @@ pub mod proxy;
 
 use std::time::Duration;
 
-use netcache::app::App;
-use netcache::settings::Settings;
+use netcache_app::app::App;
+use netcache_app::settings::Settings;
+use netcache_domain::ServerId;
+use netcache_domain::intent::PortIntent;
 use neutron_sim::{DefaultTopology, FaultRule, NeutronSim, RunningSim, SimConfig, SimHandle};
 use serde_json::{Value, json};
 
@@ -312,6 +314,22 @@ impl TestApp {
         let (status, body) = self.get(&format!("/servers/{id}/os-interface")).await;
         assert_eq!(status, 200, "{body}");
         attachment_port_ids(&body)
+    }
+
+    /// The one port Neutron holds for this server, which netcache shows and
+    /// shows alone: nothing duplicated, nothing leaked, nothing hidden.
+    pub async fn the_one_port(&self, id: &str) -> Value {
+        let mut ports = self.neutron_ports(id);
+        assert_eq!(ports.len(), 1, "Neutron must hold exactly one port: {ports:?}");
+        let port = ports.remove(0);
+        assert_eq!(self.interface_port_ids(id).await, [port["id"].as_str().unwrap()]);
+        port
+    }
+
+    /// The server's port intents, as the store holds them.
+    pub async fn intents(&self, id: &str) -> Vec<PortIntent> {
+        let server = id.parse::<ServerId>().unwrap();
+        self.app().compute.store().intents(server).await.unwrap()
     }
 
     /// Neutron's ports carrying this device id, read behind netcache's back.

@@ -1,0 +1,16 @@
+//! A server's lifecycle: its build on a host (`build`), power actions
+//! (`power`), rebuild, the admin's state reset, edits of its name, metadata and
+//! tags (`edit`), and what the hypervisor holds of it (`console`), through the
+//! virt driver (`virt`).
+//!
+//! Never here: creating or deleting its ports (`attachment::allocate`), or
+//! running the operation that does (`runner`): a lifecycle step is one
+//! operation kind's step.
+
+pub(crate) mod build;
+pub(crate) mod console;
+pub(crate) mod edit;
+pub(crate) mod power;
+pub(crate) mod rebuild;
+pub(crate) mod server_state;
+pub mod virt;
