@@ -1,7 +1,7 @@
 //! A server's lifecycle: its build on a host (`build`), power actions
-//! (`power`), rebuild, the admin's state reset, edits of its name, metadata and
-//! tags (`edit`), and what the hypervisor holds of it (`console`), through the
-//! virt driver (`virt`).
+//! (`power`), rebuild, the admin's state reset, a user's edits of its name,
+//! metadata, tags and lock (`edit`), and what the hypervisor holds of it
+//! (`console`), through the virt driver (`virt`).
 //!
 //! Never here: creating or deleting its ports (`attachment::allocate`), or
 //! running the operation that does (`runner`): a lifecycle step is one

@@ -2,8 +2,9 @@
 //! generates), quotas and their claims, server groups, and whose Neutron
 //! resources a caller sees (`project_scope`).
 //!
-//! Never here: Neutron's own quotas, or decisions on limits (the domain's
-//! `quota` module judges; this module reads and records).
+//! Never here: the judgement of a claim (the domain's `quota` rules, applied
+//! by the store inside the claim's own commit); this module reads the limits,
+//! records an admin's changes and asks for claims.
 
 pub(crate) mod keypairs;
 pub(crate) mod project_scope;
