@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use chrono::Utc;
+use netcache_app::app::App;
+use netcache_app::scratch_pg::ScratchDatabase;
+use netcache_app::settings::Settings;
 use netcache_compute::Compute;
 use netcache_compute::attachment::catalog::{NetworkCatalog, Topology};
 use netcache_compute::lifecycle::virt::FakeVirt;
@@ -29,10 +32,6 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use self::neutron::Neutron;
-
-use netcache_app::app::App;
-use netcache_app::scratch_pg::ScratchDatabase;
-use netcache_app::settings::Settings;
 
 mod neutron;
 

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
+use netcache_app::client::print_table;
 use serde_json::json;
 
 use super::checker::Report;
 use super::history::{OpKind, Outcome, RunData};
-use netcache_app::client::print_table;
 
 /// Outcome columns of the summary table.
 const COLUMNS: [&str; 8] = [

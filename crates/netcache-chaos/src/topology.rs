@@ -9,12 +9,12 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use netcache_app::scratch_pg::ScratchDatabase;
 use tokio::process::{Child, Command};
 use tracing::{info, warn};
 
 use super::neutron::Neutron;
 use super::proxy::FaultProxy;
-use netcache_app::scratch_pg::ScratchDatabase;
 
 /// What the processes are started with.
 #[derive(Clone, Debug)]
