@@ -81,7 +81,7 @@ fn aggregate_id(text: &str) -> ApiResult<i64> {
 async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:os-aggregates:index")?;
-    let aggregates = state.compute.aggregates().await?;
+    let aggregates = state.aggregates().aggregates().await?;
     let views: Vec<Value> = aggregates.list.iter().map(|a| view(a, version, true)).collect();
     Ok(Json(json!({"aggregates": views})))
 }
@@ -109,7 +109,7 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
     let name = schema::name_of("name", &fields["name"])?;
     let zone = zone_field(fields)?.flatten();
     caller.authorize("os_compute_api:os-aggregates:create")?;
-    let aggregate = state.compute.create_aggregate(name, zone).await?;
+    let aggregate = state.aggregates().create_aggregate(name, zone).await?;
     Ok(Json(json!({"aggregate": view(&aggregate, version, false)})))
 }
 
@@ -121,7 +121,7 @@ async fn show(
     QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:os-aggregates:show")?;
     let id = aggregate_id(&id)?;
-    Ok(answer(&state.compute.aggregate(id).await?, version))
+    Ok(answer(&state.aggregates().aggregate(id).await?, version))
 }
 
 async fn update(
@@ -158,7 +158,7 @@ async fn update(
     caller.authorize("os_compute_api:os-aggregates:update")?;
     let id = aggregate_id(&id)?;
     let aggregate = state
-        .compute
+        .aggregates()
         .update_aggregate(id, name, metadata, ZoneAction::Update)
         .await?;
     Ok(answer(&aggregate, version))
@@ -168,7 +168,7 @@ async fn update(
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
     caller.authorize("os_compute_api:os-aggregates:delete")?;
     let id = aggregate_id(&id)?;
-    state.compute.delete_aggregate(id).await?;
+    state.aggregates().delete_aggregate(id).await?;
     Ok(StatusCode::OK)
 }
 
@@ -194,11 +194,11 @@ async fn action(
                 "os_compute_api:os-aggregates:remove_host"
             })?;
             let id_number = aggregate_id(&id)?;
-            let compute = &state.compute;
+            let aggregates = state.aggregates();
             let aggregate = if adding {
-                compute.add_aggregate_host(id_number, &host).await?
+                aggregates.add_aggregate_host(id_number, &host).await?
             } else {
-                compute
+                aggregates
                     .remove_aggregate_host(id_number, &host)
                     .await
                     .map_err(|e| match e {
@@ -219,7 +219,7 @@ async fn action(
             caller.authorize("os_compute_api:os-aggregates:set_metadata")?;
             let id = aggregate_id(&id)?;
             let aggregate = state
-                .compute
+                .aggregates()
                 .update_aggregate(id, None, metadata, ZoneAction::UpdateMetadata)
                 .await?;
             Ok(answer(&aggregate, version))
@@ -265,7 +265,7 @@ async fn cache_images(
     if unique.len() != ids.len() {
         return Err(ApiError::BadRequest("Duplicate images in request".into()));
     }
-    state.compute.aggregate(aggregate).await?;
+    state.aggregates().aggregate(aggregate).await?;
     if let Some(missing) = ids.iter().find(|id| images::find(id).is_none()) {
         return Err(ApiError::BadRequest(format!("Image {missing} could not be found.")));
     }

@@ -32,7 +32,7 @@ fn access_list(flavor: &Flavor) -> Json<Value> {
 
 async fn list(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-flavor-access")?;
-    let flavor = state.compute.flavor(&caller.ctx, &id).await?;
+    let flavor = state.flavors().flavor(&caller.ctx, &id).await?;
     if flavor.is_public {
         return Err(ApiError::NotFound(
             "Access list not available for public flavors.".into(),
@@ -78,14 +78,14 @@ async fn action(
             caller.authorize("os_compute_api:os-flavor-access:add_tenant_access")?;
             // From 2.7 a public flavor's access list is refused (409).
             state
-                .compute
+                .flavors()
                 .add_flavor_access(&caller.ctx, &id, &project, version.at_least(7))
                 .await?
         }
         "removeTenantAccess" => {
             let project = tenant(&body, &name)?;
             caller.authorize("os_compute_api:os-flavor-access:remove_tenant_access")?;
-            state.compute.remove_flavor_access(&caller.ctx, &id, &project).await?
+            state.flavors().remove_flavor_access(&caller.ctx, &id, &project).await?
         }
         other => return Err(ApiError::BadRequest(format!("There is no such action: {other}"))),
     };

@@ -52,7 +52,7 @@ fn specs(field: &str, value: &Value) -> ApiResult<BTreeMap<String, String>> {
 
 async fn list(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-flavor-extra-specs:index", &caller.ctx.project_id)?;
-    let flavor = state.compute.flavor(&caller.ctx, &id).await?;
+    let flavor = state.flavors().flavor(&caller.ctx, &id).await?;
     Ok(Json(json!({"extra_specs": flavor.extra_specs})))
 }
 
@@ -62,7 +62,7 @@ async fn show(
     Path((id, key)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-flavor-extra-specs:show", &caller.ctx.project_id)?;
-    let flavor = state.compute.flavor(&caller.ctx, &id).await?;
+    let flavor = state.flavors().flavor(&caller.ctx, &id).await?;
     let value = flavor
         .extra_specs
         .get(&key)
@@ -80,7 +80,7 @@ async fn create(
     let outer = schema::object(None, &body, &["extra_specs"], &["extra_specs"])?;
     let specs = specs("extra_specs", &outer["extra_specs"])?;
     caller.authorize("os_compute_api:os-flavor-extra-specs:create")?;
-    state.compute.set_flavor_extra_specs(&caller.ctx, &id, specs).await?;
+    state.flavors().set_flavor_extra_specs(&caller.ctx, &id, specs).await?;
     Ok(Json(body))
 }
 
@@ -106,7 +106,7 @@ async fn update(
     if !specs.contains_key(&key) {
         return Err(ApiError::BadRequest("Request body and URI mismatch".into()));
     }
-    state.compute.set_flavor_extra_specs(&caller.ctx, &id, specs).await?;
+    state.flavors().set_flavor_extra_specs(&caller.ctx, &id, specs).await?;
     Ok(Json(body))
 }
 
@@ -118,7 +118,7 @@ async fn delete(
 ) -> ApiResult<()> {
     caller.authorize("os_compute_api:os-flavor-extra-specs:delete")?;
     state
-        .compute
+        .flavors()
         .delete_flavor_extra_spec(&caller.ctx, &id, &key)
         .await
         .map_err(Into::into)

@@ -175,7 +175,7 @@ async fn flavors_page(
         marker: params.marker.as_deref(),
         limit: params.limit,
     };
-    let flavors = state.compute.flavors(&list).await?;
+    let flavors = state.flavors().flavors(&list).await?;
     let view = view(state, caller, version);
     let (views, path): (Vec<Value>, _) = if detail {
         (flavors.iter().map(|f| view.detail(f)).collect(), "flavors/detail")
@@ -194,7 +194,7 @@ async fn list_detail(NovaRequest { state, caller, version }: NovaRequest, query:
 }
 
 async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    let flavor = state.compute.flavor(&caller.ctx, &id).await?;
+    let flavor = state.flavors().flavor(&caller.ctx, &id).await?;
     Ok(Json(json!({"flavor": view(&state, &caller, version).detail(&flavor)})))
 }
 
@@ -203,14 +203,14 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
     // Nova checks the body's schema before the policy.
     let flavor = flavor_create::parse(&body, version)?;
     caller.authorize("os_compute_api:os-flavor-manage:create")?;
-    let flavor = state.compute.create_flavor(flavor).await?;
+    let flavor = state.flavors().create_flavor(flavor).await?;
     Ok(Json(json!({"flavor": view(&state, &caller, version).detail(&flavor)})))
 }
 
 /// Nova answers a delete 202, without a body.
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
     caller.authorize("os_compute_api:os-flavor-manage:delete")?;
-    state.compute.delete_flavor(&id).await?;
+    state.flavors().delete_flavor(&id).await?;
     Ok(StatusCode::ACCEPTED)
 }
 
@@ -224,7 +224,7 @@ async fn update(
     let description = flavor_create::parse_update(&body)?;
     caller.authorize("os_compute_api:os-flavor-manage:update")?;
     let flavor = state
-        .compute
+        .flavors()
         .set_flavor_description(&caller.ctx, &id, description)
         .await?;
     Ok(Json(json!({"flavor": view(&state, &caller, version).detail(&flavor)})))

@@ -46,7 +46,7 @@ fn view(f: &PooledFloatingIp) -> Value {
 async fn list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-floating-ips:list", &caller.ctx.project_id)?;
-    let found = state.compute.project_floating_ips(&caller.project()).await?;
+    let found = state.floating_ips().project_floating_ips(&caller.project()).await?;
     let views: Vec<Value> = found.iter().map(view).collect();
     Ok(Json(json!({"floating_ips": views})))
 }
@@ -54,7 +54,7 @@ async fn list(State(state): State<AppState>, caller: Caller, version: Microversi
 async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-floating-ips:show", &caller.ctx.project_id)?;
-    let found = state.compute.floating_ip(&id, &caller.neutron_scope()).await?;
+    let found = state.floating_ips().floating_ip(&id, &caller.neutron_scope()).await?;
     Ok(Json(json!({"floating_ip": view(&found)})))
 }
 
@@ -85,7 +85,7 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
     let pool = requested_pool(&body)?;
     caller.authorize_project("os_compute_api:os-floating-ips:create", &caller.ctx.project_id)?;
     let made = state
-        .compute
+        .floating_ips()
         .allocate_floating_ip(&caller.project(), pool.as_deref())
         .await?;
     Ok(Json(json!({"floating_ip": view(&made)})))
@@ -94,14 +94,17 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
 async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<StatusCode> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-floating-ips:delete", &caller.ctx.project_id)?;
-    state.compute.release_floating_ip(&id, &caller.neutron_scope()).await?;
+    state
+        .floating_ips()
+        .release_floating_ip(&id, &caller.neutron_scope())
+        .await?;
     Ok(StatusCode::ACCEPTED)
 }
 
 async fn pools(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize("os_compute_api:os-floating-ip-pools")?;
-    let networks = state.compute.floating_ip_pools().await?;
+    let networks = state.floating_ips().floating_ip_pools().await?;
     let views: Vec<Value> = networks
         .iter()
         .map(|n| {
@@ -137,7 +140,7 @@ pub async fn add(state: &AppState, caller: &Caller, version: Microversion, id: &
         .transpose()?;
     let server = caller.server(state, id, "os_compute_api:os-floating-ips:add").await?;
     state
-        .compute
+        .floating_ips()
         .associate_floating_ip(&server, &caller.neutron_scope(), address, fixed)
         .await?;
     Ok(())
@@ -152,7 +155,7 @@ pub async fn remove(state: &AppState, caller: &Caller, version: Microversion, id
     let fields = schema::object(Some("removeFloatingIp"), args, &["address"], &["address"])?;
     let address = ip_address("address", &fields["address"])?;
     let fip = state
-        .compute
+        .floating_ips()
         .floating_ip_by_address(address, &caller.neutron_scope())
         .await?;
     let holder = match (&fip.port_id, &fip.device_id) {
@@ -165,7 +168,7 @@ pub async fn remove(state: &AppState, caller: &Caller, version: Microversion, id
         None => caller.authorize_no_project(RULE)?,
     }
     match holder.filter(|server| server.id.to_string() == id) {
-        Some(server) => Ok(state.compute.dissociate_floating_ip(&server, &fip).await?),
+        Some(server) => Ok(state.floating_ips().dissociate_floating_ip(&server, &fip).await?),
         None => Err(ComputeError::FloatingIpNotAssociated {
             address,
             server: id.to_owned(),

@@ -45,10 +45,10 @@ async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     // A blank zone filters nothing, as Nova's `if zone:`.
     let wanted = last_value(&pairs, "zone").filter(|z| !z.is_empty());
-    let aggregates = state.compute.aggregates().await?;
+    let aggregates = state.aggregates().aggregates().await?;
     let default = &state.compute.config().availability_zone;
     let hosts: Vec<Value> = state
-        .compute
+        .services()
         .services()
         .await?
         .iter()
@@ -63,7 +63,7 @@ async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
 /// The host's compute service: Nova's 404 when it has none.
 async fn compute_service(state: &AppState, host: &str) -> ApiResult<StoredService> {
     state
-        .compute
+        .services()
         .services()
         .await?
         .into_iter()
@@ -160,7 +160,7 @@ async fn update(
             host: host.clone(),
             binary: COMPUTE_BINARY.to_owned(),
         };
-        state.compute.update_service(&key, &update).await?;
+        state.services().update_service(&key, &update).await?;
         answer["status"] = json!(if enable { "enabled" } else { "disabled" });
     }
     Ok(Json(answer))

@@ -133,7 +133,7 @@ async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hype
         usage.entry(count.host).or_default().add(flavor.as_ref(), servers);
     }
     let mut found = Vec::new();
-    for service in compute.services().await? {
+    for service in state.services().services().await? {
         let servers = if with_servers {
             let host = &service.service.host;
             Some(

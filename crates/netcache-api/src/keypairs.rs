@@ -117,7 +117,7 @@ async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
     check_query(version, &query, true)?;
     let user = target_user(&caller, version, &query);
     caller.authorize_user("os_compute_api:os-keypairs:index", user)?;
-    let mut keypairs = state.compute.keypairs(user).await?;
+    let mut keypairs = state.key_pairs().keypairs(user).await?;
     if !version.at_least(35) {
         let views: Vec<Value> = keypairs
             .iter()
@@ -173,7 +173,7 @@ async fn create(
         key_type,
         names_with_at_and_dot: version.at_least(92),
     };
-    let created = state.compute.create_keypair(&caller.ctx, request).await?;
+    let created = state.key_pairs().create_keypair(&caller.ctx, request).await?;
     let mut view = summary(&created.keypair, version);
     view["user_id"] = json!(created.keypair.user_id);
     if let Some(private_key) = created.private_key {
@@ -198,7 +198,7 @@ async fn show(
     check_query(version, &query, false)?;
     let user = target_user(&caller, version, &query);
     caller.authorize_user("os_compute_api:os-keypairs:show", user)?;
-    let stored = state.compute.keypair(user, &name).await?;
+    let stored = state.key_pairs().keypair(user, &name).await?;
     let mut view = summary(&stored.keypair, version);
     view["user_id"] = json!(stored.keypair.user_id);
     view["id"] = json!(stored.id);
@@ -219,7 +219,7 @@ async fn delete(
     check_query(version, &query, false)?;
     let user = target_user(&caller, version, &query);
     caller.authorize_user("os_compute_api:os-keypairs:delete", user)?;
-    state.compute.delete_keypair(user, &name).await?;
+    state.key_pairs().delete_keypair(user, &name).await?;
     Ok(if version.at_least(2) {
         StatusCode::NO_CONTENT
     } else {

@@ -14,7 +14,10 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
-use netcache_compute::{Compute, RequestContext, new_request_id};
+use netcache_compute::{
+    AggregateOps, Compute, FlavorOps, FloatingIpProxy, KeyPairOps, NetworkProxy, QuotaOps, RequestContext,
+    SecurityGroupProxy, ServerGroupOps, ServiceOps, new_request_id,
+};
 use netcache_domain::ServerId;
 use tower::Layer;
 use tower::util::MapRequestLayer;
@@ -106,10 +109,52 @@ pub struct ApiConfig {
 /// Detail pages built at once by default: the CPUs of a small host, twice.
 pub const DETAIL_PAGES_AT_ONCE: usize = 4;
 
+/// What the handlers share. Each concern outside the servers themselves is
+/// reached through its own narrow interface (`state.flavors()`, …), so a
+/// handler names only what it uses of the compute service.
 #[derive(Clone)]
 pub struct AppState {
     pub compute: Arc<Compute>,
     pub config: Arc<ApiConfig>,
+}
+
+impl AppState {
+    #[must_use]
+    pub fn key_pairs(&self) -> &dyn KeyPairOps {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn quotas(&self) -> &dyn QuotaOps {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn server_groups(&self) -> &dyn ServerGroupOps {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn services(&self) -> &dyn ServiceOps {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn aggregates(&self) -> &dyn AggregateOps {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn flavors(&self) -> &dyn FlavorOps {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn floating_ips(&self) -> &dyn FloatingIpProxy {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn networks(&self) -> &dyn NetworkProxy {
+        &*self.compute
+    }
+    #[must_use]
+    pub fn security_groups(&self) -> &dyn SecurityGroupProxy {
+        &*self.compute
+    }
 }
 
 pub fn router(state: AppState) -> Router {

@@ -81,7 +81,7 @@ async fn show(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
         None => caller.ctx.project_id.clone(),
     };
     let quotas = state
-        .compute
+        .quotas()
         .quota_usage(&ProjectId::from(project.as_str()), None)
         .await?;
     Ok(Json(limits_view(&quotas.limits, &quotas.usage, version)))

@@ -121,7 +121,7 @@ impl Proxy {
 async fn listed(proxy: Proxy, state: &AppState, caller: &Caller, version: Microversion) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize_project(proxy.rule(false), &caller.ctx.project_id)?;
-    let networks = state.compute.visible_networks(scope(caller).as_ref()).await?;
+    let networks = state.networks().visible_networks(scope(caller).as_ref()).await?;
     let views: Vec<Value> = networks.iter().map(|n| proxy.view(n, caller)).collect();
     Ok(Json(json!({"networks": views})))
 }
@@ -136,7 +136,7 @@ async fn shown(
     version.served_until(LAST_VERSION)?;
     caller.authorize_project(proxy.rule(true), &caller.ctx.project_id)?;
     let network = state
-        .compute
+        .networks()
         .visible_network(&NetworkId::from(id), scope(caller).as_ref())
         .await?
         .ok_or_else(|| ApiError::NotFound("Network not found".into()))?;

@@ -96,7 +96,7 @@ async fn show(
 ) -> ApiResult<Json<Value>> {
     QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:os-quota-class-sets:show")?;
-    let values = state.compute.quota_class(&id).await?;
+    let values = state.quotas().quota_class(&id).await?;
     Ok(Json(quota_class_set_view(Some(&id), &values, version)))
 }
 
@@ -115,7 +115,7 @@ async fn update(
             "quota_class_name has {length} characters, more than {MAX_CLASS_NAME}."
         )));
     }
-    let values = state.compute.set_quota_class(&id, limits).await?;
+    let values = state.quotas().set_quota_class(&id, limits).await?;
     Ok(Json(quota_class_set_view(None, &values, version)))
 }
 

@@ -95,7 +95,7 @@ async fn show(
     caller.authorize_project("os_compute_api:os-quota-sets:show", &id)?;
     let user = user_id(query, version)?;
     let quotas = state
-        .compute
+        .quotas()
         .quota_usage(&ProjectId::from(id.as_str()), user.as_deref())
         .await?;
     Ok(Json(quota_set_view(Some(&id), &quotas.limits, version)))
@@ -109,7 +109,7 @@ async fn detail(
     caller.authorize_project("os_compute_api:os-quota-sets:detail", &id)?;
     let user = user_id(query, version)?;
     let quotas = state
-        .compute
+        .quotas()
         .quota_usage(&ProjectId::from(id.as_str()), user.as_deref())
         .await?;
     Ok(Json(quota_set_detail_view(&id, &quotas.limits, &quotas.usage, version)))
@@ -120,7 +120,7 @@ async fn defaults(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     caller.authorize_project("os_compute_api:os-quota-sets:defaults", &id)?;
-    let defaults = state.compute.default_quotas().await?;
+    let defaults = state.quotas().default_quotas().await?;
     Ok(Json(quota_set_view(Some(&id), &defaults, version)))
 }
 
@@ -135,7 +135,7 @@ async fn update(
     let user = user_id(query, version)?;
     let (limits, force) = parse_update(&body, version)?;
     let limits = state
-        .compute
+        .quotas()
         .set_quotas(&ProjectId::from(id.as_str()), user.as_deref(), limits, force)
         .await?;
     Ok(Json(quota_set_view(None, &limits, version)))
@@ -150,7 +150,7 @@ async fn delete(
     caller.authorize_project("os_compute_api:os-quota-sets:delete", &id)?;
     let user = user_id(query, version)?;
     state
-        .compute
+        .quotas()
         .delete_quotas(&ProjectId::from(id.as_str()), user.as_deref())
         .await?;
     Ok(StatusCode::ACCEPTED)

@@ -64,7 +64,10 @@ async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
     // A non-admin's `all_tenants` is ignored, as Nova ignores it.
     let every_project = last_value(&pairs, "all_tenants").is_some() && caller.is_admin();
     let project = (!every_project).then(|| caller.project());
-    let found = state.compute.project_security_groups(project.as_ref()).await?;
+    let found = state
+        .security_groups()
+        .project_security_groups(project.as_ref())
+        .await?;
     let max = state.config.max_limit;
     let limit = limit.filter(|n| *n > 0).map_or(max, |n| n.min(max));
     let page: Vec<SecurityGroup> = found
@@ -81,7 +84,7 @@ async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Pat
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-security-groups:show", &caller.ctx.project_id)?;
     let found = state
-        .compute
+        .security_groups()
         .security_group(group_id(&id)?, &caller.neutron_scope())
         .await?;
     one_group(&found.groups[0], &found)
@@ -131,7 +134,7 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
     let (name, description) = name_and_description(&body)?;
     caller.authorize_project("os_compute_api:os-security-groups:create", &caller.ctx.project_id)?;
     let group = state
-        .compute
+        .security_groups()
         .create_security_group(&caller.project(), &name, &description)
         .await?;
     let found = netcache_compute::SecurityGroupsInFull {
@@ -151,7 +154,7 @@ async fn update(
     caller.authorize_project("os_compute_api:os-security-groups:update", &caller.ctx.project_id)?;
     let id = group_id(&id)?;
     let found = state
-        .compute
+        .security_groups()
         .update_security_group(id, &caller.neutron_scope(), &name, &description)
         .await?;
     one_group(&found.groups[0], &found)
@@ -161,7 +164,7 @@ async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): P
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-security-groups:delete", &caller.ctx.project_id)?;
     state
-        .compute
+        .security_groups()
         .delete_security_group(group_id(&id)?, &caller.neutron_scope())
         .await?;
     Ok(StatusCode::ACCEPTED)
@@ -226,7 +229,7 @@ async fn create_rule(NovaRequest { state, caller, version }: NovaRequest, body: 
     };
     caller.authorize_project("os_compute_api:os-security-groups:rule:create", &caller.ctx.project_id)?;
     let (made, source) = state
-        .compute
+        .security_groups()
         .create_security_group_rule(&parent, &caller.neutron_scope(), &request)
         .await?;
     let known = source.iter().map(|g| (g.id.as_str(), g)).collect();
@@ -241,7 +244,7 @@ async fn delete_rule(
     version.served_until(LAST_VERSION)?;
     caller.authorize_project("os_compute_api:os-security-groups:rule:delete", &caller.ctx.project_id)?;
     state
-        .compute
+        .security_groups()
         .delete_security_group_rule(group_id(&id)?, &caller.neutron_scope())
         .await?;
     Ok(StatusCode::ACCEPTED)

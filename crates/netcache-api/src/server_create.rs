@@ -264,7 +264,7 @@ async fn parse_create(
     // Nova takes the id from a flavor's URL too.
     let flavor_id = flavor_ref.rsplit('/').next().unwrap_or_default();
     // One the caller sees (a private one its project was given), else Nova's 400.
-    let flavor = state.compute.boot_flavor(&caller.ctx, flavor_id).await?.snapshot();
+    let flavor = state.flavors().boot_flavor(&caller.ctx, flavor_id).await?.snapshot();
     if images::find(&image_ref).is_none() {
         return Err(ApiError::BadRequest("Can not find requested image".into()));
     }

@@ -33,7 +33,7 @@ pub(crate) async fn of_server(
     if !version.at_least(71) {
         return Ok(None);
     }
-    let groups = state.compute.groups_of_server(server).await?;
+    let groups = state.server_groups().groups_of_server(server).await?;
     Ok(Some(groups.iter().map(|g| g.hyphenated().to_string()).collect()))
 }
 
@@ -78,19 +78,19 @@ async fn show(
     if version.at_least(102) {
         no_other_query(&query, &[])?;
     }
-    let group = state.compute.server_group(group_id(&id)?).await?;
+    let group = state.server_groups().server_group(group_id(&id)?).await?;
     caller.authorize_project("os_compute_api:os-server-groups:show", group.group.project_id.as_str())?;
     Ok(Json(json!({"server_group": view(&group, version)})))
 }
 
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
     let id = group_id(&id)?;
-    let group = state.compute.server_group(id).await?;
+    let group = state.server_groups().server_group(id).await?;
     caller.authorize_project(
         "os_compute_api:os-server-groups:delete",
         group.group.project_id.as_str(),
     )?;
-    state.compute.delete_server_group(id).await?;
+    state.server_groups().delete_server_group(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -118,9 +118,9 @@ async fn list(
     let project = caller.project();
     let groups = if all {
         caller.authorize("os_compute_api:os-server-groups:index:all_projects")?;
-        state.compute.server_groups(None).await?
+        state.server_groups().server_groups(None).await?
     } else {
-        state.compute.server_groups(Some(&project)).await?
+        state.server_groups().server_groups(Some(&project)).await?
     };
     // Nova's `limited`: no limit (or 0) is its max_limit.
     let limit = limit.filter(|l| *l > 0).unwrap_or(MAX_LIMIT).min(MAX_LIMIT);
@@ -148,7 +148,7 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
     caller.authorize("os_compute_api:os-server-groups:create")?;
     let body: Value = wire::parse_body(&body)?;
     let new = parse_create(&body, version)?;
-    let group = state.compute.create_server_group(&caller.ctx, new).await?;
+    let group = state.server_groups().create_server_group(&caller.ctx, new).await?;
     let group = GroupView {
         group,
         members: Vec::new(),

@@ -68,14 +68,14 @@ async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
     // An empty value filters nothing.
     let filter = |key: &str| last_value(&pairs, key).filter(|v| !v.is_empty());
     let (host, binary) = (filter("host"), filter("binary"));
-    let aggregates = state.compute.aggregates().await?;
+    let aggregates = state.aggregates().aggregates().await?;
     let zone = |s: &StoredService| {
         aggregates
             .zone_of(&s.service.host, &state.compute.config().availability_zone)
             .to_owned()
     };
     let services: Vec<Value> = state
-        .compute
+        .services()
         .services()
         .await?
         .iter()
@@ -96,8 +96,11 @@ async fn update(
     if version.at_least(53) {
         let uuid = parse_uuid(&id)?;
         let update = parse_update_v253(&body)?;
-        let stored = state.compute.update_service(&ServiceKey::Uuid(uuid), &update).await?;
-        let aggregates = state.compute.aggregates().await?;
+        let stored = state
+            .services()
+            .update_service(&ServiceKey::Uuid(uuid), &update)
+            .await?;
+        let aggregates = state.aggregates().aggregates().await?;
         let zone = aggregates.zone_of(&stored.service.host, &state.compute.config().availability_zone);
         return Ok(Json(json!({"service": service_view(&stored, zone, version)})));
     }
@@ -155,7 +158,7 @@ async fn legacy_update(state: &AppState, version: Microversion, action: &str, bo
         host: host.to_owned(),
         binary: binary.to_owned(),
     };
-    state.compute.update_service(&key, &update).await?;
+    state.services().update_service(&key, &update).await?;
     let mut service = json!({"host": host, "binary": binary});
     service
         .as_object_mut()
@@ -229,7 +232,7 @@ async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): P
             .map_err(|_| ApiError::BadRequest("Invalid input received: id must be an integer".into()))?;
         ServiceKey::Id(id)
     };
-    match state.compute.delete_service(&key).await {
+    match state.services().delete_service(&key).await {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(netcache_compute::Error::ServiceNotFound(_)) => Err(ApiError::NotFound(format!("Service {id} not found."))),
         Err(e) => Err(e.into()),

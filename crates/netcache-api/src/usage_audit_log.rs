@@ -45,7 +45,7 @@ async fn show(State(state): State<AppState>, caller: Caller, Path(before): Path<
 async fn audit_log(state: &AppState, before: NaiveDateTime) -> ApiResult<Value> {
     let (begin, end) = last_completed_month(before);
     let hosts: Vec<String> = state
-        .compute
+        .services()
         .services()
         .await?
         .iter()

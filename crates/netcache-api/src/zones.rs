@@ -27,11 +27,11 @@ pub fn routes() -> Router<AppState> {
 /// Nova's `get_availability_zones`: the available zones, by name, with their
 /// enabled hosts, then the unavailable ones.
 async fn zones(state: &AppState) -> ApiResult<Vec<Zone>> {
-    let aggregates = state.compute.aggregates().await?;
+    let aggregates = state.aggregates().aggregates().await?;
     let default = &state.compute.config().availability_zone;
     let mut enabled: BTreeMap<String, Vec<ZoneHost>> = BTreeMap::new();
     let mut disabled: BTreeSet<String> = BTreeSet::new();
-    for s in state.compute.services().await? {
+    for s in state.services().services().await? {
         let zone = aggregates.zone_of(&s.service.host, default).to_owned();
         if s.service.disabled {
             disabled.insert(zone);

@@ -42,7 +42,9 @@ pub use attachment::security_groups::SecurityGroupsInFull;
 pub use config::Sabotage;
 pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, RetentionConfig, VirtConfig};
 pub use error::{Error, Result};
-pub use fleet::services::ServiceKey;
+pub use fleet::aggregates::AggregateOps;
+pub use fleet::flavors::FlavorOps;
+pub use fleet::services::{ServiceKey, ServiceOps};
 #[cfg(feature = "testing")]
 pub use hooks::Held;
 pub use hooks::HoldPoint;
@@ -52,12 +54,14 @@ pub use lifecycle::rebuild::RebuildServer;
 pub use netcache_store::{HostServers, StoredService, UsageWindow};
 /// The orders of server list pages (`Compute::servers_page`).
 pub use netcache_store::{Sort, SortKey, StoredKeyPair};
-pub use proxies::floating_ip_proxy::PooledFloatingIp;
+pub use proxies::floating_ip_proxy::{FloatingIpProxy, PooledFloatingIp};
+pub use proxies::network_proxy::NetworkProxy;
+pub use proxies::security_group_proxy::SecurityGroupProxy;
 pub use runner::retention::purge;
-pub use tenancy::keypairs::{KeyPairRequest, NewKeyPair};
+pub use tenancy::keypairs::{KeyPairOps, KeyPairRequest, NewKeyPair};
 pub use tenancy::project_scope::ProjectScope;
-pub use tenancy::quotas::QuotaUsage;
-pub use tenancy::server_groups::{GroupView, NewServerGroup};
+pub use tenancy::quotas::{QuotaOps, QuotaUsage};
+pub use tenancy::server_groups::{GroupView, NewServerGroup, ServerGroupOps};
 
 use crate::attachment::catalog::NetworkCatalog;
 use crate::clock::Clock;

@@ -5,6 +5,7 @@
 //! hosts a placement may choose — round robin over this process's hosts,
 //! in the zone asked for if any —, with the zone each is in.
 
+use async_trait::async_trait;
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
@@ -37,20 +38,50 @@ impl HostChoice {
     }
 }
 
-impl Compute {
+/// Nova's os-aggregates: host aggregates and their availability zones.
+#[async_trait]
+pub trait AggregateOps: Send + Sync {
     /// Every aggregate, by id: what gives each host its zone.
-    pub async fn aggregates(&self) -> Result<Aggregates> {
+    async fn aggregates(&self) -> Result<Aggregates>;
+
+    async fn aggregate(&self, id: i64) -> Result<Aggregate>;
+
+    /// Nova's create: a name no other aggregate has (the store's index
+    /// decides between racing creates), in `zone` if one is given.
+    async fn create_aggregate(&self, name: String, zone: Option<String>) -> Result<Aggregate>;
+
+    /// Nova's update (`action` [`ZoneAction::Update`]: a new name and/or
+    /// zone) or `set_metadata` ([`ZoneAction::UpdateMetadata`]).
+    async fn update_aggregate(
+        &self,
+        id: i64,
+        name: Option<String>,
+        metadata: MetadataUpdate,
+        action: ZoneAction,
+    ) -> Result<Aggregate>;
+
+    /// Nova's `add_host`: the host must be a compute host (Nova's 404 first).
+    async fn add_aggregate_host(&self, id: i64, host: &str) -> Result<Aggregate>;
+
+    /// Nova's `remove_host`.
+    async fn remove_aggregate_host(&self, id: i64, host: &str) -> Result<Aggregate>;
+
+    /// Nova's delete: of an aggregate without hosts.
+    async fn delete_aggregate(&self, id: i64) -> Result<()>;
+}
+
+#[async_trait]
+impl AggregateOps for Compute {
+    async fn aggregates(&self) -> Result<Aggregates> {
         Ok(self.store.aggregates().await?)
     }
 
-    pub async fn aggregate(&self, id: i64) -> Result<Aggregate> {
+    async fn aggregate(&self, id: i64) -> Result<Aggregate> {
         let aggregates = self.store.aggregates().await?;
         Ok(aggregates.find(id)?.clone())
     }
 
-    /// Nova's create: a name no other aggregate has (the store's index
-    /// decides between racing creates), in `zone` if one is given.
-    pub async fn create_aggregate(&self, name: String, zone: Option<String>) -> Result<Aggregate> {
+    async fn create_aggregate(&self, name: String, zone: Option<String>) -> Result<Aggregate> {
         let new = NewAggregate {
             uuid: uuid::Uuid::new_v4(),
             name,
@@ -71,9 +102,7 @@ impl Compute {
         }
     }
 
-    /// Nova's update (`action` [`ZoneAction::Update`]: a new name and/or
-    /// zone) or `set_metadata` ([`ZoneAction::UpdateMetadata`]).
-    pub async fn update_aggregate(
+    async fn update_aggregate(
         &self,
         id: i64,
         name: Option<String>,
@@ -102,8 +131,7 @@ impl Compute {
         self.aggregate(id).await
     }
 
-    /// Nova's `add_host`: the host must be a compute host (Nova's 404 first).
-    pub async fn add_aggregate_host(&self, id: i64, host: &str) -> Result<Aggregate> {
+    async fn add_aggregate_host(&self, id: i64, host: &str) -> Result<Aggregate> {
         let host = self.compute_host(host).await?;
         let write = AggregateWrite::AddHost { id, host: host.clone() };
         let servers = self.store.servers_on_host(&host).await?.len();
@@ -117,8 +145,7 @@ impl Compute {
         self.aggregate(id).await
     }
 
-    /// Nova's `remove_host`.
-    pub async fn remove_aggregate_host(&self, id: i64, host: &str) -> Result<Aggregate> {
+    async fn remove_aggregate_host(&self, id: i64, host: &str) -> Result<Aggregate> {
         let host = self.compute_host(host).await?;
         let write = AggregateWrite::RemoveHost { id, host: host.clone() };
         let servers = self.store.servers_on_host(&host).await?.len();
@@ -128,15 +155,16 @@ impl Compute {
         self.aggregate(id).await
     }
 
-    /// Nova's delete: of an aggregate without hosts.
-    pub async fn delete_aggregate(&self, id: i64) -> Result<()> {
+    async fn delete_aggregate(&self, id: i64) -> Result<()> {
         let write = AggregateWrite::Delete { id };
         self.write_aggregates(&write, |aggregates| aggregates.check_delete(id))
             .await?;
         info!(aggregate.id = id, "Deleted aggregate {id}");
         Ok(())
     }
+}
 
+impl Compute {
     /// Writes `write` once `check` allows it at a fresh read, at that read's
     /// generation; decided again if another change came first. (The hosts'
     /// servers `check` counts are read before: a boot is no change of

@@ -2,6 +2,7 @@
 //! admin's flavors in the store, which a caller sees (public ones and those his
 //! project was given), and the flavor a boot names.
 
+use async_trait::async_trait;
 use std::collections::BTreeMap;
 
 use netcache_domain::ProjectId;
@@ -11,15 +12,65 @@ use tracing::info;
 
 use crate::{Compute, Error, RequestContext, Result};
 
-impl Compute {
+/// Nova's flavors, their access lists and extra specs.
+#[async_trait]
+pub trait FlavorOps: Send + Sync {
     /// A page of the flavors the caller sees, as Nova lists them.
-    pub async fn flavors(&self, query: &ListQuery<'_>) -> Result<Vec<Flavor>> {
+    async fn flavors(&self, query: &ListQuery<'_>) -> Result<Vec<Flavor>>;
+
+    /// A live flavor the caller sees (another project's private one is not found).
+    async fn flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor>;
+
+    /// The flavor a boot names: one the caller sees, else Nova's 400.
+    async fn boot_flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor>;
+
+    /// A new flavor; Nova's conflict if a live flavor has its id or its name.
+    async fn create_flavor(&self, flavor: Flavor) -> Result<Flavor>;
+
+    /// Deletes a flavor: servers booted with it keep their snapshot of it.
+    async fn delete_flavor(&self, id: &str) -> Result<()>;
+
+    /// Sets a flavor's description (2.55).
+    async fn set_flavor_description(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        description: Option<String>,
+    ) -> Result<Flavor>;
+
+    /// Gives a project access to a private flavor (Nova's 409 for a public
+    /// one from 2.7: `refuse_public`).
+    async fn add_flavor_access(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        project: &str,
+        refuse_public: bool,
+    ) -> Result<Flavor>;
+
+    /// Takes a project's access to a flavor away.
+    async fn remove_flavor_access(&self, ctx: &RequestContext, id: &str, project: &str) -> Result<Flavor>;
+
+    /// Sets extra specs of a flavor, each in place of the one it has.
+    async fn set_flavor_extra_specs(
+        &self,
+        ctx: &RequestContext,
+        id: &str,
+        specs: BTreeMap<String, String>,
+    ) -> Result<()>;
+
+    /// Removes one extra spec of a flavor.
+    async fn delete_flavor_extra_spec(&self, ctx: &RequestContext, id: &str, key: &str) -> Result<()>;
+}
+
+#[async_trait]
+impl FlavorOps for Compute {
+    async fn flavors(&self, query: &ListQuery<'_>) -> Result<Vec<Flavor>> {
         let all = self.store.flavors().await?;
         flavor::list(all, query).map_err(|_| Error::FlavorMarkerNotFound(query.marker.unwrap_or_default().to_owned()))
     }
 
-    /// A live flavor the caller sees (another project's private one is not found).
-    pub async fn flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor> {
+    async fn flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor> {
         self.store
             .flavor(id)
             .await?
@@ -27,16 +78,14 @@ impl Compute {
             .ok_or_else(|| Error::FlavorNotFound(id.to_owned()))
     }
 
-    /// The flavor a boot names: one the caller sees, else Nova's 400.
-    pub async fn boot_flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor> {
+    async fn boot_flavor(&self, ctx: &RequestContext, id: &str) -> Result<Flavor> {
         self.flavor(ctx, id).await.map_err(|e| match e {
             Error::FlavorNotFound(id) => Error::BootFlavorNotFound(id),
             other => other,
         })
     }
 
-    /// A new flavor; Nova's conflict if a live flavor has its id or its name.
-    pub async fn create_flavor(&self, flavor: Flavor) -> Result<Flavor> {
+    async fn create_flavor(&self, flavor: Flavor) -> Result<Flavor> {
         match self.store.commit(vec![Change::InsertFlavor(flavor.clone())]).await {
             Ok(()) => {
                 info!(flavor.id = %flavor.id, flavor.name = %flavor.name, "Created flavor {}", flavor.id);
@@ -51,8 +100,7 @@ impl Compute {
         }
     }
 
-    /// Deletes a flavor: servers booted with it keep their snapshot of it.
-    pub async fn delete_flavor(&self, id: &str) -> Result<()> {
+    async fn delete_flavor(&self, id: &str) -> Result<()> {
         let at = self.clock.now();
         self.commit_on_flavor(id, Change::DeleteFlavor { id: id.to_owned(), at })
             .await?;
@@ -60,8 +108,7 @@ impl Compute {
         Ok(())
     }
 
-    /// Sets a flavor's description (2.55).
-    pub async fn set_flavor_description(
+    async fn set_flavor_description(
         &self,
         ctx: &RequestContext,
         id: &str,
@@ -78,9 +125,7 @@ impl Compute {
         self.flavor(ctx, id).await
     }
 
-    /// Gives a project access to a private flavor (Nova's 409 for a public
-    /// one from 2.7: `refuse_public`).
-    pub async fn add_flavor_access(
+    async fn add_flavor_access(
         &self,
         ctx: &RequestContext,
         id: &str,
@@ -105,8 +150,7 @@ impl Compute {
         self.flavor(ctx, id).await
     }
 
-    /// Takes a project's access to a flavor away.
-    pub async fn remove_flavor_access(&self, ctx: &RequestContext, id: &str, project: &str) -> Result<Flavor> {
+    async fn remove_flavor_access(&self, ctx: &RequestContext, id: &str, project: &str) -> Result<Flavor> {
         self.flavor(ctx, id).await?;
         let change = Change::RemoveFlavorAccess {
             id: id.to_owned(),
@@ -122,8 +166,7 @@ impl Compute {
         self.flavor(ctx, id).await
     }
 
-    /// Sets extra specs of a flavor, each in place of the one it has.
-    pub async fn set_flavor_extra_specs(
+    async fn set_flavor_extra_specs(
         &self,
         ctx: &RequestContext,
         id: &str,
@@ -140,8 +183,7 @@ impl Compute {
         .await
     }
 
-    /// Removes one extra spec of a flavor.
-    pub async fn delete_flavor_extra_spec(&self, ctx: &RequestContext, id: &str, key: &str) -> Result<()> {
+    async fn delete_flavor_extra_spec(&self, ctx: &RequestContext, id: &str, key: &str) -> Result<()> {
         self.flavor(ctx, id).await?;
         let change = Change::DeleteFlavorExtraSpec {
             id: id.to_owned(),
@@ -155,7 +197,9 @@ impl Compute {
             other => other.into(),
         })
     }
+}
 
+impl Compute {
     /// Commits a change of a live flavor: not found if it is gone (or was never).
     async fn commit_on_flavor(&self, id: &str, change: Change) -> Result<()> {
         self.store.commit(vec![change]).await.map_err(|e| match e {

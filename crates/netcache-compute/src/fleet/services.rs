@@ -4,6 +4,7 @@
 //! the database's clock; an admin's changes as compare-and-swaps retried from
 //! a fresh read; and the hosts the scheduler skips, read once per placement.
 
+use async_trait::async_trait;
 use std::collections::HashSet;
 
 use netcache_domain::HostName;
@@ -45,35 +46,28 @@ impl ServiceKey {
     }
 }
 
-impl Compute {
-    /// Registers this process's hosts' services and starts their heartbeats.
-    pub(crate) async fn register_services(&self) -> Result<()> {
-        self.store
-            .register_services(&self.config.hosts, self.runner.lease())
-            .await?;
-        info!(hosts = %self.config.node_name(), "Registered the nova-compute services of {}", self.config.node_name());
-        Ok(())
-    }
-
-    /// One heartbeat of this process's hosts' services (each lease tick).
-    pub(crate) async fn renew_service_heartbeats(&self) {
-        if let Err(e) = self
-            .store
-            .renew_service_heartbeats(&self.config.hosts, self.runner.lease())
-            .await
-        {
-            warn!(error = %e, "Could not renew the heartbeats of this process's services: {e}");
-        }
-    }
-
+/// Nova's os-services: the compute services of the hosts, and an admin's
+/// changes to them.
+#[async_trait]
+pub trait ServiceOps: Send + Sync {
     /// Every service, by id, with whether its heartbeat is live.
-    pub async fn services(&self) -> Result<Vec<StoredService>> {
-        Ok(self.store.services().await?)
-    }
+    async fn services(&self) -> Result<Vec<StoredService>>;
 
     /// Applies an admin's change to the service `key` names, from a fresh read
     /// each attempt; returns the service as written, with its liveness.
-    pub async fn update_service(&self, key: &ServiceKey, update: &ServiceUpdate) -> Result<StoredService> {
+    async fn update_service(&self, key: &ServiceKey, update: &ServiceUpdate) -> Result<StoredService>;
+
+    /// Deletes a service; Nova's 409 for a compute service that still hosts servers.
+    async fn delete_service(&self, key: &ServiceKey) -> Result<()>;
+}
+
+#[async_trait]
+impl ServiceOps for Compute {
+    async fn services(&self) -> Result<Vec<StoredService>> {
+        Ok(self.store.services().await?)
+    }
+
+    async fn update_service(&self, key: &ServiceKey, update: &ServiceUpdate) -> Result<StoredService> {
         for _ in 0..UPDATE_ATTEMPTS {
             let stored = self.find_service(key).await?;
             if stored.service.binary != COMPUTE_BINARY {
@@ -101,8 +95,7 @@ impl Compute {
         )))
     }
 
-    /// Deletes a service; Nova's 409 for a compute service that still hosts servers.
-    pub async fn delete_service(&self, key: &ServiceKey) -> Result<()> {
+    async fn delete_service(&self, key: &ServiceKey) -> Result<()> {
         let stored = self.find_service(key).await?;
         if stored.service.binary == COMPUTE_BINARY
             && !self.store.servers_on_host(&stored.service.host).await?.is_empty()
@@ -114,6 +107,28 @@ impl Compute {
         }
         info!(host = %stored.service.host, "Service nova-compute of {} deleted", stored.service.host);
         Ok(())
+    }
+}
+
+impl Compute {
+    /// Registers this process's hosts' services and starts their heartbeats.
+    pub(crate) async fn register_services(&self) -> Result<()> {
+        self.store
+            .register_services(&self.config.hosts, self.runner.lease())
+            .await?;
+        info!(hosts = %self.config.node_name(), "Registered the nova-compute services of {}", self.config.node_name());
+        Ok(())
+    }
+
+    /// One heartbeat of this process's hosts' services (each lease tick).
+    pub(crate) async fn renew_service_heartbeats(&self) {
+        if let Err(e) = self
+            .store
+            .renew_service_heartbeats(&self.config.hosts, self.runner.lease())
+            .await
+        {
+            warn!(error = %e, "Could not renew the heartbeats of this process's services: {e}");
+        }
     }
 
     async fn find_service(&self, key: &ServiceKey) -> Result<StoredService> {

@@ -6,6 +6,7 @@
 //! release refreshes the cache of each server it changes, as Nova's
 //! `refresh_cache` does, so the server's addresses show it at once.
 
+use async_trait::async_trait;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
@@ -35,9 +36,47 @@ fn pool_name(network: &Network) -> String {
     }
 }
 
-impl Compute {
+/// Nova's os-floating-ips and os-floating-ip-pools, proxied to Neutron.
+#[async_trait]
+pub trait FloatingIpProxy: Send + Sync {
     /// The pools: every external network.
-    pub async fn floating_ip_pools(&self) -> Result<Vec<Network>> {
+    async fn floating_ip_pools(&self) -> Result<Vec<Network>>;
+
+    /// The project's floating IPs (an admin's too are their project's only, as in Nova).
+    async fn project_floating_ips(&self, project: &ProjectId) -> Result<Vec<PooledFloatingIp>>;
+
+    /// One floating IP the caller may see; else Nova's 404.
+    async fn floating_ip(&self, id: &str, scope: &ProjectScope) -> Result<PooledFloatingIp>;
+
+    /// A new floating IP of `project` from `pool` (a name or an id), else
+    /// from the default pool (Nova's `[neutron] default_floating_pool`).
+    async fn allocate_floating_ip(&self, project: &ProjectId, pool: Option<&str>) -> Result<PooledFloatingIp>;
+
+    /// Releases a floating IP the caller may see, dissociating it first.
+    async fn release_floating_ip(&self, id: &str, scope: &ProjectScope) -> Result<()>;
+
+    /// The floating IP with `address` among those the caller may see.
+    async fn floating_ip_by_address(&self, address: IpAddr, scope: &ProjectScope) -> Result<FloatingIp>;
+
+    /// Nova's `addFloatingIp`: the floating IP at `address` (one the caller
+    /// may see) associated with the server's fixed IP `fixed` (else its
+    /// first IPv4 address), moved from the server it was on if any.
+    async fn associate_floating_ip(
+        &self,
+        server: &Server,
+        scope: &ProjectScope,
+        address: IpAddr,
+        fixed: Option<IpAddr>,
+    ) -> Result<()>;
+
+    /// Nova's `removeFloatingIp` once its checks passed: `fip` dissociated
+    /// from `server`.
+    async fn dissociate_floating_ip(&self, server: &Server, fip: &FloatingIp) -> Result<()>;
+}
+
+#[async_trait]
+impl FloatingIpProxy for Compute {
+    async fn floating_ip_pools(&self) -> Result<Vec<Network>> {
         let external = NetworkFilter {
             external: Some(true),
             ..NetworkFilter::default()
@@ -45,8 +84,7 @@ impl Compute {
         Ok(self.neutron.list_networks(&external).await?)
     }
 
-    /// The project's floating IPs (an admin's too are their project's only, as in Nova).
-    pub async fn project_floating_ips(&self, project: &ProjectId) -> Result<Vec<PooledFloatingIp>> {
+    async fn project_floating_ips(&self, project: &ProjectId) -> Result<Vec<PooledFloatingIp>> {
         let filter = FloatingIpFilter {
             project_ids: vec![project.clone()],
             ..FloatingIpFilter::default()
@@ -55,15 +93,12 @@ impl Compute {
         self.pooled(fips).await
     }
 
-    /// One floating IP the caller may see; else Nova's 404.
-    pub async fn floating_ip(&self, id: &str, scope: &ProjectScope) -> Result<PooledFloatingIp> {
+    async fn floating_ip(&self, id: &str, scope: &ProjectScope) -> Result<PooledFloatingIp> {
         let fip = self.visible_floating_ip(id, scope).await?;
         Ok(self.pooled(vec![fip]).await?.remove(0))
     }
 
-    /// A new floating IP of `project` from `pool` (a name or an id), else
-    /// from the default pool (Nova's `[neutron] default_floating_pool`).
-    pub async fn allocate_floating_ip(&self, project: &ProjectId, pool: Option<&str>) -> Result<PooledFloatingIp> {
+    async fn allocate_floating_ip(&self, project: &ProjectId, pool: Option<&str>) -> Result<PooledFloatingIp> {
         let wanted = pool.unwrap_or(&self.config.default_floating_pool);
         let mut filter = NetworkFilter {
             external: Some(true),
@@ -104,8 +139,7 @@ impl Compute {
         })
     }
 
-    /// Releases a floating IP the caller may see, dissociating it first.
-    pub async fn release_floating_ip(&self, id: &str, scope: &ProjectScope) -> Result<()> {
+    async fn release_floating_ip(&self, id: &str, scope: &ProjectScope) -> Result<()> {
         let fip = self.visible_floating_ip(id, scope).await?;
         self.neutron.delete_floating_ip(&fip.id).await.map_err(|e| {
             if e.is_not_found() {
@@ -119,8 +153,7 @@ impl Compute {
         Ok(())
     }
 
-    /// The floating IP with `address` among those the caller may see.
-    pub async fn floating_ip_by_address(&self, address: IpAddr, scope: &ProjectScope) -> Result<FloatingIp> {
+    async fn floating_ip_by_address(&self, address: IpAddr, scope: &ProjectScope) -> Result<FloatingIp> {
         let filter = FloatingIpFilter {
             floating_ip_address: Some(address),
             project_ids: if scope.all_projects {
@@ -138,10 +171,7 @@ impl Compute {
         }
     }
 
-    /// Nova's `addFloatingIp`: the floating IP at `address` (one the caller
-    /// may see) associated with the server's fixed IP `fixed` (else its
-    /// first IPv4 address), moved from the server it was on if any.
-    pub async fn associate_floating_ip(
+    async fn associate_floating_ip(
         &self,
         server: &Server,
         scope: &ProjectScope,
@@ -187,15 +217,15 @@ impl Compute {
         Ok(())
     }
 
-    /// Nova's `removeFloatingIp` once its checks passed: `fip` dissociated
-    /// from `server`.
-    pub async fn dissociate_floating_ip(&self, server: &Server, fip: &FloatingIp) -> Result<()> {
+    async fn dissociate_floating_ip(&self, server: &Server, fip: &FloatingIp) -> Result<()> {
         self.neutron.update_floating_ip(&fip.id, None).await?;
         info!(server.id = %server.id, floating_ip.id = %fip.id, "Dissociated floating IP {} from server {}", fip.floating_ip_address, server.id);
         self.refresh_holder(fip).await;
         Ok(())
     }
+}
 
+impl Compute {
     /// The floating IP, if the caller may see it; else Nova's 404.
     async fn visible_floating_ip(&self, id: &str, scope: &ProjectScope) -> Result<FloatingIp> {
         let missing = || Error::FloatingIpNotFound(id.to_owned());

@@ -3,15 +3,26 @@
 //! netcache reads Neutron as its service user: a project's own, shared and
 //! external networks, or (an admin) every network.
 
+use async_trait::async_trait;
 use netcache_domain::neutron::Network;
 use netcache_domain::{NetworkId, ProjectId};
 use netcache_neutron::NetworkFilter;
 
 use crate::{Compute, Result};
 
-impl Compute {
+/// Nova's os-networks, proxied to Neutron.
+#[async_trait]
+pub trait NetworkProxy: Send + Sync {
     /// The networks `project` sees (`None`: every network).
-    pub async fn visible_networks(&self, project: Option<&ProjectId>) -> Result<Vec<Network>> {
+    async fn visible_networks(&self, project: Option<&ProjectId>) -> Result<Vec<Network>>;
+
+    /// One network, if `project` sees it (`None`: any).
+    async fn visible_network(&self, id: &NetworkId, project: Option<&ProjectId>) -> Result<Option<Network>>;
+}
+
+#[async_trait]
+impl NetworkProxy for Compute {
+    async fn visible_networks(&self, project: Option<&ProjectId>) -> Result<Vec<Network>> {
         let Some(project) = project else {
             return Ok(self.neutron.list_networks(&NetworkFilter::default()).await?);
         };
@@ -29,8 +40,7 @@ impl Compute {
         Ok(networks)
     }
 
-    /// One network, if `project` sees it (`None`: any).
-    pub async fn visible_network(&self, id: &NetworkId, project: Option<&ProjectId>) -> Result<Option<Network>> {
+    async fn visible_network(&self, id: &NetworkId, project: Option<&ProjectId>) -> Result<Option<Network>> {
         let found = self
             .neutron
             .list_networks(&NetworkFilter {

@@ -5,6 +5,7 @@
 //! refusals become Nova's answers (a group in use cannot be deleted: 400; a
 //! create Neutron refuses as over its quota or named `default`: 403).
 
+use async_trait::async_trait;
 use netcache_domain::ProjectId;
 use netcache_domain::neutron::{SecurityGroup, SecurityGroupRule};
 use netcache_domain::security_group;
@@ -13,10 +14,44 @@ use netcache_neutron::SecurityGroupFilter;
 
 use crate::{Compute, Error, ProjectScope, Result, SecurityGroupsInFull};
 
-impl Compute {
+/// Nova's os-security-groups and os-security-group-rules, proxied to
+/// Neutron.
+#[async_trait]
+pub trait SecurityGroupProxy: Send + Sync {
     /// A project's groups whole (Neutron makes its `default` first if it has
     /// none), or every project's; with the other groups their rules name.
-    pub async fn project_security_groups(&self, project: Option<&ProjectId>) -> Result<SecurityGroupsInFull> {
+    async fn project_security_groups(&self, project: Option<&ProjectId>) -> Result<SecurityGroupsInFull>;
+
+    /// One group the caller may see, whole, with the groups its rules name.
+    async fn security_group(&self, id: &str, scope: &ProjectScope) -> Result<SecurityGroupsInFull>;
+
+    async fn create_security_group(&self, project: &ProjectId, name: &str, description: &str) -> Result<SecurityGroup>;
+
+    async fn update_security_group(
+        &self,
+        id: &str,
+        scope: &ProjectScope,
+        name: &str,
+        description: &str,
+    ) -> Result<SecurityGroupsInFull>;
+
+    async fn delete_security_group(&self, id: &str, scope: &ProjectScope) -> Result<()>;
+
+    /// An ingress rule in `parent` as Nova makes one; with the group it lets
+    /// traffic in from, if it names one.
+    async fn create_security_group_rule(
+        &self,
+        parent: &str,
+        scope: &ProjectScope,
+        request: &RuleRequest,
+    ) -> Result<(SecurityGroupRule, Option<SecurityGroup>)>;
+
+    async fn delete_security_group_rule(&self, id: &str, scope: &ProjectScope) -> Result<()>;
+}
+
+#[async_trait]
+impl SecurityGroupProxy for Compute {
+    async fn project_security_groups(&self, project: Option<&ProjectId>) -> Result<SecurityGroupsInFull> {
         let filter = SecurityGroupFilter {
             project_id: project.cloned(),
             in_full: true,
@@ -26,18 +61,12 @@ impl Compute {
         self.with_sources(groups).await
     }
 
-    /// One group the caller may see, whole, with the groups its rules name.
-    pub async fn security_group(&self, id: &str, scope: &ProjectScope) -> Result<SecurityGroupsInFull> {
+    async fn security_group(&self, id: &str, scope: &ProjectScope) -> Result<SecurityGroupsInFull> {
         let group = self.visible_group(id, scope).await?;
         self.with_sources(vec![group]).await
     }
 
-    pub async fn create_security_group(
-        &self,
-        project: &ProjectId,
-        name: &str,
-        description: &str,
-    ) -> Result<SecurityGroup> {
+    async fn create_security_group(&self, project: &ProjectId, name: &str, description: &str) -> Result<SecurityGroup> {
         self.neutron
             .create_security_group(project, name, description)
             .await
@@ -48,7 +77,7 @@ impl Compute {
             })
     }
 
-    pub async fn update_security_group(
+    async fn update_security_group(
         &self,
         id: &str,
         scope: &ProjectScope,
@@ -62,7 +91,7 @@ impl Compute {
         self.with_sources(vec![updated]).await
     }
 
-    pub async fn delete_security_group(&self, id: &str, scope: &ProjectScope) -> Result<()> {
+    async fn delete_security_group(&self, id: &str, scope: &ProjectScope) -> Result<()> {
         let group = self.visible_group(id, scope).await?;
         // Neutron lets an admin alone delete a `default` group, and netcache
         // calls it as one: the caller's own rights decide.
@@ -82,9 +111,7 @@ impl Compute {
             })
     }
 
-    /// An ingress rule in `parent` as Nova makes one; with the group it lets
-    /// traffic in from, if it names one.
-    pub async fn create_security_group_rule(
+    async fn create_security_group_rule(
         &self,
         parent: &str,
         scope: &ProjectScope,
@@ -109,7 +136,7 @@ impl Compute {
         Ok((made, source))
     }
 
-    pub async fn delete_security_group_rule(&self, id: &str, scope: &ProjectScope) -> Result<()> {
+    async fn delete_security_group_rule(&self, id: &str, scope: &ProjectScope) -> Result<()> {
         let missing = || Error::SecurityGroupRuleMissing(id.to_owned());
         let rule = self
             .neutron
@@ -127,7 +154,9 @@ impl Compute {
             .await
             .map_err(|e| if e.is_not_found() { missing() } else { e.into() })
     }
+}
 
+impl Compute {
     /// The group, whole, if the caller may see it; else Nova's 404.
     async fn visible_group(&self, id: &str, scope: &ProjectScope) -> Result<SecurityGroup> {
         let missing = || Error::SecurityGroupMissing(id.to_owned());

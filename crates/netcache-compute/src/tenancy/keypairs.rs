@@ -2,6 +2,7 @@
 //! certificates, imported or generated here. A generated private key goes to
 //! the caller once and is never stored.
 
+use async_trait::async_trait;
 use std::fmt::Write as _;
 
 use md5::{Digest, Md5};
@@ -44,19 +45,14 @@ pub struct KeyPairRequest<'a> {
     pub names_with_at_and_dot: bool,
 }
 
-impl Compute {
+/// Nova's os-keypairs: a user's key pairs.
+#[async_trait]
+pub trait KeyPairOps: Send + Sync {
     /// The key pairs of `user_id`, by name.
-    pub async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>> {
-        Ok(self.store.keypairs(user_id).await?)
-    }
+    async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>>;
 
     /// One of the key pairs of `user_id`.
-    pub async fn keypair(&self, user_id: &str, name: &str) -> Result<StoredKeyPair> {
-        self.store
-            .keypair(user_id, name)
-            .await?
-            .ok_or_else(|| not_found(user_id, name))
-    }
+    async fn keypair(&self, user_id: &str, name: &str) -> Result<StoredKeyPair>;
 
     /// Imports `public_key` (OpenSSH form, or a PEM certificate for `x509`)
     /// under `name`, or generates an RSA key pair (for `x509`, in a
@@ -64,7 +60,26 @@ impl Compute {
     /// (400), the quota `key_pairs` of the caller's project for that user
     /// (403, checked again as the key pair is recorded), a key that is not of
     /// its type (400), a name the user has already (409).
-    pub async fn create_keypair(&self, ctx: &RequestContext, request: KeyPairRequest<'_>) -> Result<NewKeyPair> {
+    async fn create_keypair(&self, ctx: &RequestContext, request: KeyPairRequest<'_>) -> Result<NewKeyPair>;
+
+    /// Deletes one of the key pairs of `user_id`.
+    async fn delete_keypair(&self, user_id: &str, name: &str) -> Result<()>;
+}
+
+#[async_trait]
+impl KeyPairOps for Compute {
+    async fn keypairs(&self, user_id: &str) -> Result<Vec<StoredKeyPair>> {
+        Ok(self.store.keypairs(user_id).await?)
+    }
+
+    async fn keypair(&self, user_id: &str, name: &str) -> Result<StoredKeyPair> {
+        self.store
+            .keypair(user_id, name)
+            .await?
+            .ok_or_else(|| not_found(user_id, name))
+    }
+
+    async fn create_keypair(&self, ctx: &RequestContext, request: KeyPairRequest<'_>) -> Result<NewKeyPair> {
         let KeyPairRequest {
             user_id,
             name,
@@ -114,8 +129,7 @@ impl Compute {
         Ok(NewKeyPair { keypair, private_key })
     }
 
-    /// Deletes one of the key pairs of `user_id`.
-    pub async fn delete_keypair(&self, user_id: &str, name: &str) -> Result<()> {
+    async fn delete_keypair(&self, user_id: &str, name: &str) -> Result<()> {
         let delete = Change::DeleteKeyPair {
             user_id: user_id.to_owned(),
             name: name.to_owned(),
@@ -127,7 +141,9 @@ impl Compute {
         info!(user.id = %user_id, keypair.name = %name, "Deleted key pair {name:?} of user {user_id}");
         Ok(())
     }
+}
 
+impl Compute {
     /// Nova's check of a boot's `key_name`: one of the caller's key pairs.
     pub(crate) async fn check_key_name(&self, ctx: &RequestContext, key_name: &str) -> Result<()> {
         match self.store.keypair(&ctx.user_id, key_name).await? {

@@ -17,6 +17,7 @@
 //! over; here two boots racing for the last unit cannot both be recorded, so
 //! nothing is ever undone, and the loser counts again.
 
+use async_trait::async_trait;
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
 use netcache_domain::flavor::FlavorSnapshot;
@@ -33,24 +34,55 @@ pub struct QuotaUsage {
     pub usage: Usage,
 }
 
-impl Compute {
+/// Nova's os-quota-sets and os-quota-class-sets: the limits of projects,
+/// users and classes, and what they use.
+#[async_trait]
+pub trait QuotaOps: Send + Sync {
     /// The default limits of projects and users (Nova's `get_defaults`): the
     /// `default` quota class's.
-    pub async fn default_quotas(&self) -> Result<QuotaSet> {
-        self.quota_class(DEFAULT_CLASS).await
-    }
+    async fn default_quotas(&self) -> Result<QuotaSet>;
 
     /// A quota class's values (Nova's `get_class_quotas`): those an admin set,
     /// the deployment's defaults for the rest (all of a class never set).
-    pub async fn quota_class(&self, class_name: &str) -> Result<QuotaSet> {
-        let values = self.store.quota_class(class_name).await?;
-        Ok(self.config.quota.clone().with_values(&values))
-    }
+    async fn quota_class(&self, class_name: &str) -> Result<QuotaSet>;
 
     /// An admin's new values of a quota class (any name: only `default`'s
     /// apply, to every project and user without limits of their own); answers
     /// the class's values afterwards.
-    pub async fn set_quota_class(&self, class_name: &str, limits: Vec<(Resource, i64)>) -> Result<QuotaSet> {
+    async fn set_quota_class(&self, class_name: &str, limits: Vec<(Resource, i64)>) -> Result<QuotaSet>;
+
+    /// The limits in force for a project, or for a user in it, with the usage
+    /// of the project (or of the user's servers in it).
+    async fn quota_usage(&self, project: &ProjectId, user: Option<&str>) -> Result<QuotaUsage>;
+
+    /// An admin's new limits for a project or a user in it; answers the limits
+    /// in force afterwards. Unless `force`d each must be at least what is in
+    /// use (and for a user at most what the project's limit leaves), as Nova
+    /// checks them; one that is not sets none.
+    async fn set_quotas(
+        &self,
+        project: &ProjectId,
+        user: Option<&str>,
+        limits: Vec<(Resource, i64)>,
+        force: bool,
+    ) -> Result<QuotaSet>;
+
+    /// Back to the defaults: a project's limits with its users', or one user's.
+    async fn delete_quotas(&self, project: &ProjectId, user: Option<&str>) -> Result<()>;
+}
+
+#[async_trait]
+impl QuotaOps for Compute {
+    async fn default_quotas(&self) -> Result<QuotaSet> {
+        self.quota_class(DEFAULT_CLASS).await
+    }
+
+    async fn quota_class(&self, class_name: &str) -> Result<QuotaSet> {
+        let values = self.store.quota_class(class_name).await?;
+        Ok(self.config.quota.clone().with_values(&values))
+    }
+
+    async fn set_quota_class(&self, class_name: &str, limits: Vec<(Resource, i64)>) -> Result<QuotaSet> {
         self.commit(vec![Change::SetQuotaClass {
             class_name: class_name.to_owned(),
             limits,
@@ -59,9 +91,7 @@ impl Compute {
         self.quota_class(class_name).await
     }
 
-    /// The limits in force for a project, or for a user in it, with the usage
-    /// of the project (or of the user's servers in it).
-    pub async fn quota_usage(&self, project: &ProjectId, user: Option<&str>) -> Result<QuotaUsage> {
+    async fn quota_usage(&self, project: &ProjectId, user: Option<&str>) -> Result<QuotaUsage> {
         let limits = self.store.quota_limits(project).await?;
         let quotas = Quotas::of(&self.config.quota, &limits);
         Ok(QuotaUsage {
@@ -70,21 +100,7 @@ impl Compute {
         })
     }
 
-    /// What a project (or a user in it) uses: its servers and server groups.
-    async fn usage(&self, project: &ProjectId, user: Option<&str>) -> Result<Usage> {
-        let servers = self.store.server_counts(project).await?;
-        let (groups, own) = self.store.server_group_count(project, user.unwrap_or_default()).await?;
-        Ok(Usage {
-            server_groups: if user.is_some() { own } else { groups },
-            ..Usage::of_servers(&servers, user)
-        })
-    }
-
-    /// An admin's new limits for a project or a user in it; answers the limits
-    /// in force afterwards. Unless `force`d each must be at least what is in
-    /// use (and for a user at most what the project's limit leaves), as Nova
-    /// checks them; one that is not sets none.
-    pub async fn set_quotas(
+    async fn set_quotas(
         &self,
         project: &ProjectId,
         user: Option<&str>,
@@ -110,13 +126,24 @@ impl Compute {
         Ok(self.quota_usage(project, user).await?.limits)
     }
 
-    /// Back to the defaults: a project's limits with its users', or one user's.
-    pub async fn delete_quotas(&self, project: &ProjectId, user: Option<&str>) -> Result<()> {
+    async fn delete_quotas(&self, project: &ProjectId, user: Option<&str>) -> Result<()> {
         self.commit(vec![Change::DeleteQuotaLimits {
             project_id: project.clone(),
             user_id: user.map(str::to_owned),
         }])
         .await
+    }
+}
+
+impl Compute {
+    /// What a project (or a user in it) uses: its servers and server groups.
+    async fn usage(&self, project: &ProjectId, user: Option<&str>) -> Result<Usage> {
+        let servers = self.store.server_counts(project).await?;
+        let (groups, own) = self.store.server_group_count(project, user.unwrap_or_default()).await?;
+        Ok(Usage {
+            server_groups: if user.is_some() { own } else { groups },
+            ..Usage::of_servers(&servers, user)
+        })
     }
 
     /// Nova's check of a boot of `min` to `max` servers of a flavor by the

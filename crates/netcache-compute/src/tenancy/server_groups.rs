@@ -13,6 +13,7 @@
 //! the build fails as Nova's `NoValidHost`, and so does a reschedule, which
 //! decides the same way.
 
+use async_trait::async_trait;
 use std::collections::HashSet;
 
 use netcache_domain::change::Change;
@@ -61,8 +62,26 @@ pub(crate) enum Pick {
     Refused,
 }
 
-impl Compute {
-    pub async fn create_server_group(&self, ctx: &RequestContext, new: NewServerGroup) -> Result<ServerGroup> {
+/// Nova's os-server-groups: groups of servers and their placement policies.
+#[async_trait]
+pub trait ServerGroupOps: Send + Sync {
+    async fn create_server_group(&self, ctx: &RequestContext, new: NewServerGroup) -> Result<ServerGroup>;
+
+    /// A group with its live members; Nova's 404 if there is none.
+    async fn server_group(&self, id: Uuid) -> Result<GroupView>;
+
+    /// Every group (an admin's `all_projects`) or a project's, oldest first.
+    async fn server_groups(&self, project: Option<&ProjectId>) -> Result<Vec<GroupView>>;
+
+    async fn delete_server_group(&self, id: Uuid) -> Result<()>;
+
+    /// The groups a server is in (Nova's `server_groups` of a server, 2.71).
+    async fn groups_of_server(&self, server: ServerId) -> Result<Vec<Uuid>>;
+}
+
+#[async_trait]
+impl ServerGroupOps for Compute {
+    async fn create_server_group(&self, ctx: &RequestContext, new: NewServerGroup) -> Result<ServerGroup> {
         let claim = ServerGroupClaim {
             project_id: ProjectId::from(ctx.project_id.as_str()),
             user_id: ctx.user_id.clone(),
@@ -89,8 +108,7 @@ impl Compute {
         Ok(group)
     }
 
-    /// A group with its live members; Nova's 404 if there is none.
-    pub async fn server_group(&self, id: Uuid) -> Result<GroupView> {
+    async fn server_group(&self, id: Uuid) -> Result<GroupView> {
         let group = self
             .store
             .server_group(id)
@@ -103,8 +121,7 @@ impl Compute {
         })
     }
 
-    /// Every group (an admin's `all_projects`) or a project's, oldest first.
-    pub async fn server_groups(&self, project: Option<&ProjectId>) -> Result<Vec<GroupView>> {
+    async fn server_groups(&self, project: Option<&ProjectId>) -> Result<Vec<GroupView>> {
         let groups = self.store.server_groups(project).await?;
         let mut members = self.store.members_of_groups(project).await?;
         Ok(groups
@@ -121,18 +138,19 @@ impl Compute {
             .collect())
     }
 
-    pub async fn delete_server_group(&self, id: Uuid) -> Result<()> {
+    async fn delete_server_group(&self, id: Uuid) -> Result<()> {
         match self.commit(vec![Change::DeleteServerGroup { id }]).await {
             Err(Error::Store(netcache_store::Error::NotFound(_))) => Err(Error::ServerGroupNotFound(id)),
             other => other,
         }
     }
 
-    /// The groups a server is in (Nova's `server_groups` of a server, 2.71).
-    pub async fn groups_of_server(&self, server: ServerId) -> Result<Vec<Uuid>> {
+    async fn groups_of_server(&self, server: ServerId) -> Result<Vec<Uuid>> {
         Ok(self.store.groups_of_server(server).await?)
     }
+}
 
+impl Compute {
     /// A boot's group, read fresh, with Nova's check of `count` more of the
     /// caller's servers in it; Nova's 400 for a group that does not exist.
     pub(crate) async fn boot_group(&self, ctx: &RequestContext, id: Uuid, count: u32) -> Result<BootGroup> {
