@@ -56,7 +56,7 @@ async fn act(
             schema::string("adminPass", &args["adminPass"])?;
             let server = caller.server(&state, &id, "os_compute_api:os-admin-password").await?;
             state
-                .compute
+                .servers()
                 .power(&caller.ctx, server.id, PowerAction::ChangePassword)
                 .await?;
         }
@@ -71,7 +71,10 @@ async fn act(
             let server = caller.server(&state, &id, "os_compute_api:os-multinic:add").await?;
             // Refusals of the network are the request's fault here (a 400), not
             // a missing resource as they are to os-interface.
-            let added = state.compute.add_fixed_ip(&caller.ctx, server.id, network_id).await;
+            let added = state
+                .attachments()
+                .add_fixed_ip(&caller.ctx, server.id, network_id)
+                .await;
             added.map_err(|e| match e {
                 ComputeError::OnAttach(refusal) => *refusal,
                 other => other,
@@ -82,7 +85,7 @@ async fn act(
             let by = LockedBy::side_of(&caller.ctx.project_id, &server);
             let reason = locked_reason(&args, version)?;
             state
-                .compute
+                .servers()
                 .edit_server(&caller.ctx, server.id, &ServerEdit::Lock(by, reason))
                 .await?;
         }
@@ -96,7 +99,7 @@ async fn act(
                 caller.authorize("os_compute_api:os-lock-server:unlock:unlock_override")?;
             }
             state
-                .compute
+                .servers()
                 .edit_server(&caller.ctx, server.id, &ServerEdit::Unlock)
                 .await?;
         }
@@ -109,7 +112,7 @@ async fn act(
                 .server(&state, &id, "os_compute_api:servers:trigger_crash_dump")
                 .await?;
             state
-                .compute
+                .servers()
                 .edit_server(&caller.ctx, server.id, &ServerEdit::TriggerCrashDump)
                 .await?;
         }
@@ -135,12 +138,15 @@ async fn act(
             version.served_until(MULTINIC_LAST_VERSION)?;
             let address = address_of(&args)?;
             let server = caller.server(&state, &id, "os_compute_api:os-multinic:remove").await?;
-            state.compute.remove_fixed_ip(&caller.ctx, server.id, address).await?;
+            state
+                .attachments()
+                .remove_fixed_ip(&caller.ctx, server.id, address)
+                .await?;
         }
         _ => {
             let (power, rule) = power_action(&name, &args)?;
             let server = caller.server(&state, &id, rule).await?;
-            state.compute.power(&caller.ctx, server.id, power).await?;
+            state.servers().power(&caller.ctx, server.id, power).await?;
         }
     }
     Ok(StatusCode::ACCEPTED.into_response())

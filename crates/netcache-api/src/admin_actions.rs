@@ -13,7 +13,7 @@ pub async fn reset_state(state: &AppState, caller: &Caller, id: &str, args: &Val
     let server = caller
         .server(state, id, "os_compute_api:os-admin-actions:reset_state")
         .await?;
-    state.compute.reset_state(&caller.ctx, server.id, vm_state).await?;
+    state.servers().reset_state(&caller.ctx, server.id, vm_state).await?;
     Ok(())
 }
 
@@ -23,7 +23,7 @@ pub async fn inject_network_info(state: &AppState, caller: &Caller, id: &str) ->
     let server = caller
         .server(state, id, "os_compute_api:os-admin-actions:inject_network_info")
         .await?;
-    state.compute.inject_network_info(&caller.ctx, server.id).await?;
+    state.attachments().inject_network_info(&caller.ctx, server.id).await?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use crate::{AppState, Caller, schema};
 pub async fn act(state: &AppState, caller: &Caller, id: &str, args: &Value) -> ApiResult<Response> {
     let length = length_of(args)?;
     let server = caller.server(state, id, "os_compute_api:os-console-output").await?;
-    let output = state.compute.console_output(server.id, length).await?;
+    let output = state.servers().console_output(server.id, length).await?;
     Ok(Json(json!({ "output": output })).into_response())
 }
 

@@ -10,12 +10,12 @@ pub async fn force_delete(state: &AppState, caller: &Caller, id: &str) -> ApiRes
     let server = caller
         .server(state, id, "os_compute_api:os-deferred-delete:force")
         .await?;
-    Ok(state.compute.delete_server(&caller.ctx, server.id).await?)
+    Ok(state.servers().delete_server(&caller.ctx, server.id).await?)
 }
 
 pub async fn restore(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
     let server = caller
         .server(state, id, "os_compute_api:os-deferred-delete:restore")
         .await?;
-    Ok(state.compute.restore(&caller.ctx, server.id).await?)
+    Ok(state.servers().restore(&caller.ctx, server.id).await?)
 }

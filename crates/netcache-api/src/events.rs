@@ -97,7 +97,7 @@ async fn create(
     let mut all_accepted = true;
     for event in body.events {
         let code = state
-            .compute
+            .attachments()
             .external_event(&ExternalEvent {
                 name: event.name.clone(),
                 server_uuid: event.server_uuid.clone(),
@@ -123,6 +123,6 @@ async fn create(
 
 async fn audit(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
     caller.authorize("netcache:audit")?;
-    let report = state.compute.audit(&|_, _| {}).await?;
+    let report = state.attachments().audit(&|_, _| {}).await?;
     Ok(Json(wire::audit_view(&report)))
 }

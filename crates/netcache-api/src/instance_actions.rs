@@ -53,7 +53,7 @@ async fn list(
             version.at_least(21),
         )
         .await?;
-    let mut actions = state.compute.actions(server.id).await?;
+    let mut actions = state.servers().actions(server.id).await?;
     if !version.at_least(58) {
         let views: Vec<Value> = actions.iter().map(|a| action_view(a, version)).collect();
         return Ok(Json(json!({"instanceActions": views})));
@@ -111,7 +111,7 @@ async fn show(
             version.at_least(21),
         )
         .await?;
-    let actions = state.compute.actions(server.id).await?;
+    let actions = state.servers().actions(server.id).await?;
     let action = actions
         .iter()
         .find(|a| a.request_id == request_id)

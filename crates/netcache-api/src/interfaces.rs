@@ -44,7 +44,7 @@ async fn list(
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:list")
         .await?;
-    let interfaces = state.compute.interfaces(server.id).await?;
+    let interfaces = state.attachments().interfaces(server.id).await?;
     let views: Vec<Value> = interfaces.iter().map(|i| view(i, version)).collect();
     Ok(Json(json!({"interfaceAttachments": views})))
 }
@@ -58,7 +58,7 @@ async fn show(
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:show")
         .await?;
-    let interface = state.compute.interface(server.id, &PortId::from(port_id)).await?;
+    let interface = state.attachments().interface(server.id, &PortId::from(port_id)).await?;
     Ok(Json(json!({"interfaceAttachment": view(&interface, version)})))
 }
 
@@ -129,7 +129,10 @@ async fn attach(
             }
         }
     };
-    let interface = state.compute.attach_interface(&caller.ctx, server.id, request).await?;
+    let interface = state
+        .attachments()
+        .attach_interface(&caller.ctx, server.id, request)
+        .await?;
     Ok(Json(json!({"interfaceAttachment": view(&interface, version)})))
 }
 
@@ -142,7 +145,7 @@ async fn detach(
         .server(&state, &id, "os_compute_api:os-attach-interfaces:delete")
         .await?;
     state
-        .compute
+        .attachments()
         .detach_interface(&caller.ctx, server.id, &PortId::from(port_id))
         .await?;
     Ok(StatusCode::ACCEPTED)

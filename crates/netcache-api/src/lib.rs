@@ -15,8 +15,8 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
 use netcache_compute::{
-    AggregateOps, Compute, FlavorOps, FloatingIpProxy, KeyPairOps, NetworkProxy, QuotaOps, RequestContext,
-    SecurityGroupProxy, ServerGroupOps, ServiceOps, new_request_id,
+    AggregateOps, AttachmentOps, Compute, FlavorOps, FloatingIpProxy, KeyPairOps, NetworkProxy, QuotaOps,
+    RequestContext, SecurityGroupProxy, ServerGroupOps, ServerOps, ServiceOps, new_request_id,
 };
 use netcache_domain::ServerId;
 use tower::Layer;
@@ -119,6 +119,14 @@ pub struct AppState {
 }
 
 impl AppState {
+    #[must_use]
+    pub fn servers(&self) -> &dyn ServerOps {
+        &self.compute
+    }
+    #[must_use]
+    pub fn attachments(&self) -> &dyn AttachmentOps {
+        &self.compute
+    }
     #[must_use]
     pub fn key_pairs(&self) -> &dyn KeyPairOps {
         &*self.compute
@@ -325,9 +333,9 @@ impl Caller {
         let not_found = || ApiError::NotFound(format!("Instance {id} could not be found."));
         let server_id: ServerId = id.parse().map_err(|_| not_found())?;
         let found = if read_deleted {
-            state.compute.server_or_deleted(server_id).await
+            state.servers().server_or_deleted(server_id).await
         } else {
-            state.compute.server(server_id).await
+            state.servers().server(server_id).await
         };
         let server = found.map_err(|e| match e {
             netcache_compute::Error::ServerNotFound(_) => not_found(),

@@ -23,7 +23,10 @@ pub async fn rescue(state: &AppState, caller: &Caller, id: &str, args: &Value) -
             "Requested rescue image '{image}' is not supported"
         )));
     }
-    state.compute.power(&caller.ctx, server.id, PowerAction::Rescue).await?;
+    state
+        .servers()
+        .power(&caller.ctx, server.id, PowerAction::Rescue)
+        .await?;
     Ok(Json(json!({ "adminPass": password })).into_response())
 }
 
@@ -32,7 +35,7 @@ pub async fn unrescue(state: &AppState, caller: &Caller, id: &str, args: &Value)
     let _ = args;
     let server = caller.server(state, id, "os_compute_api:os-unrescue").await?;
     state
-        .compute
+        .servers()
         .power(&caller.ctx, server.id, PowerAction::Unrescue)
         .await?;
     Ok(StatusCode::ACCEPTED.into_response())

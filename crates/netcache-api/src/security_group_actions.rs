@@ -23,7 +23,7 @@ pub async fn act(state: &AppState, caller: &Caller, id: &str, action: &str, args
         return Err(ApiError::BadRequest("Security group name cannot be empty".into()));
     }
     state
-        .compute
+        .attachments()
         .change_security_group(&caller.ctx, server, &name, add)
         .await?;
     Ok(())

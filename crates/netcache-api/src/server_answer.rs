@@ -26,9 +26,9 @@ const DETAIL_ONLY: &[&str] = &[
 /// The server as `GET /servers/{id}` shows it: the detail view with its
 /// security groups' names and, from 2.71, its server groups.
 pub async fn shown(state: &AppState, caller: &Caller, version: Microversion, server: &Server) -> ApiResult<Value> {
-    let info = state.compute.addresses(server.id).await?;
+    let info = state.servers().addresses(server.id).await?;
     let names = state
-        .compute
+        .attachments()
         .security_groups_of(&[server.id])
         .await?
         .remove(&server.id)
@@ -53,7 +53,7 @@ pub async fn server_answer(
         return shown(state, caller, version, server).await;
     }
     let base = &state.config.public_url;
-    let info = state.compute.addresses(server.id).await?;
+    let info = state.servers().addresses(server.id).await?;
     let options = ViewOptions::of(caller, version);
     // Without the detail view's groups: no Neutron look-up for them.
     let mut view = json!(ServerDetail::new(base, server, &info, &[], options));

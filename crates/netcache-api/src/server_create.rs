@@ -42,7 +42,7 @@ pub async fn create(
     request.attributes = attributes;
     count.check(&request.networks)?;
     let servers = state
-        .compute
+        .servers()
         .create_servers(&caller.ctx, request, count.min, count.max)
         .await?;
     let server = servers.into_iter().next().expect("max_count is at least 1");

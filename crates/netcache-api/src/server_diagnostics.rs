@@ -33,7 +33,7 @@ async fn show(
     let server = caller
         .server(&state, &id, "os_compute_api:os-server-diagnostics")
         .await?;
-    let report = state.compute.diagnostics(&server).await?;
+    let report = state.servers().diagnostics(&server).await?;
     Ok(Json(if version.at_least(48) {
         standard(&report)
     } else {

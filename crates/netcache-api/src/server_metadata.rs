@@ -103,7 +103,7 @@ async fn set(
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(state, id, rule).await?;
     let server = state
-        .compute
+        .servers()
         .edit_server(&caller.ctx, server.id, &ServerEdit::SetMetadata { items, replace })
         .await?;
     Ok(Json(json!({"metadata": server.metadata})))
@@ -143,7 +143,7 @@ async fn update(
         items: items.clone(),
         replace: false,
     };
-    state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
+    state.servers().edit_server(&caller.ctx, server.id, &edit).await?;
     Ok(Json(json!({"meta": items})))
 }
 
@@ -156,7 +156,7 @@ async fn delete(
         .server(&state, &id, "os_compute_api:server-metadata:delete")
         .await?;
     state
-        .compute
+        .servers()
         .edit_server(&caller.ctx, server.id, &ServerEdit::DeleteMetadata { key })
         .await?;
     Ok(StatusCode::NO_CONTENT)

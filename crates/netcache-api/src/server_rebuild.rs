@@ -46,7 +46,7 @@ pub async fn act(
 ) -> ApiResult<Response> {
     let (request, password) = parse(args, version)?;
     let server = caller.server(state, id, "os_compute_api:servers:rebuild").await?;
-    let server = state.compute.rebuild(&caller.ctx, server.id, request).await?;
+    let server = state.servers().rebuild(&caller.ctx, server.id, request).await?;
     let base = &state.config.public_url;
     let mut view = crate::server_answer::server_answer(state, caller, version, &server).await?;
     // Nova's rebuild answer shows the key pair from 2.54 (the basic view has

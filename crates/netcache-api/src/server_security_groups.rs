@@ -20,6 +20,6 @@ async fn index(State(state): State<AppState>, caller: Caller, Path(id): Path<Str
     let server = caller
         .server(&state, &id, "os_compute_api:os-security-groups:list")
         .await?;
-    let found = state.compute.security_groups_in_full(server.id).await?;
+    let found = state.attachments().security_groups_in_full(server.id).await?;
     Ok(Json(sorted_views(&found, &found.groups)).into_response())
 }

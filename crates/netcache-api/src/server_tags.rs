@@ -42,7 +42,7 @@ fn listed(server: &Server) -> Json<Value> {
 
 async fn edit(state: &AppState, caller: &Caller, server: &Server, edit: TagEdit) -> ApiResult<Server> {
     Ok(state
-        .compute
+        .servers()
         .edit_server(&caller.ctx, server.id, &ServerEdit::Tags(edit))
         .await?)
 }

@@ -30,7 +30,7 @@ async fn update(
 ) -> ApiResult<Json<Value>> {
     let edit = parse_update(&wire::parse_body(&body)?, version)?;
     let server = caller.server(&state, &id, "os_compute_api:servers:update").await?;
-    let server = state.compute.edit_server(&caller.ctx, server.id, &edit).await?;
+    let server = state.servers().edit_server(&caller.ctx, server.id, &edit).await?;
     let view = crate::server_answer::server_answer(&state, &caller, version, &server).await?;
     Ok(Json(json!({ "server": view })))
 }

@@ -88,7 +88,7 @@ async fn marker(state: &AppState, visible: Option<&str>, query: &ServerQuery) ->
     };
     let not_found = || ApiError::BadRequest(format!("marker [{marker}] not found"));
     let id = marker.parse().map_err(|_| not_found())?;
-    let server = match state.compute.server(id).await {
+    let server = match state.servers().server(id).await {
         Err(netcache_compute::Error::ServerNotFound(_)) => return Err(not_found()),
         other => other?,
     };
@@ -111,7 +111,7 @@ async fn filtered_page(
     let mut page = Vec::new();
     while page.len() < limit {
         let chunk = state
-            .compute
+            .servers()
             .servers_page(project, query.with_deleted(), query.order(), after.as_ref(), limit)
             .await?;
         let exhausted = chunk.len() < limit;
@@ -140,7 +140,7 @@ async fn infos_to_filter(
         return Ok(HashMap::new());
     }
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
-    Ok(state.compute.addresses_of(&ids).await?)
+    Ok(state.servers().addresses_of(&ids).await?)
 }
 
 async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
@@ -157,7 +157,10 @@ async fn list_detail(NovaRequest { state, caller, version }: NovaRequest, query:
     let (servers, paging) = page_of_servers(&state, &caller, query, DETAIL, version).await?;
     let ids: Vec<_> = servers.iter().map(|s| s.id).collect();
     // Two reads on two pooled connections, so their decoding runs side by side.
-    let (groups, infos) = tokio::try_join!(state.compute.security_groups_of(&ids), state.compute.addresses_of(&ids))?;
+    let (groups, infos) = tokio::try_join!(
+        state.attachments().security_groups_of(&ids),
+        state.servers().addresses_of(&ids)
+    )?;
     let (no_info, no_groups) = (CacheAddresses::default(), Vec::new());
     let options = ViewOptions::of(&caller, version);
     let views = servers
@@ -179,13 +182,13 @@ async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Pat
 
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
     let server = caller.server(&state, &id, "os_compute_api:servers:delete").await?;
-    state.compute.delete_server(&caller.ctx, server.id).await?;
+    state.servers().delete_server(&caller.ctx, server.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn ips(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:index").await?;
-    let info = state.compute.addresses(server.id).await?;
+    let info = state.servers().addresses(server.id).await?;
     Ok(Json(json!({"addresses": Addresses::of(&server, &info, false)})))
 }
 
@@ -195,7 +198,7 @@ async fn ips_of_network(
     Path((id, network)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
     let server = caller.server(&state, &id, "os_compute_api:ips:show").await?;
-    let info = state.compute.addresses(server.id).await?;
+    let info = state.servers().addresses(server.id).await?;
     let list = Addresses::of(&server, &info, false)
         .of_network(&network)
         .ok_or_else(|| ApiError::NotFound("Instance is not a member of specified network".into()))?;

@@ -312,7 +312,7 @@ impl<'a> Summary<'a> {
 async fn marker_server(state: &AppState, marker: &str) -> ApiResult<Server> {
     let not_found = || ApiError::BadRequest(format!("Marker {marker} could not be found."));
     let id = marker.parse().map_err(|_| not_found())?;
-    state.compute.server_or_deleted(id).await.map_err(|e| match e {
+    state.servers().server_or_deleted(id).await.map_err(|e| match e {
         netcache_compute::Error::ServerNotFound(_) => not_found(),
         other => other.into(),
     })

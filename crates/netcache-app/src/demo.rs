@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use netcache_compute::AuditOps;
 use netcache_domain::ServerId;
 use netcache_domain::ghost::{GhostOwner, classify_ports};
 use netcache_neutron::{NeutronApi, PortFilter};

@@ -5,7 +5,7 @@
 //! nothing else: progress only as a bar for a person at a terminal.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use netcache_compute::AuditReport;
+use netcache_compute::{AuditOps, AuditReport};
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use netcache_domain::retention::Purged;

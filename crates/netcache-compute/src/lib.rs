@@ -38,6 +38,7 @@ pub use attachment::gc::GcReport;
 pub use attachment::heal::HealReport;
 pub use attachment::interfaces::{AttachRequest, Interface};
 pub use attachment::security_groups::SecurityGroupsInFull;
+pub use attachment::{AttachmentOps, AuditOps, EventOps, FixedIpOps, InterfaceOps, ServerSecurityGroupOps};
 #[cfg(feature = "testing")]
 pub use config::Sabotage;
 pub use config::{ComputeConfig, CrashPoint, GcConfig, HealConfig, OperationsConfig, RetentionConfig, VirtConfig};
@@ -51,6 +52,7 @@ pub use hooks::HoldPoint;
 pub use lifecycle::build::CreateServer;
 pub use lifecycle::edit::{ServerEdit, TagEdit};
 pub use lifecycle::rebuild::RebuildServer;
+pub use lifecycle::{BuildOps, ConsoleOps, EditOps, PowerOps, RebuildOps, ServerOps, ServerReads, ServerStateOps};
 pub use netcache_store::{HostServers, StoredService, UsageWindow};
 /// The orders of server list pages (`Compute::servers_page`).
 pub use netcache_store::{Sort, SortKey, StoredKeyPair};
@@ -62,6 +64,17 @@ pub use tenancy::keypairs::{KeyPairOps, KeyPairRequest, NewKeyPair};
 pub use tenancy::project_scope::ProjectScope;
 pub use tenancy::quotas::{QuotaOps, QuotaUsage};
 pub use tenancy::server_groups::{GroupView, NewServerGroup, ServerGroupOps};
+
+/// Every request-side trait of the service, for code that holds the whole
+/// `Compute` (its own crates' tests, the binary's tools) rather than one
+/// narrow interface: `use netcache_compute::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        AggregateOps, AttachmentOps, AuditOps, BuildOps, ConsoleOps, EditOps, EventOps, FixedIpOps, FlavorOps,
+        FloatingIpProxy, InterfaceOps, KeyPairOps, NetworkProxy, PowerOps, QuotaOps, RebuildOps, SecurityGroupProxy,
+        ServerGroupOps, ServerOps, ServerReads, ServerSecurityGroupOps, ServerStateOps, ServiceOps,
+    };
+}
 
 use crate::attachment::catalog::NetworkCatalog;
 use crate::clock::Clock;
@@ -310,7 +323,7 @@ impl Compute {
         self.crashed.load(Ordering::SeqCst)
     }
 
-    pub async fn server(&self, id: ServerId) -> Result<Server> {
+    pub(crate) async fn server(&self, id: ServerId) -> Result<Server> {
         match self.store.server(id).await? {
             Some(server) if !server.is_deleted() => Ok(server),
             _ => Err(Error::ServerNotFound(id)),
@@ -319,22 +332,22 @@ impl Compute {
 
     /// A server as recorded, deleted or not, until it is purged (Nova's
     /// `read_deleted='yes'`).
-    pub async fn server_or_deleted(&self, id: ServerId) -> Result<Server> {
+    pub(crate) async fn server_or_deleted(&self, id: ServerId) -> Result<Server> {
         self.store.server(id).await?.ok_or(Error::ServerNotFound(id))
     }
 
-    pub async fn network_info(&self, id: ServerId) -> Result<NetworkInfo> {
+    pub(crate) async fn network_info(&self, id: ServerId) -> Result<NetworkInfo> {
         Ok(self.store.cache(id).await?.info)
     }
 
     /// What the API shows of a server's cache (empty if it has none).
-    pub async fn addresses(&self, id: ServerId) -> Result<CacheAddresses> {
+    pub(crate) async fn addresses(&self, id: ServerId) -> Result<CacheAddresses> {
         Ok(self.addresses_of(&[id]).await?.remove(&id).unwrap_or_default())
     }
 
     /// What the API shows of a page of servers' caches, read as a set and
     /// decoded no further; a server without a cache has no entry.
-    pub async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>> {
+    pub(crate) async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>> {
         let texts = self.store.cache_texts_of(ids).await?;
         Ok(texts
             .into_iter()

@@ -9,8 +9,8 @@
 //!   on data crates;
 //! - [`sleeps`]: test code waits only through `netcache_testenv::poll`; any
 //!   other sleep says why on the line before (`// tidy: allow sleep — …`);
-//! - [`narrow_interfaces`]: the API's handlers reach compute's concerns
-//!   beside the servers only through their traits, which only `AppState` names;
+//! - [`narrow_interfaces`]: the API's handlers reach compute only through its
+//!   narrow traits, which only `AppState` names;
 //! - [`invariants`]: every numbered invariant of `docs/ARCHITECTURE.md` is
 //!   cited (`invariant N`) by a test, and every test it names exists.
 

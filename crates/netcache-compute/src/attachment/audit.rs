@@ -2,8 +2,11 @@
 //! holds, ghosts, lost ports and unresolved intents. Read-only: it writes
 //! nothing, so it can run beside a live service.
 
+use std::sync::Arc;
+
 use std::collections::HashMap;
 
+use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use netcache_domain::cache::{self, CacheInputs, LostReason};
 use netcache_domain::ghost::{self, GhostOwner};
@@ -132,9 +135,16 @@ pub struct LostAudit {
     pub reason: String,
 }
 
-impl Compute {
+/// The audit of recorded attachments against Neutron.
+#[async_trait]
+pub trait AuditOps: Send + Sync {
     /// Audits every watched server; `progress(done, total)` is called per batch.
-    pub async fn audit(&self, progress: &(dyn Fn(usize, usize) + Send + Sync)) -> Result<AuditReport> {
+    async fn audit(&self, progress: &(dyn Fn(usize, usize) + Send + Sync)) -> Result<AuditReport>;
+}
+
+#[async_trait]
+impl AuditOps for Arc<Compute> {
+    async fn audit(&self, progress: &(dyn Fn(usize, usize) + Send + Sync)) -> Result<AuditReport> {
         let now = self.clock.now();
         let servers = self.watched_servers(now).await?;
         let sightings: HashMap<PortId, _> = self
@@ -282,17 +292,11 @@ impl Compute {
         report.totals.leaked_vifs = report.leaked_vifs.len();
         Ok(report)
     }
+}
 
-    /// The ids of every intent in `state`, by server, oldest first: one read.
-    async fn intent_ids_by_server(&self, state: IntentState) -> Result<HashMap<ServerId, Vec<IntentId>>> {
-        let mut ids: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
-        for intent in self.store.intents_in_state(state).await? {
-            ids.entry(intent.server_id).or_default().push(intent.id);
-        }
-        Ok(ids)
-    }
-
-    /// Sets the gauges that summarise the store (intents by state, ghosts by owner).
+impl Compute {
+    /// Sets the gauges that summarise the store (intents by state, ghosts by
+    /// owner, operations by lease): what `/metrics` refreshes on each scrape.
     pub async fn refresh_gauges(&self) -> Result<()> {
         let counts: HashMap<IntentState, i64> = self.store.intent_counts().await?.into_iter().collect();
         for state in [
@@ -330,5 +334,14 @@ impl Compute {
             metrics::gauge!("netcache_operations_failing", "kind" => kind.as_str()).set(n as f64);
         }
         Ok(())
+    }
+
+    /// The ids of every intent in `state`, by server, oldest first: one read.
+    async fn intent_ids_by_server(&self, state: IntentState) -> Result<HashMap<ServerId, Vec<IntentId>>> {
+        let mut ids: HashMap<ServerId, Vec<IntentId>> = HashMap::new();
+        for intent in self.store.intents_in_state(state).await? {
+            ids.entry(intent.server_id).or_default().push(intent.id);
+        }
+        Ok(ids)
     }
 }

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use netcache_domain::cache::{LostReason, LostVif, Observed};
 use netcache_domain::change::Change;
 use netcache_domain::ghost::{self, Ghost};
@@ -68,10 +69,23 @@ pub const EVENT_NAMES: [&str; 4] = [
     "network-vif-deleted",
 ];
 
-impl Compute {
+/// Neutron's external events, and Nova's inject-network-info.
+#[async_trait]
+pub trait EventOps: Send + Sync {
     /// Handles one event. Neutron trouble while handling it is logged, not
     /// returned: like Nova, the event was accepted once the server was found.
-    pub async fn external_event(&self, event: &ExternalEvent) -> Result<EventCode> {
+    async fn external_event(&self, event: &ExternalEvent) -> Result<EventCode>;
+
+    /// Nova's `injectNetworkInfo`: the server's network info refreshed from
+    /// Neutron, as a tagless `network-changed` refreshes it (the fake guest
+    /// takes nothing more). A locked server refuses it but for admins (409);
+    /// Neutron trouble is logged, not returned (Nova casts it to the compute).
+    async fn inject_network_info(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()>;
+}
+
+#[async_trait]
+impl EventOps for Arc<Compute> {
+    async fn external_event(&self, event: &ExternalEvent) -> Result<EventCode> {
         let Ok(server_id) = event.server_uuid.parse::<ServerId>() else {
             return Ok(EventCode::NotFound);
         };
@@ -106,13 +120,9 @@ impl Compute {
         Ok(EventCode::Accepted)
     }
 
-    /// Nova's `injectNetworkInfo`: the server's network info refreshed from
-    /// Neutron, as a tagless `network-changed` refreshes it (the fake guest
-    /// takes nothing more). A locked server refuses it but for admins (409);
-    /// Neutron trouble is logged, not returned (Nova casts it to the compute).
-    pub async fn inject_network_info(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
+    async fn inject_network_info(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
         let server = self.server(server_id).await?;
-        Self::check_unlocked(ctx, &server)?;
+        Compute::check_unlocked(ctx, &server)?;
         if server.host.is_none() {
             return Ok(());
         }
@@ -121,7 +131,9 @@ impl Compute {
         }
         Ok(())
     }
+}
 
+impl Compute {
     /// Refreshes one port of the server if it is one of its VIFs; otherwise, if
     /// Neutron gives it the server's id, records it as a ghost. The cache is
     /// written only if nothing changed the server since it was read.

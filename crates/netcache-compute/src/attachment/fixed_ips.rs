@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use netcache_domain::action::ActionEvent;
 use netcache_domain::cache::Observed;
 use netcache_domain::change::Change;
@@ -17,6 +18,7 @@ use netcache_domain::{NetworkId, PortId, ServerId};
 use netcache_neutron::{FixedIpRequest, PortUpdate};
 use tracing::info;
 
+use crate::attachment::InterfaceOps;
 use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{AttachRequest, Compute, Error, RequestContext, Result};
 
@@ -40,15 +42,21 @@ impl OperationStep for RemoveFixedIpStep {
     }
 }
 
-impl Compute {
+/// Nova's addFixedIp and removeFixedIp actions.
+#[async_trait]
+pub trait FixedIpOps: Send + Sync {
     /// `addFixedIp`: a new interface on `network_id` (an attach, with its
     /// `attach_interface` instance action).
-    pub async fn add_fixed_ip(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        server_id: ServerId,
-        network_id: NetworkId,
-    ) -> Result<()> {
+    async fn add_fixed_ip(&self, ctx: &RequestContext, server_id: ServerId, network_id: NetworkId) -> Result<()>;
+
+    /// `removeFixedIp`: 400 ([`Error::FixedIpNotFound`]) unless one of the
+    /// server's interfaces holds `address`.
+    async fn remove_fixed_ip(&self, ctx: &RequestContext, server_id: ServerId, address: IpAddr) -> Result<()>;
+}
+
+#[async_trait]
+impl FixedIpOps for Arc<Compute> {
+    async fn add_fixed_ip(&self, ctx: &RequestContext, server_id: ServerId, network_id: NetworkId) -> Result<()> {
         let request = AttachRequest::Network {
             network_id: Some(network_id),
             fixed_ip: None,
@@ -57,15 +65,8 @@ impl Compute {
         self.attach_interface(ctx, server_id, request).await.map(|_| ())
     }
 
-    /// `removeFixedIp`: 400 ([`Error::FixedIpNotFound`]) unless one of the
-    /// server's interfaces holds `address`.
-    pub async fn remove_fixed_ip(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        server_id: ServerId,
-        address: IpAddr,
-    ) -> Result<()> {
-        Self::check_unlocked(ctx, &self.server(server_id).await?)?;
+    async fn remove_fixed_ip(&self, ctx: &RequestContext, server_id: ServerId, address: IpAddr) -> Result<()> {
+        Compute::check_unlocked(ctx, &self.server(server_id).await?)?;
         let holder = self
             .store
             .vifs(server_id)
@@ -84,7 +85,9 @@ impl Compute {
         let start = Change::StartAction(ctx.action(server_id, "removeFixedIp", self.clock.now()));
         self.submit(op, vec![start]).await
     }
+}
 
+impl Compute {
     async fn run_remove_fixed_ip(&self, op: &Operation, port_id: &PortId, address: IpAddr) -> Result<()> {
         let server_id = op.server_id;
         let vifs = self.store.vifs(server_id).await?;

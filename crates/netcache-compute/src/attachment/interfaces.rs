@@ -4,6 +4,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
@@ -82,17 +83,41 @@ impl OperationStep for DetachStep {
     }
 }
 
-impl Compute {
+/// A server's interfaces (os-interface): attach, detach, list and show.
+#[async_trait]
+pub trait InterfaceOps: Send + Sync {
     /// Attaches an interface: an operation of its own (409 while another one runs
     /// on the server). Waits for the outcome; a client that leaves does not stop it.
-    pub async fn attach_interface(
-        self: &Arc<Self>,
+    async fn attach_interface(
+        &self,
+        ctx: &RequestContext,
+        server_id: ServerId,
+        request: AttachRequest,
+    ) -> Result<Interface>;
+
+    /// Detaches an interface (Nova's 202): an operation that deletes the port if
+    /// netcache created it, unbinds it if the user did. The cache drops it when the
+    /// release is recorded; the record stays `releasing` until Neutron agreed.
+    async fn detach_interface(&self, ctx: &RequestContext, server_id: ServerId, port_id: &PortId) -> Result<()>;
+
+    /// The server's attached interfaces, from netcache's records alone: no Neutron call.
+    async fn interfaces(&self, server_id: ServerId) -> Result<Vec<Interface>>;
+
+    /// One attached interface; 404 unless it is in the server's VIF records
+    /// and bound.
+    async fn interface(&self, server_id: ServerId, port_id: &PortId) -> Result<Interface>;
+}
+
+#[async_trait]
+impl InterfaceOps for Arc<Compute> {
+    async fn attach_interface(
+        &self,
         ctx: &RequestContext,
         server_id: ServerId,
         request: AttachRequest,
     ) -> Result<Interface> {
         let server = self.server(server_id).await?;
-        Self::check_unlocked(ctx, &server)?;
+        Compute::check_unlocked(ctx, &server)?;
         self.marker_mode().await?;
         // Nova attaches to a running, paused or stopped guest, with no task running.
         let attachable = matches!(server.vm_state, VmState::Active | VmState::Paused | VmState::Stopped);
@@ -165,6 +190,44 @@ impl Compute {
         }
     }
 
+    async fn detach_interface(&self, ctx: &RequestContext, server_id: ServerId, port_id: &PortId) -> Result<()> {
+        Compute::check_unlocked(ctx, &self.server(server_id).await?)?;
+        self.attached_vif(server_id, port_id).await?;
+        let op = self.new_operation(
+            server_id,
+            OperationParams::Detach {
+                port_id: port_id.clone(),
+            },
+            ctx,
+        );
+        let start = Change::StartAction(ctx.action(server_id, "detach_interface", self.clock.now()));
+        self.submit(op, vec![start]).await
+    }
+
+    async fn interfaces(&self, server_id: ServerId) -> Result<Vec<Interface>> {
+        self.server(server_id).await?;
+        Ok(self
+            .attached_vifs(server_id)
+            .await?
+            .into_iter()
+            .map(|vif| Interface { vif })
+            .collect())
+    }
+
+    async fn interface(&self, server_id: ServerId, port_id: &PortId) -> Result<Interface> {
+        self.server(server_id).await?;
+        let vif = self.attached_vif(server_id, port_id).await?;
+        if vif.is_mid_attach() {
+            return Err(Error::InterfaceNotFound {
+                server: server_id,
+                port: port_id.clone(),
+            });
+        }
+        Ok(Interface { vif })
+    }
+}
+
+impl Compute {
     /// The attach itself; its outcome goes to the waiting request, if any.
     async fn run_attach(&self, op: &Operation) -> Result<()> {
         let result = self.attach_step(op).await;
@@ -268,28 +331,6 @@ impl Compute {
         }
     }
 
-    /// Detaches an interface (Nova's 202): an operation that deletes the port if
-    /// netcache created it, unbinds it if the user did. The cache drops it when the
-    /// release is recorded; the record stays `releasing` until Neutron agreed.
-    pub async fn detach_interface(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        server_id: ServerId,
-        port_id: &PortId,
-    ) -> Result<()> {
-        Self::check_unlocked(ctx, &self.server(server_id).await?)?;
-        self.attached_vif(server_id, port_id).await?;
-        let op = self.new_operation(
-            server_id,
-            OperationParams::Detach {
-                port_id: port_id.clone(),
-            },
-            ctx,
-        );
-        let start = Change::StartAction(ctx.action(server_id, "detach_interface", self.clock.now()));
-        self.submit(op, vec![start]).await
-    }
-
     async fn run_detach(&self, op: &Operation, port_id: &PortId) -> Result<()> {
         let server_id = op.server_id;
         let Some(vif) = self
@@ -327,35 +368,10 @@ impl Compute {
             })
     }
 
-    /// The server's attached interfaces, from netcache's records alone: no Neutron call.
-    pub async fn interfaces(&self, server_id: ServerId) -> Result<Vec<Interface>> {
-        self.server(server_id).await?;
-        Ok(self
-            .attached_vifs(server_id)
-            .await?
-            .into_iter()
-            .map(|vif| Interface { vif })
-            .collect())
-    }
-
     /// The VIF records of the server's attached interfaces, in order.
     pub(crate) async fn attached_vifs(&self, server_id: ServerId) -> Result<Vec<VifRecord>> {
         let mut vifs = self.store.vifs(server_id).await?;
         vifs.retain(|vif| vif.is_attached() && !vif.is_mid_attach());
         Ok(vifs)
-    }
-
-    /// One attached interface; 404 unless it is in the server's VIF records
-    /// and bound.
-    pub async fn interface(&self, server_id: ServerId, port_id: &PortId) -> Result<Interface> {
-        self.server(server_id).await?;
-        let vif = self.attached_vif(server_id, port_id).await?;
-        if vif.is_mid_attach() {
-            return Err(Error::InterfaceNotFound {
-                server: server_id,
-                port: port_id.clone(),
-            });
-        }
-        Ok(Interface { vif })
     }
 }

@@ -26,3 +26,16 @@ pub(crate) mod neutron_features;
 pub(crate) mod plugging;
 pub(crate) mod resume;
 pub(crate) mod security_groups;
+
+pub use audit::AuditOps;
+pub use events::EventOps;
+pub use fixed_ips::FixedIpOps;
+pub use interfaces::InterfaceOps;
+pub use security_groups::ServerSecurityGroupOps;
+
+/// Everything the API does to a server's attachments: the one interface its
+/// handlers of interfaces, fixed IPs, security groups, events and the audit
+/// are given, made of this folder's traits.
+pub trait AttachmentOps: InterfaceOps + FixedIpOps + ServerSecurityGroupOps + EventOps + AuditOps {}
+
+impl<T: InterfaceOps + FixedIpOps + ServerSecurityGroupOps + EventOps + AuditOps> AttachmentOps for T {}

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
 use netcache_domain::neutron::{Port, SecurityGroup, extension};
@@ -118,49 +119,39 @@ impl OperationStep for SecurityGroupStep {
     }
 }
 
-impl Compute {
-    /// The groups of `project` (Neutron makes its `default` one first if needed).
-    async fn project_groups(&self, project: &ProjectId) -> Result<Vec<SecurityGroup>> {
-        let groups = self
-            .neutron
-            .list_security_groups(&SecurityGroupFilter {
-                project_id: Some(project.clone()),
-                ..SecurityGroupFilter::default()
-            })
-            .await?;
-        self.group_names.remember(&groups);
-        Ok(groups)
-    }
-
-    /// Nova's check of a boot's groups (names or ids, duplicates already
-    /// dropped): each must be one group of the project. Returns their ids, none
-    /// when Neutron's default is meant (no group, or `default` alone).
-    pub(crate) async fn resolve_boot_groups(&self, project: &ProjectId, requested: &[String]) -> Result<Vec<String>> {
-        if security_group::neutron_default(requested) {
-            return Ok(Vec::new());
-        }
-        let groups = self.project_groups(project).await?;
-        let mut ids: Vec<String> = Vec::with_capacity(requested.len());
-        for wanted in requested {
-            let group = security_group::resolve(&groups, wanted).map_err(|why| match why {
-                Unresolved::Missing => Error::SecurityGroupNotFound(wanted.clone()),
-                Unresolved::Ambiguous => Error::SecurityGroupAmbiguous(wanted.clone()),
-            })?;
-            // A name and the id of one group are one group.
-            if !ids.contains(&group.id) {
-                ids.push(group.id.clone());
-            }
-        }
-        Ok(ids)
-    }
-
+/// A server's security groups: its addSecurityGroup and removeSecurityGroup
+/// actions, and the groups it is in.
+#[async_trait]
+pub trait ServerSecurityGroupOps: Send + Sync {
     /// Nova's `addSecurityGroup` (`add`) or `removeSecurityGroup`: the group, by
     /// name or id among the server's project's, put on every interface's port or
     /// taken off. Nova's refusals come before anything is recorded; then the
     /// change is an operation (409 while another one runs), and the answer waits
     /// for it, as Nova answers once Neutron has the ports changed.
-    pub async fn change_security_group(
-        self: &Arc<Self>,
+    async fn change_security_group(
+        &self,
+        ctx: &RequestContext,
+        server_id: ServerId,
+        name: &str,
+        add: bool,
+    ) -> Result<()>;
+
+    /// Names of the groups of each server's interfaces, as Nova shows them: per
+    /// port in interface order, each of its groups (a group of two ports twice;
+    /// a group Neutron no longer has is left out). One Neutron call at most,
+    /// for names not seen lately.
+    async fn security_groups_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, Vec<String>>>;
+
+    /// The server's groups whole, as Nova's `os-security-groups` lists them:
+    /// one Neutron call for the groups, and one for the others their rules
+    /// name, if any.
+    async fn security_groups_in_full(&self, server_id: ServerId) -> Result<SecurityGroupsInFull>;
+}
+
+#[async_trait]
+impl ServerSecurityGroupOps for Arc<Compute> {
+    async fn change_security_group(
+        &self,
         ctx: &RequestContext,
         server_id: ServerId,
         name: &str,
@@ -202,6 +193,78 @@ impl Compute {
         let op = self.new_operation(server_id, params, ctx);
         let start = Change::StartAction(ctx.action(server_id, action_name(add), self.clock.now()));
         self.submit_and_wait(op, vec![start]).await.map(drop)
+    }
+
+    async fn security_groups_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, Vec<String>>> {
+        let mut records = self.store.vifs_of(servers).await?;
+        let per_server: HashMap<ServerId, Vec<String>> = servers
+            .iter()
+            .map(|id| (*id, interface_group_ids(records.remove(id).unwrap_or_default())))
+            .collect();
+        let mut ids: Vec<&String> = per_server.values().flatten().collect();
+        ids.sort();
+        ids.dedup();
+        let (mut names, missing) = self.group_names.fresh(&ids);
+        let found = self.groups_by_id(&missing, false).await?;
+        names.extend(found.into_iter().map(|g| (g.id, g.name)));
+        Ok(per_server
+            .into_iter()
+            .map(|(server, groups)| {
+                // Nova shows the id of a group without a name.
+                let shown = groups
+                    .into_iter()
+                    .filter_map(|g| names.get(&g).map(|n| if n.is_empty() { g.clone() } else { n.clone() }))
+                    .collect();
+                (server, shown)
+            })
+            .collect())
+    }
+
+    async fn security_groups_in_full(&self, server_id: ServerId) -> Result<SecurityGroupsInFull> {
+        let ids = interface_group_ids(self.store.vifs(server_id).await?);
+        let found = self.groups_by_id(&ids, true).await?;
+        let groups: Vec<SecurityGroup> = ids
+            .iter()
+            .filter_map(|id| found.iter().find(|g| g.id == *id).cloned())
+            .collect();
+        self.with_sources(groups).await
+    }
+}
+
+impl Compute {
+    /// The groups of `project` (Neutron makes its `default` one first if needed).
+    async fn project_groups(&self, project: &ProjectId) -> Result<Vec<SecurityGroup>> {
+        let groups = self
+            .neutron
+            .list_security_groups(&SecurityGroupFilter {
+                project_id: Some(project.clone()),
+                ..SecurityGroupFilter::default()
+            })
+            .await?;
+        self.group_names.remember(&groups);
+        Ok(groups)
+    }
+
+    /// Nova's check of a boot's groups (names or ids, duplicates already
+    /// dropped): each must be one group of the project. Returns their ids, none
+    /// when Neutron's default is meant (no group, or `default` alone).
+    pub(crate) async fn resolve_boot_groups(&self, project: &ProjectId, requested: &[String]) -> Result<Vec<String>> {
+        if security_group::neutron_default(requested) {
+            return Ok(Vec::new());
+        }
+        let groups = self.project_groups(project).await?;
+        let mut ids: Vec<String> = Vec::with_capacity(requested.len());
+        for wanted in requested {
+            let group = security_group::resolve(&groups, wanted).map_err(|why| match why {
+                Unresolved::Missing => Error::SecurityGroupNotFound(wanted.clone()),
+                Unresolved::Ambiguous => Error::SecurityGroupAmbiguous(wanted.clone()),
+            })?;
+            // A name and the id of one group are one group.
+            if !ids.contains(&group.id) {
+                ids.push(group.id.clone());
+            }
+        }
+        Ok(ids)
     }
 
     /// The change itself; its outcome goes to the waiting request, if any.
@@ -280,48 +343,6 @@ impl Compute {
         self.commit(changed).await?;
         info!(server.id = %op.server_id, "Security group {group_id} {} the ports of server {}", if add { "added to" } else { "removed from" }, op.server_id);
         Ok(())
-    }
-
-    /// Names of the groups of each server's interfaces, as Nova shows them: per
-    /// port in interface order, each of its groups (a group of two ports twice;
-    /// a group Neutron no longer has is left out). One Neutron call at most,
-    /// for names not seen lately.
-    pub async fn security_groups_of(&self, servers: &[ServerId]) -> Result<HashMap<ServerId, Vec<String>>> {
-        let mut records = self.store.vifs_of(servers).await?;
-        let per_server: HashMap<ServerId, Vec<String>> = servers
-            .iter()
-            .map(|id| (*id, interface_group_ids(records.remove(id).unwrap_or_default())))
-            .collect();
-        let mut ids: Vec<&String> = per_server.values().flatten().collect();
-        ids.sort();
-        ids.dedup();
-        let (mut names, missing) = self.group_names.fresh(&ids);
-        let found = self.groups_by_id(&missing, false).await?;
-        names.extend(found.into_iter().map(|g| (g.id, g.name)));
-        Ok(per_server
-            .into_iter()
-            .map(|(server, groups)| {
-                // Nova shows the id of a group without a name.
-                let shown = groups
-                    .into_iter()
-                    .filter_map(|g| names.get(&g).map(|n| if n.is_empty() { g.clone() } else { n.clone() }))
-                    .collect();
-                (server, shown)
-            })
-            .collect())
-    }
-
-    /// The server's groups whole, as Nova's `os-security-groups` lists them:
-    /// one Neutron call for the groups, and one for the others their rules
-    /// name, if any.
-    pub async fn security_groups_in_full(&self, server_id: ServerId) -> Result<SecurityGroupsInFull> {
-        let ids = interface_group_ids(self.store.vifs(server_id).await?);
-        let found = self.groups_by_id(&ids, true).await?;
-        let groups: Vec<SecurityGroup> = ids
-            .iter()
-            .filter_map(|id| found.iter().find(|g| g.id == *id).cloned())
-            .collect();
-        self.with_sources(groups).await
     }
 
     /// The groups of these ids that Neutron has (none asked: no call).

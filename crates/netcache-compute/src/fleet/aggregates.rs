@@ -5,10 +5,10 @@
 //! hosts a placement may choose — round robin over this process's hosts,
 //! in the zone asked for if any —, with the zone each is in.
 
-use async_trait::async_trait;
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
+use async_trait::async_trait;
 use netcache_domain::aggregate::{
     Aggregate, AggregateWrite, Aggregates, MetadataUpdate, NewAggregate, Refusal, ZoneAction,
 };

@@ -2,9 +2,9 @@
 //! admin's flavors in the store, which a caller sees (public ones and those his
 //! project was given), and the flavor a boot names.
 
-use async_trait::async_trait;
 use std::collections::BTreeMap;
 
+use async_trait::async_trait;
 use netcache_domain::ProjectId;
 use netcache_domain::change::Change;
 use netcache_domain::flavor::{self, Flavor, ListQuery};

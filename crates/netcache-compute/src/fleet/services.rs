@@ -4,9 +4,9 @@
 //! the database's clock; an admin's changes as compare-and-swaps retried from
 //! a fresh read; and the hosts the scheduler skips, read once per placement.
 
-use async_trait::async_trait;
 use std::collections::HashSet;
 
+use async_trait::async_trait;
 use netcache_domain::HostName;
 use netcache_domain::service::{COMPUTE_BINARY, Service, ServiceUpdate};
 use netcache_store::StoredService;

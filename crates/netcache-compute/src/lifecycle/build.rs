@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
 use netcache_domain::flavor::FlavorSnapshot;
@@ -97,19 +98,56 @@ const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
 /// last refusal.
 const QUOTA_ATTEMPTS: u32 = 3;
 
-impl Compute {
+/// Boots, deletes and lists of servers, and their instance actions.
+#[async_trait]
+pub trait BuildOps: Send + Sync {
     /// Validates the request's networks and ports (Nova's rules), records the
     /// server as building and starts its build in the background.
-    pub async fn create_server(self: &Arc<Self>, ctx: &RequestContext, request: CreateServer) -> Result<Server> {
-        let mut servers = self.create_servers(ctx, request, 1, 1).await?;
-        Ok(servers.remove(0))
-    }
+    async fn create_server(&self, ctx: &RequestContext, request: CreateServer) -> Result<Server>;
 
     /// The servers of one request (`min_count`/`max_count`): validated once, as
     /// many as the quotas allow (at least `min`, else Nova's 403), each its own
     /// build; several are named `NAME-1` … `NAME-N`, as Nova names them.
-    pub async fn create_servers(
-        self: &Arc<Self>,
+    async fn create_servers(
+        &self,
+        ctx: &RequestContext,
+        request: CreateServer,
+        min: u32,
+        max: u32,
+    ) -> Result<Vec<Server>>;
+
+    /// Deletes a server (Nova's 204 at once): the delete is an operation of its
+    /// own, or, while another one runs, queued to follow it.
+    async fn delete_server(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()>;
+
+    /// Servers of a project (all when `None`), the deleted ones too if asked.
+    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>>;
+
+    /// At most `limit` servers of a project (all when `None`) in `order`, after
+    /// `after` if given: one keyset page from the store (newest first on the
+    /// statements planned for it).
+    async fn servers_page(
+        &self,
+        project: Option<&str>,
+        include_deleted: bool,
+        order: &[Sort],
+        after: Option<&Server>,
+        limit: usize,
+    ) -> Result<Vec<Server>>;
+
+    /// A server's actions, newest first; a deleted server's too, until purged.
+    async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>>;
+}
+
+#[async_trait]
+impl BuildOps for Arc<Compute> {
+    async fn create_server(&self, ctx: &RequestContext, request: CreateServer) -> Result<Server> {
+        let mut servers = self.create_servers(ctx, request, 1, 1).await?;
+        Ok(servers.remove(0))
+    }
+
+    async fn create_servers(
+        &self,
         ctx: &RequestContext,
         request: CreateServer,
         min: u32,
@@ -160,6 +198,86 @@ impl Compute {
         }
     }
 
+    async fn delete_server(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
+        for _ in 0..5 {
+            let server = self.server(server_id).await?;
+            Compute::check_unlocked(ctx, &server)?;
+            let now = self.clock.now();
+            let start = Change::StartAction(ctx.action(server_id, "delete", now));
+            match self.store.operation(server_id).await? {
+                None => {
+                    let op = self.new_operation(server_id, OperationParams::Delete, ctx);
+                    let deleting = Change::UpdateServer(Server {
+                        task_state: Some(TaskState::Deleting),
+                        updated_at: now,
+                        ..server
+                    });
+                    match self.submit(op, vec![start, deleting]).await {
+                        Err(Error::OperationInFlight { .. }) => {}
+                        Err(Error::Store(e)) if e.is_conflict() => {}
+                        other => return other,
+                    }
+                }
+                Some(op) if op.kind() == OperationKind::Delete || op.then_delete.is_some() => return Ok(()),
+                Some(op) => match self.queue_delete(&op, ctx, vec![start]).await {
+                    Ok(()) => {
+                        info!(server.id = %server_id, "Delete of server {server_id} queued behind its {}", op.kind());
+                        return Ok(());
+                    }
+                    Err(e) if e.is_conflict() => {}
+                    Err(e) => return Err(e.into()),
+                },
+            }
+        }
+        Err(Error::OperationInFlight {
+            server: server_id,
+            kind: "deleting".to_owned(),
+            action: "delete".to_owned(),
+        })
+    }
+
+    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>> {
+        Ok(self
+            .store
+            .servers(&ServerFilter {
+                project_id: project.map(ProjectId::from),
+                include_deleted,
+            })
+            .await?)
+    }
+
+    async fn servers_page(
+        &self,
+        project: Option<&str>,
+        include_deleted: bool,
+        order: &[Sort],
+        after: Option<&Server>,
+        limit: usize,
+    ) -> Result<Vec<Server>> {
+        let filter = ServerFilter {
+            project_id: project.map(ProjectId::from),
+            include_deleted,
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let newest_first = [Sort {
+            key: SortKey::CreatedAt,
+            descending: true,
+        }];
+        Ok(if order == newest_first {
+            self.store.servers_newest_first(&filter, after, limit).await?
+        } else {
+            let after = after.map(|s| s.id);
+            self.store.servers_sorted(&filter, order, after, limit).await?
+        })
+    }
+
+    async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {
+        self.server_or_deleted(server_id).await?;
+        Ok(self.store.actions(server_id).await?)
+    }
+}
+
+impl Compute {
     /// Records `count` new servers as building, with their build operations
     /// and instance actions, in one batch fenced by the quota `claim`, and
     /// starts them.
@@ -750,46 +868,6 @@ impl Compute {
         self.server(server_id).await
     }
 
-    /// Deletes a server (Nova's 204 at once): the delete is an operation of its
-    /// own, or, while another one runs, queued to follow it.
-    pub async fn delete_server(self: &Arc<Self>, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
-        for _ in 0..5 {
-            let server = self.server(server_id).await?;
-            Self::check_unlocked(ctx, &server)?;
-            let now = self.clock.now();
-            let start = Change::StartAction(ctx.action(server_id, "delete", now));
-            match self.store.operation(server_id).await? {
-                None => {
-                    let op = self.new_operation(server_id, OperationParams::Delete, ctx);
-                    let deleting = Change::UpdateServer(Server {
-                        task_state: Some(TaskState::Deleting),
-                        updated_at: now,
-                        ..server
-                    });
-                    match self.submit(op, vec![start, deleting]).await {
-                        Err(Error::OperationInFlight { .. }) => {}
-                        Err(Error::Store(e)) if e.is_conflict() => {}
-                        other => return other,
-                    }
-                }
-                Some(op) if op.kind() == OperationKind::Delete || op.then_delete.is_some() => return Ok(()),
-                Some(op) => match self.queue_delete(&op, ctx, vec![start]).await {
-                    Ok(()) => {
-                        info!(server.id = %server_id, "Delete of server {server_id} queued behind its {}", op.kind());
-                        return Ok(());
-                    }
-                    Err(e) if e.is_conflict() => {}
-                    Err(e) => return Err(e.into()),
-                },
-            }
-        }
-        Err(Error::OperationInFlight {
-            server: server_id,
-            kind: "deleting".to_owned(),
-            action: "delete".to_owned(),
-        })
-    }
-
     /// The delete itself: releases its ports (created ones deleted, user ones
     /// unbound), resolves its pending intents, empties its cache, destroys the
     /// guest. Every step is idempotent, so a resumed delete just runs again.
@@ -915,51 +993,6 @@ impl Compute {
         }])
         .await?;
         Ok(())
-    }
-
-    /// Servers of a project (all when `None`), the deleted ones too if asked.
-    pub async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>> {
-        Ok(self
-            .store
-            .servers(&ServerFilter {
-                project_id: project.map(ProjectId::from),
-                include_deleted,
-            })
-            .await?)
-    }
-
-    /// At most `limit` servers of a project (all when `None`) in `order`, after
-    /// `after` if given: one keyset page from the store (newest first on the
-    /// statements planned for it).
-    pub async fn servers_page(
-        &self,
-        project: Option<&str>,
-        include_deleted: bool,
-        order: &[Sort],
-        after: Option<&Server>,
-        limit: usize,
-    ) -> Result<Vec<Server>> {
-        let filter = ServerFilter {
-            project_id: project.map(ProjectId::from),
-            include_deleted,
-        };
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let newest_first = [Sort {
-            key: SortKey::CreatedAt,
-            descending: true,
-        }];
-        Ok(if order == newest_first {
-            self.store.servers_newest_first(&filter, after, limit).await?
-        } else {
-            let after = after.map(|s| s.id);
-            self.store.servers_sorted(&filter, order, after, limit).await?
-        })
-    }
-
-    /// A server's actions, newest first; a deleted server's too, until purged.
-    pub async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {
-        self.server_or_deleted(server_id).await?;
-        Ok(self.store.actions(server_id).await?)
     }
 
     pub async fn vifs(&self, server_id: ServerId) -> Result<Vec<VifRecord>> {

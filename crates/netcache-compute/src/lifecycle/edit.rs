@@ -4,9 +4,12 @@
 //! (see `Compute::save_server`), so a rename during a build is never lost. A lock
 //! or unlock is an instance action, recorded in the edit's own commit.
 
+use std::sync::Arc;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use async_trait::async_trait;
 use netcache_domain::ServerId;
 use netcache_domain::action::{Action, ActionEvent};
 use netcache_domain::change::Change;
@@ -252,21 +255,19 @@ fn state_allows(server: &Server, allowed: &[VmState], action: &'static str) -> R
     Ok(())
 }
 
-impl Compute {
-    /// Nova's `check_instance_lock`: a locked server refuses every lifecycle
-    /// action but an admin's (409).
-    pub fn check_unlocked(ctx: &RequestContext, server: &Server) -> Result<()> {
-        if server.locked_by.is_some() && !ctx.is_admin() {
-            return Err(Error::Locked(server.id));
-        }
-        Ok(())
-    }
-
+/// A user's edits of a server: name, metadata, tags and lock.
+#[async_trait]
+pub trait EditOps: Send + Sync {
     /// Applies a user's edit: a compare-and-swap on the server row from the
     /// generation just read, retried from a fresh read when another writer (an
     /// operation, another edit) got there first; the edit's instance action, if
     /// Nova records one, in the same commit. Answers the server as stored.
-    pub async fn edit_server(&self, ctx: &RequestContext, server_id: ServerId, edit: &ServerEdit) -> Result<Server> {
+    async fn edit_server(&self, ctx: &RequestContext, server_id: ServerId, edit: &ServerEdit) -> Result<Server>;
+}
+
+#[async_trait]
+impl EditOps for Arc<Compute> {
+    async fn edit_server(&self, ctx: &RequestContext, server_id: ServerId, edit: &ServerEdit) -> Result<Server> {
         let mut attempt = 0;
         loop {
             let server = self.server(server_id).await?;
@@ -306,5 +307,16 @@ impl Compute {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+impl Compute {
+    /// Nova's `check_instance_lock`: a locked server refuses every lifecycle
+    /// action but an admin's (409).
+    pub(crate) fn check_unlocked(ctx: &RequestContext, server: &Server) -> Result<()> {
+        if server.locked_by.is_some() && !ctx.is_admin() {
+            return Err(Error::Locked(server.id));
+        }
+        Ok(())
     }
 }

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use netcache_domain::ServerId;
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
@@ -34,12 +35,19 @@ impl OperationStep for PowerStep {
     }
 }
 
-impl Compute {
+/// Power actions: start, stop, reboot, pause, suspend and the like.
+#[async_trait]
+pub trait PowerOps: Send + Sync {
     /// Starts `power` on the server: 409 ([`Error::InvalidState`]) unless Nova
     /// would allow it in the server's state, or if another operation runs.
-    pub async fn power(self: &Arc<Self>, ctx: &RequestContext, server_id: ServerId, power: PowerAction) -> Result<()> {
+    async fn power(&self, ctx: &RequestContext, server_id: ServerId, power: PowerAction) -> Result<()>;
+}
+
+#[async_trait]
+impl PowerOps for Arc<Compute> {
+    async fn power(&self, ctx: &RequestContext, server_id: ServerId, power: PowerAction) -> Result<()> {
         let server = self.server(server_id).await?;
-        Self::check_unlocked(ctx, &server)?;
+        Compute::check_unlocked(ctx, &server)?;
         let task = power
             .begin(server.vm_state, server.task_state, server.host.is_some())
             .map_err(|wrong| Error::InvalidState {
@@ -57,7 +65,9 @@ impl Compute {
         let start = Change::StartAction(ctx.action(server_id, power.name(), now));
         self.submit(op, vec![Change::UpdateServer(running), start]).await
     }
+}
 
+impl Compute {
     async fn run_power(&self, op: &Operation, power: PowerAction) -> Result<()> {
         let server = self.server(op.server_id).await?;
         // Resumed after the outcome was recorded: nothing is left to do.

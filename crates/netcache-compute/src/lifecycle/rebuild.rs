@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use netcache_domain::ServerId;
 use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
@@ -66,19 +67,21 @@ impl OperationStep for RebuildStep {
     }
 }
 
-impl Compute {
+/// Rebuilds of a server on its host.
+#[async_trait]
+pub trait RebuildOps: Send + Sync {
     /// Starts a rebuild, in Nova's order of checks: the lock (409), the state
     /// (409: active, stopped or error, no task, launched once), the image
     /// (400), the metadata quota (403). Answers the server as committed
     /// (status REBUILD).
-    pub async fn rebuild(
-        self: &Arc<Self>,
-        ctx: &RequestContext,
-        server_id: ServerId,
-        request: RebuildServer,
-    ) -> Result<Server> {
+    async fn rebuild(&self, ctx: &RequestContext, server_id: ServerId, request: RebuildServer) -> Result<Server>;
+}
+
+#[async_trait]
+impl RebuildOps for Arc<Compute> {
+    async fn rebuild(&self, ctx: &RequestContext, server_id: ServerId, request: RebuildServer) -> Result<Server> {
         let server = self.server(server_id).await?;
-        Self::check_unlocked(ctx, &server)?;
+        Compute::check_unlocked(ctx, &server)?;
         rebuild::check(server.vm_state, server.task_state, server.launched_at.is_some()).map_err(|refusal| {
             match refusal {
                 Refusal::VmState(state) => Error::InvalidState {
@@ -145,7 +148,9 @@ impl Compute {
             ..running
         })
     }
+}
 
+impl Compute {
     async fn run_rebuild(&self, op: &Operation) -> Result<()> {
         let server = self.server(op.server_id).await?;
         // Resumed after the outcome was recorded: nothing is left to do.

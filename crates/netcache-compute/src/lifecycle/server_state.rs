@@ -2,6 +2,9 @@
 //! admin's `os-resetState`, and `restore` of a soft-deleted server (which
 //! netcache never has).
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
 use netcache_domain::ServerId;
 use netcache_domain::change::Change;
 use netcache_domain::server::{Server, VmState};
@@ -12,12 +15,24 @@ use crate::{Compute, Error, RequestContext, Result};
 /// Compare-and-swap attempts of a reset before the conflict is answered.
 const ATTEMPTS: usize = 5;
 
-impl Compute {
+/// An admin's state reset, and the restore of a soft-deleted server.
+#[async_trait]
+pub trait ServerStateOps: Send + Sync {
     /// `os-resetState`: the server's vm_state set, its task cleared, with the
     /// `resetState` instance action, in one compare-and-swap on the row read.
     /// Fenced by `RequireIdle`: while an operation holds the server (it alone
     /// writes the state, and it resumes itself) the reset is a 409.
-    pub async fn reset_state(&self, ctx: &RequestContext, server_id: ServerId, vm_state: VmState) -> Result<()> {
+    async fn reset_state(&self, ctx: &RequestContext, server_id: ServerId, vm_state: VmState) -> Result<()>;
+
+    /// `restore` brings back a soft-deleted server. netcache deletes at once
+    /// (Nova's `reclaim_instance_interval = 0`), so no server is ever
+    /// soft-deleted: after the lock check, Nova's 409 for any other vm_state.
+    async fn restore(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()>;
+}
+
+#[async_trait]
+impl ServerStateOps for Arc<Compute> {
+    async fn reset_state(&self, ctx: &RequestContext, server_id: ServerId, vm_state: VmState) -> Result<()> {
         let mut attempt = 0;
         loop {
             let server = self.server(server_id).await?;
@@ -54,12 +69,9 @@ impl Compute {
         }
     }
 
-    /// `restore` brings back a soft-deleted server. netcache deletes at once
-    /// (Nova's `reclaim_instance_interval = 0`), so no server is ever
-    /// soft-deleted: after the lock check, Nova's 409 for any other vm_state.
-    pub async fn restore(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
+    async fn restore(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()> {
         let server = self.server(server_id).await?;
-        Self::check_unlocked(ctx, &server)?;
+        Compute::check_unlocked(ctx, &server)?;
         Err(Error::InvalidState {
             server: server_id,
             action: "restore",

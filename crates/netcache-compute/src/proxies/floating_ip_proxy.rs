@@ -6,10 +6,10 @@
 //! release refreshes the cache of each server it changes, as Nova's
 //! `refresh_cache` does, so the server's addresses show it at once.
 
-use async_trait::async_trait;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use async_trait::async_trait;
 use netcache_domain::floating_ip::{FixedAddress, fixed_address_for};
 use netcache_domain::neutron::{FloatingIp, Network};
 use netcache_domain::server::Server;

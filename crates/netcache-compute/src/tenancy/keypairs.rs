@@ -2,9 +2,9 @@
 //! certificates, imported or generated here. A generated private key goes to
 //! the caller once and is never stored.
 
-use async_trait::async_trait;
 use std::fmt::Write as _;
 
+use async_trait::async_trait;
 use md5::{Digest, Md5};
 use netcache_domain::change::Change;
 use netcache_domain::keypair::{self, KeyPair, KeyType};

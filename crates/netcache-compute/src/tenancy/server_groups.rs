@@ -13,9 +13,9 @@
 //! the build fails as Nova's `NoValidHost`, and so does a reschedule, which
 //! decides the same way.
 
-use async_trait::async_trait;
 use std::collections::HashSet;
 
+use async_trait::async_trait;
 use netcache_domain::change::Change;
 use netcache_domain::quota::{Quotas, ServerGroupClaim};
 use netcache_domain::server::Server;

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use chrono::TimeDelta;
+use netcache_compute::prelude::*;
 use netcache_compute::{AttachRequest, Error};
 use netcache_domain::ghost::GhostOwner;
 use netcache_domain::intent::IntentState;

@@ -2,6 +2,7 @@
 //! service on the same store.
 
 use crate::support;
+use netcache_compute::prelude::*;
 
 use serde_json::json;
 use support::{Harness, config};

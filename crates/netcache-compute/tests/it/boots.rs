@@ -3,6 +3,7 @@
 //! them records the ports, the server ACTIVE, the action's event and the
 //! operation's end.
 
+use netcache_compute::prelude::*;
 use netcache_domain::intent::IntentState;
 use netcache_domain::quota::Resource;
 use netcache_domain::server::VmState;

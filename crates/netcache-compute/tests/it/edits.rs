@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use netcache_compute::lifecycle::virt::VirtDriver;
+use netcache_compute::prelude::*;
 use netcache_compute::{CreateServer, Error, ServerEdit};
 use netcache_domain::HostName;
 use netcache_domain::power::PowerAction;

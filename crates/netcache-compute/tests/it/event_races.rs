@@ -3,6 +3,7 @@
 //! release recorded meanwhile wins and the record stays `releasing`
 //! (finding 11a).
 
+use netcache_compute::prelude::*;
 use netcache_compute::{ExternalEvent, HoldPoint};
 use netcache_domain::PortId;
 use netcache_domain::vif::VifState;

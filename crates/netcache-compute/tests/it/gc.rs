@@ -4,6 +4,7 @@
 use crate::support;
 
 use chrono::TimeDelta;
+use netcache_compute::prelude::*;
 use netcache_compute::{AttachRequest, ComputeConfig, CrashPoint};
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::intent::IntentState;

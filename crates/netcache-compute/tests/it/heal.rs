@@ -2,6 +2,7 @@
 //! Neutron call budget of a pass.
 
 use crate::support;
+use netcache_compute::prelude::*;
 
 use std::collections::HashSet;
 

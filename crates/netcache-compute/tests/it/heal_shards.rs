@@ -8,6 +8,7 @@ use crate::support;
 
 use std::collections::HashSet;
 
+use netcache_compute::prelude::*;
 use netcache_compute::{ComputeConfig, CrashPoint, Error};
 use netcache_domain::ServerId;
 use netcache_domain::heal_shard::HealShard;

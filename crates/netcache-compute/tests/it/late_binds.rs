@@ -2,6 +2,7 @@
 //! late bind must never land on the deleted server (the port would stay bound
 //! to nothing, and the user could not use it again).
 
+use netcache_compute::prelude::*;
 use netcache_domain::PortId;
 use netcache_domain::server::{NetworkRequest, NetworkRequests, VmState};
 use neutron_sim::{FaultAction, FaultRule};

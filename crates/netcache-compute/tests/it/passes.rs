@@ -8,6 +8,7 @@ use crate::support;
 use std::time::Duration;
 
 use chrono::TimeDelta;
+use netcache_compute::prelude::*;
 use netcache_compute::{ComputeConfig, CrashPoint, Error};
 use netcache_domain::change::Change;
 use netcache_domain::intent::{IntentState, PortIntent};

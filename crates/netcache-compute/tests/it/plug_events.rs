@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use netcache_compute::ExternalEvent;
+use netcache_compute::prelude::*;
 use netcache_domain::server::VmState;
 use neutron_sim::{FaultAction, FaultRule};
 

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use netcache_compute::lifecycle::virt::FakeVirt;
+use netcache_compute::prelude::*;
 use netcache_compute::{Compute, CrashPoint};
 use netcache_domain::server::{NetworkRequest, NetworkRequests, VmState};
 use netcache_domain::{NetworkId, PortId};

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use netcache_compute::prelude::*;
 use netcache_compute::{AttachRequest, ComputeConfig, Sabotage};
 use netcache_domain::HostName;
 use netcache_domain::server::VmState;

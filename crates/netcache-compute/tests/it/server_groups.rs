@@ -3,7 +3,8 @@
 //! policies never fail, a deleted member frees its place, and two boots whose
 //! placements were decided from one read of the group never share a host.
 
-use netcache_compute::{Error, HoldPoint, NewServerGroup, QuotaOps, ServerGroupOps};
+use netcache_compute::prelude::*;
+use netcache_compute::{Error, HoldPoint, NewServerGroup};
 use netcache_domain::quota::{Refusal, Resource};
 use netcache_domain::server::{Server, VmState};
 use netcache_domain::server_group::GroupPolicy;

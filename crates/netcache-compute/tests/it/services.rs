@@ -2,7 +2,8 @@
 //! tick, and consulted by the scheduler, which places no server on a host an
 //! admin disabled or forced down.
 
-use netcache_compute::{Error, ServiceKey, ServiceOps};
+use netcache_compute::prelude::*;
+use netcache_compute::{Error, ServiceKey};
 use netcache_domain::HostName;
 use netcache_domain::server::VmState;
 use netcache_domain::service::{ServiceUpdate, Status};

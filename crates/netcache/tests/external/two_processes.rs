@@ -13,6 +13,7 @@ use common::{Options, TestApp};
 use netcache_app::app::App;
 use netcache_app::scratch_pg::ScratchDatabase;
 use netcache_app::settings::Settings;
+use netcache_compute::prelude::*;
 use netcache_testenv::poll::{eventually, until};
 use neutron_sim::SimConfig;
 use reqwest::Method;

@@ -20,6 +20,7 @@ use common::neutron::{Backdoor, Networks};
 use common::proxy::{FaultProxy, ProxyFault};
 use netcache_app::app::App;
 use netcache_app::settings::Settings;
+use netcache_compute::prelude::*;
 use netcache_domain::ServerId;
 use netcache_domain::intent::IntentState;
 use netcache_testenv::poll::poll;

@@ -4,6 +4,7 @@
 //! `removeSecurityGroup` as durable operations.
 
 use crate::common;
+use netcache_compute::prelude::*;
 
 use common::{Options, PROJECT, TestApp};
 use reqwest::Method;

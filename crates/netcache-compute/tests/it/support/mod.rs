@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use netcache_compute::lifecycle::virt::{FakeVirt, VirtDriver};
+use netcache_compute::prelude::*;
 use netcache_compute::{Compute, ComputeConfig, CreateServer, RequestContext};
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
 use netcache_domain::{NetworkId, PortId, ServerId};
