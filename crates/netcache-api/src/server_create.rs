@@ -1,6 +1,6 @@
 //! `POST /v2.1/servers`: Nova's checks of a boot request, in its order and with
 //! its messages, then one server — or, with `min_count`/`max_count`, several
-//! (`Compute::create_servers`).
+//! (`BuildOps::create_servers`).
 
 use axum::Json;
 use axum::body::Bytes;

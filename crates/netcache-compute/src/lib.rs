@@ -54,7 +54,7 @@ pub use lifecycle::edit::{ServerEdit, TagEdit};
 pub use lifecycle::rebuild::RebuildServer;
 pub use lifecycle::{BuildOps, ConsoleOps, EditOps, PowerOps, RebuildOps, ServerOps, ServerReads, ServerStateOps};
 pub use netcache_store::{HostServers, StoredService, UsageWindow};
-/// The orders of server list pages (`Compute::servers_page`).
+/// The orders of server list pages (`ServerReads::servers_page`).
 pub use netcache_store::{Sort, SortKey, StoredKeyPair};
 pub use proxies::floating_ip_proxy::{FloatingIpProxy, PooledFloatingIp};
 pub use proxies::network_proxy::NetworkProxy;

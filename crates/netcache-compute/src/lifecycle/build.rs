@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use netcache_domain::action::{Action, ActionEvent};
+use netcache_domain::action::ActionEvent;
 use netcache_domain::change::Change;
 use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::intent::{IntentState, PortIntent};
@@ -17,7 +17,6 @@ use netcache_domain::vif::{VifRecord, VifState};
 use netcache_domain::visibility::{NetworkAccess, User, network_access};
 use netcache_domain::{HostName, NetworkId, ProjectId, ServerId};
 use netcache_neutron::PortFilter;
-use netcache_store::{ServerFilter, Sort, SortKey};
 use tracing::{error, info, warn};
 
 use crate::attachment::allocate::{CreatedPort, NewPortSlot};
@@ -98,7 +97,7 @@ const BUILD_EVENT: &str = "compute__do_build_and_run_instance";
 /// last refusal.
 const QUOTA_ATTEMPTS: u32 = 3;
 
-/// Boots, deletes and lists of servers, and their instance actions.
+/// Boots and deletes of servers.
 #[async_trait]
 pub trait BuildOps: Send + Sync {
     /// Validates the request's networks and ports (Nova's rules), records the
@@ -119,24 +118,6 @@ pub trait BuildOps: Send + Sync {
     /// Deletes a server (Nova's 204 at once): the delete is an operation of its
     /// own, or, while another one runs, queued to follow it.
     async fn delete_server(&self, ctx: &RequestContext, server_id: ServerId) -> Result<()>;
-
-    /// Servers of a project (all when `None`), the deleted ones too if asked.
-    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>>;
-
-    /// At most `limit` servers of a project (all when `None`) in `order`, after
-    /// `after` if given: one keyset page from the store (newest first on the
-    /// statements planned for it).
-    async fn servers_page(
-        &self,
-        project: Option<&str>,
-        include_deleted: bool,
-        order: &[Sort],
-        after: Option<&Server>,
-        limit: usize,
-    ) -> Result<Vec<Server>>;
-
-    /// A server's actions, newest first; a deleted server's too, until purged.
-    async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>>;
 }
 
 #[async_trait]
@@ -234,46 +215,6 @@ impl BuildOps for Arc<Compute> {
             kind: "deleting".to_owned(),
             action: "delete".to_owned(),
         })
-    }
-
-    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>> {
-        Ok(self
-            .store
-            .servers(&ServerFilter {
-                project_id: project.map(ProjectId::from),
-                include_deleted,
-            })
-            .await?)
-    }
-
-    async fn servers_page(
-        &self,
-        project: Option<&str>,
-        include_deleted: bool,
-        order: &[Sort],
-        after: Option<&Server>,
-        limit: usize,
-    ) -> Result<Vec<Server>> {
-        let filter = ServerFilter {
-            project_id: project.map(ProjectId::from),
-            include_deleted,
-        };
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let newest_first = [Sort {
-            key: SortKey::CreatedAt,
-            descending: true,
-        }];
-        Ok(if order == newest_first {
-            self.store.servers_newest_first(&filter, after, limit).await?
-        } else {
-            let after = after.map(|s| s.id);
-            self.store.servers_sorted(&filter, order, after, limit).await?
-        })
-    }
-
-    async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {
-        self.server_or_deleted(server_id).await?;
-        Ok(self.store.actions(server_id).await?)
     }
 }
 

@@ -70,7 +70,7 @@ impl ServerEdit {
     /// The server after the edit, or Nova's refusal: metadata changes only on an
     /// unlocked (but for admins) server in a state Nova allows, without a task
     /// (409); deleting an item that is not there is a 404 first. (The quota of
-    /// the items set is checked after, by `Compute::edit_server`.)
+    /// the items set is checked after, by `EditOps::edit_server`.)
     fn apply(&self, ctx: &RequestContext, server: &Server) -> Result<Server> {
         let mut edited = server.clone();
         match self {

@@ -1,14 +1,17 @@
 //! What the API reads of servers as they are recorded: a server, its
-//! addresses as its cache shows them. Compute's own steps read the same
-//! through `Compute`'s crate-private methods, which these call.
+//! addresses as its cache shows them, pages of servers and their instance
+//! actions. Compute's own steps read a server and its cache through
+//! `Compute`'s crate-private methods, which these call.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use netcache_domain::ServerId;
+use netcache_domain::action::Action;
 use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
 use netcache_domain::server::Server;
+use netcache_domain::{ProjectId, ServerId};
+use netcache_store::{ServerFilter, Sort, SortKey};
 
 use crate::{Compute, Result};
 
@@ -31,6 +34,24 @@ pub trait ServerReads: Send + Sync {
     /// What the API shows of a page of servers' caches, read as a set and
     /// decoded no further; a server without a cache has no entry.
     async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>>;
+
+    /// Servers of a project (all when `None`), the deleted ones too if asked.
+    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>>;
+
+    /// At most `limit` servers of a project (all when `None`) in `order`, after
+    /// `after` if given: one keyset page from the store (newest first on the
+    /// statements planned for it).
+    async fn servers_page(
+        &self,
+        project: Option<&str>,
+        include_deleted: bool,
+        order: &[Sort],
+        after: Option<&Server>,
+        limit: usize,
+    ) -> Result<Vec<Server>>;
+
+    /// A server's actions, newest first; a deleted server's too, until purged.
+    async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>>;
 }
 
 #[async_trait]
@@ -53,5 +74,45 @@ impl ServerReads for Arc<Compute> {
 
     async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>> {
         Compute::addresses_of(self, ids).await
+    }
+
+    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>> {
+        Ok(self
+            .store
+            .servers(&ServerFilter {
+                project_id: project.map(ProjectId::from),
+                include_deleted,
+            })
+            .await?)
+    }
+
+    async fn servers_page(
+        &self,
+        project: Option<&str>,
+        include_deleted: bool,
+        order: &[Sort],
+        after: Option<&Server>,
+        limit: usize,
+    ) -> Result<Vec<Server>> {
+        let filter = ServerFilter {
+            project_id: project.map(ProjectId::from),
+            include_deleted,
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let newest_first = [Sort {
+            key: SortKey::CreatedAt,
+            descending: true,
+        }];
+        Ok(if order == newest_first {
+            self.store.servers_newest_first(&filter, after, limit).await?
+        } else {
+            let after = after.map(|s| s.id);
+            self.store.servers_sorted(&filter, order, after, limit).await?
+        })
+    }
+
+    async fn actions(&self, server_id: ServerId) -> Result<Vec<Action>> {
+        self.server_or_deleted(server_id).await?;
+        Ok(self.store.actions(server_id).await?)
     }
 }
