@@ -109,9 +109,9 @@ pub struct ApiConfig {
 /// Detail pages built at once by default: the CPUs of a small host, twice.
 pub const DETAIL_PAGES_AT_ONCE: usize = 4;
 
-/// What the handlers share. Each concern outside the servers themselves is
-/// reached through its own narrow interface (`state.flavors()`, …), so a
-/// handler names only what it uses of the compute service.
+/// What the handlers share. Each concern of the compute service is reached
+/// through its own narrow interface (`state.servers()`, `state.flavors()`, …),
+/// so a handler names only what it uses of it.
 #[derive(Clone)]
 pub struct AppState {
     pub compute: Arc<Compute>,

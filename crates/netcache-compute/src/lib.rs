@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use netcache_domain::action::Action;
 use netcache_domain::cache::{self, CacheInputs, CacheOutcome, Observed};
 use netcache_domain::change::Change;
-use netcache_domain::network_info::{CacheAddresses, NetworkInfo};
+use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::Server;
 use netcache_domain::vif::VifRecord;
 use netcache_domain::{DeploymentId, PortId, ServerId};
@@ -330,29 +330,8 @@ impl Compute {
         }
     }
 
-    /// A server as recorded, deleted or not, until it is purged (Nova's
-    /// `read_deleted='yes'`).
-    pub(crate) async fn server_or_deleted(&self, id: ServerId) -> Result<Server> {
-        self.store.server(id).await?.ok_or(Error::ServerNotFound(id))
-    }
-
     pub(crate) async fn network_info(&self, id: ServerId) -> Result<NetworkInfo> {
         Ok(self.store.cache(id).await?.info)
-    }
-
-    /// What the API shows of a server's cache (empty if it has none).
-    pub(crate) async fn addresses(&self, id: ServerId) -> Result<CacheAddresses> {
-        Ok(self.addresses_of(&[id]).await?.remove(&id).unwrap_or_default())
-    }
-
-    /// What the API shows of a page of servers' caches, read as a set and
-    /// decoded no further; a server without a cache has no entry.
-    pub(crate) async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>> {
-        let texts = self.store.cache_texts_of(ids).await?;
-        Ok(texts
-            .into_iter()
-            .map(|(id, text)| Ok((id, text.addresses()?)))
-            .collect::<netcache_store::Result<_>>()?)
     }
 
     fn spawn_tracked(&self, task: impl Future<Output = ()> + Send + 'static) {

@@ -1,7 +1,7 @@
 //! What the API reads of servers as they are recorded: a server, its
 //! addresses as its cache shows them, pages of servers and their instance
-//! actions. Compute's own steps read a server and its cache through
-//! `Compute`'s crate-private methods, which these call.
+//! actions. Compute's own steps read a server and its network info through
+//! `Compute`'s crate-private methods, which these two call.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use netcache_domain::server::Server;
 use netcache_domain::{ProjectId, ServerId};
 use netcache_store::{ServerFilter, Sort, SortKey};
 
-use crate::{Compute, Result};
+use crate::{Compute, Error, Result};
 
 /// Servers as recorded.
 #[async_trait]
@@ -61,7 +61,7 @@ impl ServerReads for Arc<Compute> {
     }
 
     async fn server_or_deleted(&self, id: ServerId) -> Result<Server> {
-        Compute::server_or_deleted(self, id).await
+        self.store.server(id).await?.ok_or(Error::ServerNotFound(id))
     }
 
     async fn network_info(&self, id: ServerId) -> Result<NetworkInfo> {
@@ -69,11 +69,15 @@ impl ServerReads for Arc<Compute> {
     }
 
     async fn addresses(&self, id: ServerId) -> Result<CacheAddresses> {
-        Compute::addresses(self, id).await
+        Ok(self.addresses_of(&[id]).await?.remove(&id).unwrap_or_default())
     }
 
     async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>> {
-        Compute::addresses_of(self, ids).await
+        let texts = self.store.cache_texts_of(ids).await?;
+        Ok(texts
+            .into_iter()
+            .map(|(id, text)| Ok((id, text.addresses()?)))
+            .collect::<netcache_store::Result<_>>()?)
     }
 
     async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>> {
