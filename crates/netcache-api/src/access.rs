@@ -66,32 +66,15 @@ fn method_label(method: &Method) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-
     use axum::Router;
     use axum::body::Body;
     use axum::http::StatusCode;
     use axum::middleware;
     use axum::routing::get;
+    use netcache_testenv::log::CapturedLog;
     use tower::ServiceExt;
 
     use super::*;
-
-    /// The log lines written while a test runs.
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     async fn send(app: &Router, method: &str, path: &str) -> Response {
         let request = Request::builder().method(method).uri(path).body(Body::empty()).unwrap();
@@ -104,13 +87,7 @@ mod tests {
     #[tokio::test]
     async fn each_request_is_logged_and_counted_by_route_template() {
         crate::metrics::handle();
-        let lines = Lines::default();
-        let writer = lines.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        let _logging = tracing::subscriber::set_default(subscriber);
+        let log = CapturedLog::start();
         let app = Router::new()
             .route("/v2.1/access-test/{thing_id}", get(|| async { StatusCode::NO_CONTENT }))
             .layer(middleware::from_fn(observe))
@@ -124,7 +101,7 @@ mod tests {
         let unmatched = send(&app, "BREW", "/v2.1/no-such-thing").await;
         assert_eq!(unmatched.status(), StatusCode::NOT_FOUND);
 
-        let logged = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        let logged = log.text();
         let line = logged
             .lines()
             .find(|l| l.contains(&request_id))

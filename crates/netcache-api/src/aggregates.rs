@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
-use crate::request::NovaRequest;
+use crate::request::{NovaRead, NovaRequest};
 use crate::{AppState, Caller, images, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -113,12 +113,7 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
     Ok(Json(json!({"aggregate": view(&aggregate, version, false)})))
 }
 
-async fn show(
-    NovaRequest { state, caller, version }: NovaRequest,
-    Path(id): Path<String>,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
-    QueryParams::none_from_2_102(version, query)?;
+async fn show(NovaRead(NovaRequest { state, caller, version }, id): NovaRead<String>) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-aggregates:show")?;
     let id = aggregate_id(&id)?;
     Ok(answer(&state.aggregates().aggregate(id).await?, version))

@@ -16,7 +16,7 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::instance_action_view::{EventFields, action_view, event_view, updated_at};
 use crate::query_params::{QueryParams, RawQuery, invalid_query};
-use crate::request::NovaRequest;
+use crate::request::{NovaRead, NovaRequest};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -98,11 +98,8 @@ async fn list(
 }
 
 async fn show(
-    NovaRequest { state, caller, version }: NovaRequest,
-    Path((id, request_id)): Path<(String, String)>,
-    query: RawQuery,
+    NovaRead(NovaRequest { state, caller, version }, (id, request_id)): NovaRead<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    QueryParams::none_from_2_102(version, query)?;
     let server = caller
         .server_read_deleted(
             &state,

@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::{QueryParams, RawQuery};
-use crate::request::NovaRequest;
+use crate::request::{NovaRead, NovaRequest};
 use crate::schema;
 use crate::wire::{self, AttachBody};
 use crate::{AppState, Caller};
@@ -35,12 +34,7 @@ fn view(interface: &Interface, version: Microversion) -> Value {
     view
 }
 
-async fn list(
-    NovaRequest { state, caller, version }: NovaRequest,
-    Path(id): Path<String>,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
-    QueryParams::none_from_2_102(version, query)?;
+async fn list(NovaRead(NovaRequest { state, caller, version }, id): NovaRead<String>) -> ApiResult<Json<Value>> {
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:list")
         .await?;
@@ -50,11 +44,8 @@ async fn list(
 }
 
 async fn show(
-    NovaRequest { state, caller, version }: NovaRequest,
-    Path((id, port_id)): Path<(String, String)>,
-    query: RawQuery,
+    NovaRead(NovaRequest { state, caller, version }, (id, port_id)): NovaRead<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    QueryParams::none_from_2_102(version, query)?;
     let server = caller
         .server(&state, &id, "os_compute_api:os-attach-interfaces:show")
         .await?;

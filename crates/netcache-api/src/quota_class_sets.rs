@@ -22,9 +22,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::query_params::{QueryParams, RawQuery};
 use crate::quota_sets::quota_value;
-use crate::request::NovaRequest;
+use crate::request::{NovaRead, NovaRequest};
 use crate::{AppState, schema, wire};
 
 pub fn routes() -> Router<AppState> {
@@ -89,12 +88,7 @@ fn quota_class_set_view(class_name: Option<&str>, values: &QuotaSet, version: Mi
     json!({"quota_class_set": view})
 }
 
-async fn show(
-    NovaRequest { state, caller, version }: NovaRequest,
-    Path(id): Path<String>,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
-    QueryParams::none_from_2_102(version, query)?;
+async fn show(NovaRead(NovaRequest { state, caller, version }, id): NovaRead<String>) -> ApiResult<Json<Value>> {
     caller.authorize("os_compute_api:os-quota-class-sets:show")?;
     let values = state.quotas().quota_class(&id).await?;
     Ok(Json(quota_class_set_view(Some(&id), &values, version)))

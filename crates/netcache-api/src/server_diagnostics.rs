@@ -3,7 +3,6 @@
 //! libvirt's keys, as Nova's libvirt driver names them); from 2.48 Nova's
 //! standard form. From 2.102 any query parameter is refused.
 
-use axum::extract::Path;
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_domain::diagnostics::GuestDiagnostics;
@@ -11,8 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::AppState;
 use crate::error::ApiResult;
-use crate::query_params::{QueryParams, RawQuery};
-use crate::request::NovaRequest;
+use crate::request::{NovaRead, NovaRequest};
 
 /// The standard form's `driver` is one of Nova's enum (libvirt, ironic,
 /// vmwareapi, xenapi) — no "fake" — so, as Nova's own fake driver, libvirt;
@@ -24,12 +22,7 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}/diagnostics", get(show))
 }
 
-async fn show(
-    NovaRequest { state, caller, version }: NovaRequest,
-    Path(id): Path<String>,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
-    QueryParams::none_from_2_102(version, query)?;
+async fn show(NovaRead(NovaRequest { state, caller, version }, id): NovaRead<String>) -> ApiResult<Json<Value>> {
     let server = caller
         .server(&state, &id, "os_compute_api:os-server-diagnostics")
         .await?;

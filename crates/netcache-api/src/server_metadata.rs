@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_compute::ServerEdit;
@@ -18,7 +18,7 @@ use crate::{AppState, Caller, schema, wire};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/v2.1/servers/{id}/metadata", get(index).post(create).put(update_all))
+        .route("/v2.1/servers/{id}/metadata", get(index).post(set_all).put(set_all))
         .route(
             "/v2.1/servers/{id}/metadata/{key}",
             get(show).put(update).delete(delete),
@@ -55,53 +55,22 @@ async fn show(
     Ok(Json(json!({"meta": {key: value}})))
 }
 
-/// `POST`: the items are merged into the server's; answers all of them (200, as Nova).
-async fn create(
+/// `POST` merges the items into the server's, `PUT` replaces the server's with
+/// them (Nova's `create` and `update_all`); both answer all of them (200, as Nova).
+async fn set_all(
+    method: Method,
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let items = metadata_body(&body)?;
-    set(
-        &state,
-        &caller,
-        &id,
-        "os_compute_api:server-metadata:create",
-        items,
-        false,
-    )
-    .await
-}
-
-/// `PUT`: the items replace the server's.
-async fn update_all(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
-    let items = metadata_body(&body)?;
-    set(
-        &state,
-        &caller,
-        &id,
-        "os_compute_api:server-metadata:update_all",
-        items,
-        true,
-    )
-    .await
-}
-
-async fn set(
-    state: &AppState,
-    caller: &Caller,
-    id: &str,
-    rule: &'static str,
-    items: BTreeMap<String, String>,
-    replace: bool,
-) -> ApiResult<Json<Value>> {
-    let server = caller.server(state, id, rule).await?;
+    let (rule, replace) = if method == Method::PUT {
+        ("os_compute_api:server-metadata:update_all", true)
+    } else {
+        ("os_compute_api:server-metadata:create", false)
+    };
+    let server = caller.server(&state, &id, rule).await?;
     let server = state
         .servers()
         .edit_server(&caller.ctx, server.id, &ServerEdit::SetMetadata { items, replace })

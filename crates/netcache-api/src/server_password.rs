@@ -11,20 +11,14 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::error::ApiResult;
-use crate::query_params::{QueryParams, RawQuery};
-use crate::request::NovaRequest;
+use crate::request::{NovaRead, NovaRequest};
 use crate::{AppState, Caller};
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/v2.1/servers/{id}/os-server-password", get(show).delete(clear))
 }
 
-async fn show(
-    NovaRequest { state, caller, version }: NovaRequest,
-    Path(id): Path<String>,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
-    QueryParams::none_from_2_102(version, query)?;
+async fn show(NovaRead(NovaRequest { state, caller, .. }, id): NovaRead<String>) -> ApiResult<Json<Value>> {
     caller
         .server(&state, &id, "os_compute_api:os-server-password:show")
         .await?;

@@ -10,26 +10,14 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, IMAGE, error_message};
+use netcache_testenv::json::items;
 use nova_schema::aggregates as schema;
 use nova_schema::assert_satisfies;
 use serde_json::{Value, json};
 
-async fn as_roles(
-    api: &Api,
-    minor: u16,
-    roles: &str,
-    method: Method,
-    uri: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let version = format!("compute 2.{minor}");
-    let headers = [("openstack-api-version", version.as_str()), ("x-roles", roles)];
-    let (status, _, body) = api.call_with_headers(method, uri, &headers, body).await;
-    (status, body)
-}
-
 async fn admin(api: &Api, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    as_roles(api, 41, "admin,member,reader", method, uri, body).await
+    api.at_as(41, &[("x-roles", "admin,member,reader")], method, uri, body)
+        .await
 }
 
 async fn create(api: &Api, body: Value) -> (StatusCode, Value) {
@@ -69,15 +57,15 @@ async fn an_admin_makes_shows_changes_and_deletes_aggregates_in_novas_views() {
     assert_eq!(created["aggregate"]["availability_zone"], Value::Null);
     assert_eq!(created["aggregate"]["deleted"], false);
 
-    let (status, old) = as_roles(
-        &api,
-        40,
-        "admin",
-        Method::GET,
-        &format!("/v2.1/os-aggregates/{id}"),
-        None,
-    )
-    .await;
+    let (status, old) = api
+        .at_as(
+            40,
+            &[("x-roles", "admin")],
+            Method::GET,
+            &format!("/v2.1/os-aggregates/{id}"),
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{old}");
     assert_satisfies("show 2.40", &schema::show(40), &old);
     assert!(old["aggregate"].get("uuid").is_none());
@@ -133,9 +121,7 @@ async fn an_admin_makes_shows_changes_and_deletes_aggregates_in_novas_views() {
     let (status, listed) = admin(&api, Method::GET, "/v2.1/os-aggregates", None).await;
     assert_eq!(status, StatusCode::OK, "{listed}");
     assert_satisfies("index", &schema::index(41), &listed);
-    let ids: Vec<i64> = listed["aggregates"]
-        .as_array()
-        .unwrap()
+    let ids: Vec<i64> = items(&listed, "aggregates")
         .iter()
         .map(|a| a["id"].as_i64().unwrap())
         .collect();
@@ -280,7 +266,7 @@ async fn only_an_admin_may_touch_aggregates() {
         ),
     ];
     for (method, uri, body, rule) in calls {
-        let (status, answer) = as_roles(&api, 41, "member,reader", method, &uri, body).await;
+        let (status, answer) = api.at_as(41, &[("x-roles", "member,reader")], method, &uri, body).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{rule}: {answer}");
         assert_eq!(
             error_message(&answer),
@@ -299,7 +285,10 @@ async fn an_image_cache_request_is_accepted_for_known_images_only() {
     let at_81 = |body: Value| {
         let api = &api;
         let uri = uri.clone();
-        async move { as_roles(api, 81, "admin", Method::POST, &uri, Some(body)).await }
+        async move {
+            api.at_as(81, &[("x-roles", "admin")], Method::POST, &uri, Some(body))
+                .await
+        }
     };
     let (status, body) = at_81(json!({"cache": [{"id": IMAGE}]})).await;
     assert_eq!((status, body), (StatusCode::ACCEPTED, Value::Null));
@@ -319,42 +308,20 @@ async fn an_image_cache_request_is_accepted_for_known_images_only() {
     );
     let (status, _) = at_81(json!({"cache": []})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = as_roles(
-        &api,
-        81,
-        "admin",
-        Method::POST,
-        "/v2.1/os-aggregates/-1/images",
-        Some(json!({"cache": [{"id": IMAGE}]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _) = as_roles(
-        &api,
-        81,
-        "member",
-        Method::POST,
-        &uri,
-        Some(json!({"cache": [{"id": IMAGE}]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
-    let (status, _) = as_roles(
-        &api,
-        80,
-        "admin",
-        Method::POST,
-        &uri,
-        Some(json!({"cache": [{"id": IMAGE}]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND, "not before 2.81");
+    // An unknown aggregate, a member, and a version before the API.
+    for (minor, roles, uri, expected) in [
+        (81, "admin", "/v2.1/os-aggregates/-1/images", StatusCode::NOT_FOUND),
+        (81, "member", uri.as_str(), StatusCode::FORBIDDEN),
+        (80, "admin", uri.as_str(), StatusCode::NOT_FOUND),
+    ] {
+        let cache = Some(json!({"cache": [{"id": IMAGE}]}));
+        let (status, _) = api.at_as(minor, &[("x-roles", roles)], Method::POST, uri, cache).await;
+        assert_eq!(status, expected, "2.{minor} as {roles}: {uri}");
+    }
 }
 
 fn zone_names(zones: &Value) -> Vec<(&str, bool)> {
-    zones["availabilityZoneInfo"]
-        .as_array()
-        .unwrap()
+    items(zones, "availabilityZoneInfo")
         .iter()
         .map(|z| {
             (
@@ -382,7 +349,15 @@ async fn an_aggregates_zone_holds_its_hosts_and_the_servers_placed_there() {
     assert_eq!(az1_hosts, ["host2"]);
     let (_, services) = admin(&api, Method::GET, "/v2.1/os-services?host=host2", None).await;
     assert_eq!(services["services"][0]["zone"], "az1");
-    let (_, hosts) = as_roles(&api, 42, "admin", Method::GET, "/v2.1/os-hosts?zone=az1", None).await;
+    let (_, hosts) = api
+        .at_as(
+            42,
+            &[("x-roles", "admin")],
+            Method::GET,
+            "/v2.1/os-hosts?zone=az1",
+            None,
+        )
+        .await;
     assert_eq!(hosts["hosts"].as_array().unwrap().len(), 1, "{hosts}");
 
     // A boot asking for the zone lands on its one host, and shows the zone.

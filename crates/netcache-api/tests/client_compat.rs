@@ -8,6 +8,7 @@ mod common;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, BASE, IMAGE};
+use netcache_testenv::json::strings;
 use serde_json::{Value, json};
 
 fn ids(body: &Value) -> Vec<String> {
@@ -20,12 +21,7 @@ async fn flavors_are_a_fixed_catalog_in_novas_shape() {
 
     let (status, list) = api.get("/v2.1/flavors").await;
     assert_eq!(status, StatusCode::OK);
-    let names: Vec<&str> = list["flavors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["name"].as_str().unwrap())
-        .collect();
+    let names = strings(&list, "flavors", "name");
     assert_eq!(names, ["m1.tiny", "m1.small", "m1.medium", "m1.large", "m1.xlarge"]);
     assert_eq!(list["flavors"][0]["links"][0]["href"], format!("{BASE}/v2.1/flavors/1"));
 
@@ -205,12 +201,7 @@ async fn microversions_are_negotiated_as_nova_does() {
 async fn the_legacy_v2_api_serves_the_same_resources_without_microversions() {
     let api = Api::start().await;
     let (_, root) = api.get("/").await;
-    let ids: Vec<&str> = root["versions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["id"].as_str().unwrap())
-        .collect();
+    let ids = strings(&root, "versions", "id");
     assert_eq!(ids, ["v2.0", "v2.1"], "{root}");
     let (_, version) = api.get("/v2/").await;
     assert_eq!(version["version"]["id"], "v2.0", "{version}");

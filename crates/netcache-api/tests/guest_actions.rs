@@ -10,6 +10,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, IMAGE, error_message};
+use netcache_testenv::json::strings;
 use serde_json::{Value, json};
 
 async fn action(api: &Api, id: &str, body: Value) -> (StatusCode, Value) {
@@ -60,12 +61,7 @@ async fn rescue_boots_a_rescue_guest_and_unrescue_brings_the_server_back() {
     );
 
     let (_, actions) = api.get(&format!("/v2.1/servers/{id}/os-instance-actions")).await;
-    let names: Vec<&str> = actions["instanceActions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["action"].as_str().unwrap())
-        .collect();
+    let names = strings(&actions, "instanceActions", "action");
     assert_eq!(names[..2], ["unrescue", "rescue"], "newest first: {actions}");
     let (_, console) = action(&api, &id, json!({"os-getConsoleOutput": {}})).await;
     let log = console["output"].as_str().unwrap();

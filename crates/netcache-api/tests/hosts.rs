@@ -9,6 +9,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
+use netcache_testenv::json::{items, strings};
 use nova_schema::assert_satisfies;
 use nova_schema::hosts as schema;
 use serde_json::{Value, json};
@@ -26,12 +27,7 @@ async fn admin(api: &Api, method: Method, uri: &str, body: Option<Value>) -> (St
 }
 
 fn host_names(listed: &Value) -> Vec<&str> {
-    listed["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["host_name"].as_str().unwrap())
-        .collect()
+    strings(listed, "hosts", "host_name")
 }
 
 #[tokio::test]
@@ -56,12 +52,7 @@ async fn hosts_are_the_enabled_compute_hosts_of_the_zone_with_their_usage_by_pro
     let (status, detail) = admin(&api, Method::GET, &format!("/v2.1/os-hosts/{busy}"), None).await;
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert_satisfies("os-hosts/{host}", &schema::show(), &detail);
-    let resources: Vec<&Value> = detail["host"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| &r["resource"])
-        .collect();
+    let resources: Vec<&Value> = items(&detail, "host").iter().map(|r| &r["resource"]).collect();
     let projects: Vec<&str> = resources.iter().map(|r| r["project"].as_str().unwrap()).collect();
     assert_eq!(projects, ["(total)", "(used_now)", "(used_max)", "demo"]);
     assert!(resources.iter().all(|r| r["host"] == busy.as_str()));
@@ -153,7 +144,7 @@ async fn hosts_refuse_what_nova_refuses_and_are_gone_at_2_43() {
     let (_, services) = api.get("/v2.1/os-services?host=host1").await;
     assert_eq!(services["services"][0]["status"], "enabled");
 
-    let (status, _) = api.call_at(43, Method::GET, "/v2.1/os-hosts", None).await;
+    let (status, _) = api.at(43, Method::GET, "/v2.1/os-hosts", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 

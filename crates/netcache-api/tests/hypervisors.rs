@@ -8,20 +8,13 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
+use netcache_testenv::json::{items, strings};
 use nova_schema::assert_satisfies;
 use nova_schema::hypervisors as schema;
 use serde_json::{Value, json};
 
-async fn get_at(api: &Api, version: u16, uri: &str) -> (StatusCode, Value) {
-    let header = format!("compute 2.{version}");
-    let (status, _, body) = api
-        .call_with_headers(Method::GET, uri, &[("openstack-api-version", &header)], None)
-        .await;
-    (status, body)
-}
-
 async fn checked(api: &Api, version: u16, uri: &str, schema: &Value) -> Value {
-    let (status, body) = get_at(api, version, uri).await;
+    let (status, body) = api.at(version, Method::GET, uri, None).await;
     assert_eq!(status, StatusCode::OK, "{uri} at 2.{version}: {body}");
     assert_satisfies(&format!("{uri} at 2.{version}"), schema, &body);
     body
@@ -36,21 +29,14 @@ async fn hypervisors_are_the_hosts_with_novas_views_per_microversion() {
     let busy = shown["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned();
 
     let listed = checked(&api, 1, "/v2.1/os-hypervisors", &schema::index(1)).await;
-    let names: Vec<&str> = listed["hypervisors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["hypervisor_hostname"].as_str().unwrap())
-        .collect();
+    let names = strings(&listed, "hypervisors", "hypervisor_hostname");
     assert_eq!(names, ["host1", "host2", "host3"]);
 
     for version in [1, 28, 53, 88] {
         checked(&api, version, "/v2.1/os-hypervisors/detail", &schema::detail(version)).await;
     }
     let detail = checked(&api, 1, "/v2.1/os-hypervisors/detail", &schema::detail(1)).await;
-    let on_busy = detail["hypervisors"]
-        .as_array()
-        .unwrap()
+    let on_busy = items(&detail, "hypervisors")
         .iter()
         .find(|h| h["hypervisor_hostname"] == busy.as_str())
         .unwrap()
@@ -81,18 +67,25 @@ async fn hypervisors_are_the_hosts_with_novas_views_per_microversion() {
     assert_eq!(stats["hypervisor_statistics"]["count"], 3);
     assert_eq!(stats["hypervisor_statistics"]["running_vms"], 1);
     assert_eq!(
-        get_at(&api, 88, "/v2.1/os-hypervisors/statistics").await.0,
+        api.at(88, Method::GET, "/v2.1/os-hypervisors/statistics", None).await.0,
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        get_at(&api, 1, "/v2.1/os-hypervisors/999").await.0,
+        api.at(1, Method::GET, "/v2.1/os-hypervisors/999", None).await.0,
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        get_at(&api, 53, "/v2.1/os-hypervisors/999").await.0,
+        api.at(53, Method::GET, "/v2.1/os-hypervisors/999", None).await.0,
         StatusCode::BAD_REQUEST
     );
-    let (status, body) = get_at(&api, 53, "/v2.1/os-hypervisors?hypervisor_hostname_pattern=nothing").await;
+    let (status, body) = api
+        .at(
+            53,
+            Method::GET,
+            "/v2.1/os-hypervisors?hypervisor_hostname_pattern=nothing",
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(
         body["itemNotFound"]["message"],
@@ -142,28 +135,32 @@ async fn before_2_53_search_and_servers_have_routes_and_uptime_is_the_fake_drive
         "/v2.1/os-hypervisors/nothing/search",
         "/v2.1/os-hypervisors/nothing/servers",
     ] {
-        let (status, body) = get_at(&api, 52, uri).await;
+        let (status, body) = api.at(52, Method::GET, uri, None).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
         assert_eq!(
             body["itemNotFound"]["message"],
             "No hypervisor matching 'nothing' could be found."
         );
-        let (status, body) = get_at(&api, 53, uri).await;
+        let (status, body) = api.at(53, Method::GET, uri, None).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{uri} is gone at 2.53");
         assert_eq!(body["itemNotFound"]["message"], "The resource could not be found.");
     }
 
     let listed = checked(&api, 1, "/v2.1/os-hypervisors", &schema::index(1)).await;
     let id = listed["hypervisors"][0]["id"].as_i64().unwrap();
-    let (status, body) = get_at(&api, 1, &format!("/v2.1/os-hypervisors/{id}/uptime")).await;
+    let (status, body) = api
+        .at(1, Method::GET, &format!("/v2.1/os-hypervisors/{id}/uptime"), None)
+        .await;
     assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
     assert_eq!(body["notImplemented"]["message"], "Feature not supported");
     assert_eq!(
-        get_at(&api, 1, "/v2.1/os-hypervisors/999/uptime").await.0,
+        api.at(1, Method::GET, "/v2.1/os-hypervisors/999/uptime", None).await.0,
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        get_at(&api, 88, &format!("/v2.1/os-hypervisors/{id}/uptime")).await.0,
+        api.at(88, Method::GET, &format!("/v2.1/os-hypervisors/{id}/uptime"), None)
+            .await
+            .0,
         StatusCode::NOT_FOUND,
         "uptime is in the detail from 2.88"
     );
@@ -176,12 +173,7 @@ async fn a_disabled_host_shows_a_disabled_hypervisor() {
     let (status, _) = api.call(Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
     assert_eq!(status, StatusCode::OK);
     let listed = checked(&api, 1, "/v2.1/os-hypervisors", &schema::index(1)).await;
-    let status: Vec<&str> = listed["hypervisors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["status"].as_str().unwrap())
-        .collect();
+    let status = strings(&listed, "hypervisors", "status");
     assert_eq!(status, ["enabled", "disabled", "enabled"]);
 }
 

@@ -6,17 +6,15 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, error_message as message};
+use netcache_testenv::json::items;
 use nova_schema::assert_satisfies;
 use nova_schema::instance_actions as schema;
 use serde_json::Value;
 
 /// A GET at `2.minor` as an admin, or as a member of the project.
 async fn get(api: &Api, minor: u16, admin: bool, uri: &str) -> (StatusCode, Value) {
-    let version = format!("compute 2.{minor}");
     let roles = if admin { "admin,member,reader" } else { "member,reader" };
-    let headers = [("openstack-api-version", version.as_str()), ("x-roles", roles)];
-    let (status, _, body) = api.call_with_headers(Method::GET, uri, &headers, None).await;
-    (status, body)
+    api.at_as(minor, &[("x-roles", roles)], Method::GET, uri, None).await
 }
 
 /// A built server and the request id of its create action.
@@ -32,9 +30,7 @@ async fn server_with_actions(api: &Api) -> (String, String) {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED);
     let (_, list) = get(api, 1, true, &format!("/v2.1/servers/{id}/os-instance-actions")).await;
-    let create = list["instanceActions"]
-        .as_array()
-        .unwrap()
+    let create = items(&list, "instanceActions")
         .iter()
         .find(|a| a["action"] == "create")
         .unwrap();
@@ -176,11 +172,7 @@ async fn from_2_21_a_deleted_servers_actions_are_readable() {
     let (status, body) = get(&api, 21, true, &uri).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(
-        body["instanceActions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|a| a["action"] == "delete"),
+        items(&body, "instanceActions").iter().any(|a| a["action"] == "delete"),
         "{body}"
     );
 }

@@ -8,6 +8,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, error_message as message};
+use netcache_testenv::json::items;
 use nova_schema::keypairs as schema;
 use nova_schema::{assert_satisfies, list_keypairs as list_v21};
 use serde_json::{Value, json};
@@ -18,32 +19,16 @@ const ED25519_KEY: &str =
 const CERTIFICATE: &str = "-----BEGIN CERTIFICATE-----\nMIIBizCCATGgAwIBAgIUXDUVmGqSx66mjHoF5bNUIYy8LiAwCgYIKoZIzj0EAwIw\nGzEZMBcGA1UEAwwQbmV0Y2FjaGUtZml4dHVyZTAeFw0yNjEyMDUwMTM5MzJaFw0z\nNjEyMDIwMTM5MzJaMBsxGTAXBgNVBAMMEG5ldGNhY2hlLWZpeHR1cmUwWTATBgcq\nhkjOPQIBBggqhkjOPQMBBwNCAATiEMPfN5LrOcppQb9w3uqPPcI7ge3mMOG6wzWL\naYP4aCJEimsrn9BsUXNW4+JNWJTND3n1DzV2PTCIYeQFdhMUo1MwUTAdBgNVHQ4E\nFgQUYOSGPvlF/yt4enyZC/CG8KeaFLwwHwYDVR0jBBgwFoAUYOSGPvlF/yt4enyZ\nC/CG8KeaFLwwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiAwXjyy\npmwuUcImhYs7BpDEn6vrZ80pAYjxnVE7h1oiewIhAKShYZqs20GY7xSabhyEaxvo\nvHqQyNBWuE63qZCyiLZT\n-----END CERTIFICATE-----";
 const CERTIFICATE_FINGERPRINT: &str = "e2:ff:54:99:fe:78:d2:52:22:06:62:6e:29:c3:ff:83:21:dc:33:1a";
 
-/// A call at `2.minor` as `user` with `roles`.
-async fn call(
-    api: &Api,
-    minor: u16,
-    user: &str,
-    roles: &str,
-    method: Method,
-    uri: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let version = format!("compute 2.{minor}");
-    let headers = [
-        ("openstack-api-version", version.as_str()),
-        ("x-user-id", user),
-        ("x-roles", roles),
-    ];
-    let (status, _, body) = api.call_with_headers(method, uri, &headers, body).await;
-    (status, body)
-}
+/// Callers: a user and their roles.
+const ALICE: &[(&str, &str)] = &[("x-user-id", "alice"), ("x-roles", "member")];
+const BOB: &[(&str, &str)] = &[("x-user-id", "bob"), ("x-roles", "member")];
+const CAROL: &[(&str, &str)] = &[("x-user-id", "carol"), ("x-roles", "member")];
+const ROOT: &[(&str, &str)] = &[("x-user-id", "root"), ("x-roles", "admin")];
 
 async fn create(api: &Api, minor: u16, keypair: Value) -> (StatusCode, Value) {
-    call(
-        api,
+    api.at_as(
         minor,
-        "alice",
-        "member",
+        ALICE,
         Method::POST,
         "/v2.1/os-keypairs",
         Some(json!({"keypair": keypair})),
@@ -66,7 +51,7 @@ async fn from_2_2_keypairs_have_a_type_and_create_is_201_and_delete_204() {
     let (status, body) = create(&api, 1, json!({"name": "old", "public_key": ED25519_KEY})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body["keypair"].get("type").is_none(), "{body}");
-    let (_, listed) = call(&api, 1, "alice", "member", Method::GET, "/v2.1/os-keypairs", None).await;
+    let (_, listed) = api.at_as(1, ALICE, Method::GET, "/v2.1/os-keypairs", None).await;
     assert_satisfies("GET /os-keypairs 2.1", &list_v21(), &listed);
 
     // 2.2: `type` (ssh by default, x509 imported as a certificate or generated), 201.
@@ -106,12 +91,10 @@ async fn from_2_2_keypairs_have_a_type_and_create_is_201_and_delete_204() {
         "Invalid input for field/attribute type. Value: rsa. 'rsa' is not one of ['ssh', 'x509']"
     );
 
-    let (status, listed) = call(&api, 2, "alice", "member", Method::GET, "/v2.1/os-keypairs", None).await;
+    let (status, listed) = api.at_as(2, ALICE, Method::GET, "/v2.1/os-keypairs", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_satisfies("GET /os-keypairs 2.2", &schema::list_keypairs(false), &listed);
-    let types: Vec<(&str, &str)> = listed["keypairs"]
-        .as_array()
-        .unwrap()
+    let types: Vec<(&str, &str)> = items(&listed, "keypairs")
         .iter()
         .map(|k| {
             (
@@ -121,7 +104,7 @@ async fn from_2_2_keypairs_have_a_type_and_create_is_201_and_delete_204() {
         })
         .collect();
     assert_eq!(types, [("cert", "x509"), ("old", "ssh"), ("ssh", "ssh")]);
-    let (status, shown) = call(&api, 2, "alice", "member", Method::GET, "/v2.1/os-keypairs/cert", None).await;
+    let (status, shown) = api.at_as(2, ALICE, Method::GET, "/v2.1/os-keypairs/cert", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_satisfies("GET /os-keypairs/{name} 2.2", &schema::get_keypair(), &shown);
     assert_eq!(shown["keypair"]["type"], "x509");
@@ -140,33 +123,17 @@ async fn from_2_2_keypairs_have_a_type_and_create_is_201_and_delete_204() {
             .is_some_and(|key| !key.is_empty()),
         "{body}"
     );
-    let (status, shown) = call(&api, 2, "alice", "member", Method::GET, "/v2.1/os-keypairs/winrm", None).await;
+    let (status, shown) = api.at_as(2, ALICE, Method::GET, "/v2.1/os-keypairs/winrm", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(shown["keypair"]["public_key"], certificate);
     assert_eq!(shown["keypair"]["fingerprint"], body["keypair"]["fingerprint"]);
     assert!(shown["keypair"].get("private_key").is_none(), "{shown}");
 
-    let (status, _) = call(
-        &api,
-        1,
-        "alice",
-        "member",
-        Method::DELETE,
-        "/v2.1/os-keypairs/old",
-        None,
-    )
-    .await;
+    let (status, _) = api.at_as(1, ALICE, Method::DELETE, "/v2.1/os-keypairs/old", None).await;
     assert_eq!(status, StatusCode::ACCEPTED);
-    let (status, _) = call(
-        &api,
-        2,
-        "alice",
-        "member",
-        Method::DELETE,
-        "/v2.1/os-keypairs/cert",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(2, ALICE, Method::DELETE, "/v2.1/os-keypairs/cert", None)
+        .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
 }
 
@@ -175,118 +142,55 @@ async fn from_2_10_an_admin_names_the_user_and_others_may_not() {
     let api = Api::start().await;
     let for_bob = json!({"keypair": {"name": "k", "public_key": ED25519_KEY, "user_id": "bob"}});
     // 2.9: `user_id` is no key of the body, and the query's is ignored.
-    let (status, body) = call(
-        &api,
-        9,
-        "root",
-        "admin",
-        Method::POST,
-        "/v2.1/os-keypairs",
-        Some(for_bob.clone()),
-    )
-    .await;
+    let (status, body) = api
+        .at_as(9, ROOT, Method::POST, "/v2.1/os-keypairs", Some(for_bob.clone()))
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     // 2.10: an admin creates, lists, shows and deletes bob's.
-    let (status, body) = call(
-        &api,
-        10,
-        "root",
-        "admin",
-        Method::POST,
-        "/v2.1/os-keypairs",
-        Some(for_bob.clone()),
-    )
-    .await;
+    let (status, body) = api
+        .at_as(10, ROOT, Method::POST, "/v2.1/os-keypairs", Some(for_bob.clone()))
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["keypair"]["user_id"], "bob");
-    let (_, bobs) = call(&api, 10, "bob", "member", Method::GET, "/v2.1/os-keypairs", None).await;
+    let (_, bobs) = api.at_as(10, BOB, Method::GET, "/v2.1/os-keypairs", None).await;
     assert_eq!(bobs["keypairs"].as_array().unwrap().len(), 1, "{bobs}");
-    let (_, roots) = call(
-        &api,
-        9,
-        "root",
-        "admin",
-        Method::GET,
-        "/v2.1/os-keypairs?user_id=bob",
-        None,
-    )
-    .await;
+    let (_, roots) = api
+        .at_as(9, ROOT, Method::GET, "/v2.1/os-keypairs?user_id=bob", None)
+        .await;
     assert_eq!(roots["keypairs"], json!([]), "2.9 ignores user_id: {roots}");
-    let (_, listed) = call(
-        &api,
-        10,
-        "root",
-        "admin",
-        Method::GET,
-        "/v2.1/os-keypairs?user_id=bob",
-        None,
-    )
-    .await;
+    let (_, listed) = api
+        .at_as(10, ROOT, Method::GET, "/v2.1/os-keypairs?user_id=bob", None)
+        .await;
     assert_eq!(listed["keypairs"].as_array().unwrap().len(), 1, "{listed}");
-    let (status, shown) = call(
-        &api,
-        10,
-        "root",
-        "admin",
-        Method::GET,
-        "/v2.1/os-keypairs/k?user_id=bob",
-        None,
-    )
-    .await;
+    let (status, shown) = api
+        .at_as(10, ROOT, Method::GET, "/v2.1/os-keypairs/k?user_id=bob", None)
+        .await;
     assert_eq!(
         (status, shown["keypair"]["user_id"].clone()),
         (StatusCode::OK, json!("bob"))
     );
     // A member may not act on another user's.
-    let (status, body) = call(
-        &api,
-        10,
-        "carol",
-        "member",
-        Method::GET,
-        "/v2.1/os-keypairs?user_id=bob",
-        None,
-    )
-    .await;
+    let (status, body) = api
+        .at_as(10, CAROL, Method::GET, "/v2.1/os-keypairs?user_id=bob", None)
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(
         message(&body),
         "Policy doesn't allow os_compute_api:os-keypairs:index to be performed."
     );
-    let (status, _) = call(
-        &api,
-        10,
-        "carol",
-        "member",
-        Method::POST,
-        "/v2.1/os-keypairs",
-        Some(for_bob),
-    )
-    .await;
+    let (status, _) = api
+        .at_as(10, CAROL, Method::POST, "/v2.1/os-keypairs", Some(for_bob))
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    let (status, _) = call(
-        &api,
-        10,
-        "carol",
-        "member",
-        Method::DELETE,
-        "/v2.1/os-keypairs/k?user_id=bob",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(10, CAROL, Method::DELETE, "/v2.1/os-keypairs/k?user_id=bob", None)
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    let (status, _) = call(
-        &api,
-        10,
-        "root",
-        "admin",
-        Method::DELETE,
-        "/v2.1/os-keypairs/k?user_id=bob",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(10, ROOT, Method::DELETE, "/v2.1/os-keypairs/k?user_id=bob", None)
+        .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (_, bobs) = call(&api, 10, "bob", "member", Method::GET, "/v2.1/os-keypairs", None).await;
+    let (_, bobs) = api.at_as(10, BOB, Method::GET, "/v2.1/os-keypairs", None).await;
     assert_eq!(bobs["keypairs"], json!([]));
 }
 
@@ -297,11 +201,9 @@ async fn from_2_35_keypairs_are_paged_by_name_with_a_next_link() {
         let (status, _) = create(&api, 35, json!({"name": name, "public_key": ED25519_KEY})).await;
         assert_eq!(status, StatusCode::CREATED);
     }
-    let get = |uri: &'static str, minor: u16| call(&api, minor, "alice", "member", Method::GET, uri, None);
+    let get = |uri: &'static str, minor: u16| api.at_as(minor, ALICE, Method::GET, uri, None);
     let names = |body: &Value| -> Vec<String> {
-        body["keypairs"]
-            .as_array()
-            .unwrap()
+        items(body, "keypairs")
             .iter()
             .map(|k| k["keypair"]["name"].as_str().unwrap().to_owned())
             .collect()
@@ -340,58 +242,30 @@ async fn from_2_75_unknown_query_parameters_are_refused() {
     let (status, _) = create(&api, 75, json!({"name": "k", "public_key": ED25519_KEY})).await;
     assert_eq!(status, StatusCode::CREATED);
     for uri in ["/v2.1/os-keypairs?foo=1", "/v2.1/os-keypairs/k?foo=1"] {
-        let (status, body) = call(&api, 74, "alice", "member", Method::GET, uri, None).await;
+        let (status, body) = api.at_as(74, ALICE, Method::GET, uri, None).await;
         assert_eq!(status, StatusCode::OK, "2.74 {uri}: {body}");
-        let (status, body) = call(&api, 75, "alice", "member", Method::GET, uri, None).await;
+        let (status, body) = api.at_as(75, ALICE, Method::GET, uri, None).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "2.75 {uri}: {body}");
         assert_eq!(
             message(&body),
             "Additional properties are not allowed ('foo' was unexpected)"
         );
     }
-    let (status, _) = call(
-        &api,
-        75,
-        "alice",
-        "member",
-        Method::GET,
-        "/v2.1/os-keypairs/k?limit=1",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(75, ALICE, Method::GET, "/v2.1/os-keypairs/k?limit=1", None)
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "show has no paging");
-    let (status, _) = call(
-        &api,
-        75,
-        "alice",
-        "member",
-        Method::GET,
-        "/v2.1/os-keypairs?limit=1&user_id=alice",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(75, ALICE, Method::GET, "/v2.1/os-keypairs?limit=1&user_id=alice", None)
+        .await;
     assert_eq!(status, StatusCode::OK);
-    let (status, _) = call(
-        &api,
-        75,
-        "alice",
-        "member",
-        Method::DELETE,
-        "/v2.1/os-keypairs/k?foo=1",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(75, ALICE, Method::DELETE, "/v2.1/os-keypairs/k?foo=1", None)
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = call(
-        &api,
-        75,
-        "alice",
-        "member",
-        Method::DELETE,
-        "/v2.1/os-keypairs/k?user_id=alice",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(75, ALICE, Method::DELETE, "/v2.1/os-keypairs/k?user_id=alice", None)
+        .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
 }
 
@@ -414,15 +288,8 @@ async fn from_2_92_a_public_key_is_required_and_names_may_hold_at_and_dot() {
     let (status, body) = create(&api, 92, json!({"name": "me@host.example", "public_key": ED25519_KEY})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_satisfies("POST /os-keypairs 2.92", &schema::create_keypair(true), &body);
-    let (status, _) = call(
-        &api,
-        92,
-        "alice",
-        "member",
-        Method::GET,
-        "/v2.1/os-keypairs/me@host.example",
-        None,
-    )
-    .await;
+    let (status, _) = api
+        .at_as(92, ALICE, Method::GET, "/v2.1/os-keypairs/me@host.example", None)
+        .await;
     assert_eq!(status, StatusCode::OK);
 }

@@ -8,6 +8,7 @@ mod common;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, IMAGE, error_message};
+use netcache_testenv::json::{items, strings};
 use serde_json::{Value, json};
 
 /// A boot request with `fields`, without networks ("none", from 2.37).
@@ -236,9 +237,7 @@ async fn several_servers_of_one_boot_share_a_reservation_are_numbered_and_listed
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let reservation = body["reservation_id"].as_str().unwrap().to_owned();
     let (_, listed) = api.at(3, Method::GET, "/v2.1/servers/detail", None).await;
-    let mut seen: Vec<(String, u64, String)> = listed["servers"]
-        .as_array()
-        .unwrap()
+    let mut seen: Vec<(String, u64, String)> = items(&listed, "servers")
         .iter()
         .map(|s| {
             assert_eq!(s["OS-EXT-SRV-ATTR:reservation_id"], reservation.as_str());
@@ -449,11 +448,9 @@ async fn lists_filter_by_tags_lock_and_change_time_from_their_microversions() {
         assert_eq!(api.built(id).await, "ACTIVE");
     }
     let names = |body: Value| -> Vec<String> {
-        let mut names: Vec<String> = body["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["name"].as_str().unwrap().to_owned())
+        let mut names: Vec<String> = strings(&body, "servers", "name")
+            .into_iter()
+            .map(str::to_owned)
             .collect();
         names.sort();
         names

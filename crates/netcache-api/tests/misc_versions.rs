@@ -8,12 +8,9 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, error_message as message};
+use netcache_testenv::json::strings;
 use nova_schema::assert_satisfies;
 use serde_json::{Value, json};
-
-async fn call(api: &Api, minor: u16, method: Method, uri: &str, body: Value) -> (StatusCode, Value) {
-    api.call_at(minor, method, uri, Some(body)).await
-}
 
 #[tokio::test]
 async fn each_event_name_is_accepted_from_its_version() {
@@ -27,14 +24,14 @@ async fn each_event_name_is_accepted_from_its_version() {
         ("volume-reimaged", 93),
     ] {
         let event = json!({"events": [{"name": name, "server_uuid": id, "tag": "t"}]});
-        let (status, body) = call(
-            &api,
-            since - 1,
-            Method::POST,
-            "/v2.1/os-server-external-events",
-            event.clone(),
-        )
-        .await;
+        let (status, body) = api
+            .at(
+                since - 1,
+                Method::POST,
+                "/v2.1/os-server-external-events",
+                Some(event.clone()),
+            )
+            .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{name} at 2.{}: {body}", since - 1);
         assert!(
             message(&body).starts_with(&format!(
@@ -42,7 +39,9 @@ async fn each_event_name_is_accepted_from_its_version() {
             )),
             "{body}"
         );
-        let (status, body) = call(&api, since, Method::POST, "/v2.1/os-server-external-events", event).await;
+        let (status, body) = api
+            .at(since, Method::POST, "/v2.1/os-server-external-events", Some(event))
+            .await;
         assert_eq!(status, StatusCode::OK, "{name} at 2.{since}: {body}");
         assert_eq!(body["events"][0]["code"], 200);
     }
@@ -51,14 +50,18 @@ async fn each_event_name_is_accepted_from_its_version() {
         {"name": "power-update", "server_uuid": id},
         {"name": "network-changed", "server_uuid": id},
     ]});
-    let (status, body) = call(&api, 76, Method::POST, "/v2.1/os-server-external-events", untagged).await;
+    let (status, body) = api
+        .at(76, Method::POST, "/v2.1/os-server-external-events", Some(untagged))
+        .await;
     assert_eq!(status, StatusCode::MULTI_STATUS, "{body}");
     assert_eq!(
         (body["events"][0]["code"].clone(), body["events"][0]["status"].clone()),
         (json!(400), json!("failed"))
     );
     assert_eq!(body["events"][1]["code"], 200);
-    let (_, shown) = call(&api, 76, Method::GET, &format!("/v2.1/servers/{id}"), Value::Null).await;
+    let (_, shown) = api
+        .at(76, Method::GET, &format!("/v2.1/servers/{id}"), Some(Value::Null))
+        .await;
     assert_eq!(shown["server"]["status"], "ACTIVE", "power-update changes nothing here");
 }
 
@@ -68,13 +71,13 @@ async fn fixed_ip_actions_are_gone_from_2_44() {
     let id = api.boot("vm").await;
     let uri = format!("/v2.1/servers/{id}/action");
     for action in ["addFixedIp", "removeFixedIp"] {
-        let (status, body) = call(&api, 43, Method::POST, &uri, json!({action: {}})).await;
+        let (status, body) = api.at(43, Method::POST, &uri, Some(json!({action: {}}))).await;
         assert_eq!(
             status,
             StatusCode::BAD_REQUEST,
             "{action} at 2.43 reads its body: {body}"
         );
-        let (status, body) = call(&api, 44, Method::POST, &uri, json!({action: {}})).await;
+        let (status, body) = api.at(44, Method::POST, &uri, Some(json!({action: {}}))).await;
         assert_eq!(
             (status, message(&body)),
             (StatusCode::NOT_FOUND, "The resource could not be found."),
@@ -90,20 +93,20 @@ async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
     assert_eq!(api.built(&id).await, "ACTIVE");
     let uri = format!("/v2.1/servers/{id}/os-interface");
     let tagged = json!({"interfaceAttachment": {"tag": "nic1"}});
-    let (status, body) = call(&api, 48, Method::POST, &uri, tagged.clone()).await;
+    let (status, body) = api.at(48, Method::POST, &uri, Some(tagged.clone())).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(
         message(&body),
         "Invalid input for field/attribute interfaceAttachment. Value: {'tag': 'nic1'}. Additional properties are not allowed ('tag' was unexpected)"
     );
-    let (status, body) = call(
-        &api,
-        49,
-        Method::POST,
-        &uri,
-        json!({"interfaceAttachment": {"tag": "a/b"}}),
-    )
-    .await;
+    let (status, body) = api
+        .at(
+            49,
+            Method::POST,
+            &uri,
+            Some(json!({"interfaceAttachment": {"tag": "a/b"}})),
+        )
+        .await;
     assert_eq!(
         (status, message(&body)),
         (
@@ -111,7 +114,7 @@ async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
             "Invalid input for field/attribute tag. Value: a/b. 'a/b' does not match '^[^,/]*$'"
         )
     );
-    let (status, attached) = call(&api, 49, Method::POST, &uri, tagged).await;
+    let (status, attached) = api.at(49, Method::POST, &uri, Some(tagged)).await;
     assert_eq!(status, StatusCode::OK, "{attached}");
     assert_satisfies(
         "POST /servers/{id}/os-interface 2.49",
@@ -120,20 +123,22 @@ async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
     );
     let port = attached["interfaceAttachment"]["port_id"].as_str().unwrap().to_owned();
 
-    let (_, listed) = call(&api, 69, Method::GET, &uri, Value::Null).await;
+    let (_, listed) = api.at(69, Method::GET, &uri, Some(Value::Null)).await;
     assert_satisfies(
         "GET /servers/{id}/os-interface 2.69",
         &nova_schema::list_interfaces_at(69),
         &listed,
     );
-    let (_, listed) = call(&api, 70, Method::GET, &uri, Value::Null).await;
+    let (_, listed) = api.at(70, Method::GET, &uri, Some(Value::Null)).await;
     assert_satisfies(
         "GET /servers/{id}/os-interface 2.70",
         &nova_schema::list_interfaces_at(70),
         &listed,
     );
     assert_eq!(listed["interfaceAttachments"][0]["tag"], "nic1", "{listed}");
-    let (_, shown) = call(&api, 70, Method::GET, &format!("{uri}/{port}"), Value::Null).await;
+    let (_, shown) = api
+        .at(70, Method::GET, &format!("{uri}/{port}"), Some(Value::Null))
+        .await;
     assert_satisfies(
         "GET /servers/{id}/os-interface/{port} 2.70",
         &nova_schema::get_interface_at(70),
@@ -142,9 +147,13 @@ async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
     assert_eq!(shown["interfaceAttachment"]["tag"], "nic1");
 
     for path in [uri.clone(), format!("{uri}/{port}")] {
-        let (status, _) = call(&api, 101, Method::GET, &format!("{path}?foo=1"), Value::Null).await;
+        let (status, _) = api
+            .at(101, Method::GET, &format!("{path}?foo=1"), Some(Value::Null))
+            .await;
         assert_eq!(status, StatusCode::OK, "2.101 {path}");
-        let (status, body) = call(&api, 102, Method::GET, &format!("{path}?foo=1"), Value::Null).await;
+        let (status, body) = api
+            .at(102, Method::GET, &format!("{path}?foo=1"), Some(Value::Null))
+            .await;
         assert_eq!(
             (status, message(&body)),
             (
@@ -159,9 +168,9 @@ async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
 async fn extensions_refuse_query_parameters_from_2_102() {
     let api = Api::start().await;
     for uri in ["/v2.1/extensions?foo=1", "/v2.1/extensions/os-keypairs?foo=1"] {
-        let (status, _) = call(&api, 101, Method::GET, uri, Value::Null).await;
+        let (status, _) = api.at(101, Method::GET, uri, Some(Value::Null)).await;
         assert_eq!(status, StatusCode::OK, "2.101 {uri}");
-        let (status, body) = call(&api, 102, Method::GET, uri, Value::Null).await;
+        let (status, body) = api.at(102, Method::GET, uri, Some(Value::Null)).await;
         assert_eq!(
             (status, message(&body)),
             (
@@ -180,19 +189,16 @@ async fn trigger_crash_dump_from_2_17_records_its_action_and_refuses_as_nova() {
     let action = format!("/v2.1/servers/{id}/action");
     let dump = json!({"trigger_crash_dump": null});
 
-    let (status, body) = call(&api, 16, Method::POST, &action, dump.clone()).await;
+    let (status, body) = api.at(16, Method::POST, &action, Some(dump.clone())).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "not before 2.17: {body}");
-    let (status, body) = call(&api, 17, Method::POST, &action, json!({"trigger_crash_dump": {}})).await;
+    let (status, body) = api
+        .at(17, Method::POST, &action, Some(json!({"trigger_crash_dump": {}})))
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    let (status, body) = call(&api, 17, Method::POST, &action, dump.clone()).await;
+    let (status, body) = api.at(17, Method::POST, &action, Some(dump.clone())).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let (_, actions) = api.get(&format!("/v2.1/servers/{id}/os-instance-actions")).await;
-    let names: Vec<&str> = actions["instanceActions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["action"].as_str().unwrap())
-        .collect();
+    let names = strings(&actions, "instanceActions", "action");
     assert!(names.contains(&"trigger_crash_dump"), "{names:?}");
 
     // A member's lock refuses a member's dump (an admin's goes through locks).

@@ -9,6 +9,7 @@ mod common;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, error_message};
+use netcache_testenv::json::strings;
 use serde_json::{Value, json};
 
 const MEMBER: &str = "member,reader";
@@ -20,12 +21,7 @@ async fn as_project(api: &Api, project: &str, roles: &str, uri: &str) -> (Status
 }
 
 fn labels(body: &Value) -> Vec<&str> {
-    body["networks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["label"].as_str().unwrap())
-        .collect()
+    strings(body, "networks", "label")
 }
 
 #[tokio::test]
@@ -74,7 +70,7 @@ async fn networks_are_the_neutron_networks_the_caller_sees_in_novas_views() {
 
     for uri in ["/v2.1/os-networks", "/v2.1/os-tenant-networks"] {
         assert_eq!(
-            api.call_at(36, Method::GET, uri, None).await.0,
+            api.at(36, Method::GET, uri, None).await.0,
             StatusCode::NOT_FOUND,
             "{uri} at 2.36"
         );
@@ -159,7 +155,7 @@ async fn images_are_the_catalogs_in_novas_views_until_2_35() {
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "the catalog is read-only");
     assert_eq!(
-        api.call_at(36, Method::GET, "/v2.1/images", None).await.0,
+        api.at(36, Method::GET, "/v2.1/images", None).await.0,
         StatusCode::NOT_FOUND
     );
 }
@@ -169,7 +165,7 @@ async fn there_are_no_migrations_and_a_migrate_finds_the_server_first() {
     let api = Api::start().await;
     let (status, list) = api.get("/v2.1/os-migrations").await;
     assert_eq!((status, list), (StatusCode::OK, json!({"migrations": []})));
-    let (status, _) = api.call_at(59, Method::GET, "/v2.1/os-migrations?marker=x", None).await;
+    let (status, _) = api.at(59, Method::GET, "/v2.1/os-migrations?marker=x", None).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         as_project(&api, "demo", MEMBER, "/v2.1/os-migrations").await.0,

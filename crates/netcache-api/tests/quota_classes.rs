@@ -27,7 +27,7 @@ fn novas_defaults(id: &str) -> Value {
 }
 
 async fn show(api: &Api, minor: u16, uri: &str) -> Value {
-    let (status, body) = api.call_at(minor, Method::GET, uri, None).await;
+    let (status, body) = api.at(minor, Method::GET, uri, None).await;
     assert_eq!(status, StatusCode::OK, "2.{minor} {uri}: {body}");
     assert_satisfies(
         "GET /os-quota-class-sets/{id}",
@@ -39,7 +39,7 @@ async fn show(api: &Api, minor: u16, uri: &str) -> Value {
 
 async fn update(api: &Api, minor: u16, uri: &str, values: Value) -> (StatusCode, Value) {
     let body = Some(json!({"quota_class_set": values}));
-    let (status, body) = api.call_at(minor, Method::PUT, uri, body).await;
+    let (status, body) = api.at(minor, Method::PUT, uri, body).await;
     if status == StatusCode::OK {
         assert_satisfies(
             "PUT /os-quota-class-sets/{id}",
@@ -322,9 +322,9 @@ async fn the_default_class_holds_key_pairs_server_groups_and_metadata() {
 async fn from_2_102_the_show_refuses_query_parameters() {
     let api = Api::start().await;
     let uri = "/v2.1/os-quota-class-sets/default?foo=1";
-    let (status, body) = api.call_at(101, Method::GET, uri, None).await;
+    let (status, body) = api.at(101, Method::GET, uri, None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = api.call_at(102, Method::GET, uri, None).await;
+    let (status, body) = api.at(102, Method::GET, uri, None).await;
     assert_eq!(
         (status, message(&body)),
         (
@@ -334,6 +334,6 @@ async fn from_2_102_the_show_refuses_query_parameters() {
     );
     // The update has no query schema: its parameters are ignored.
     let put = Some(json!({"quota_class_set": {"ram": 1}}));
-    let (status, body) = api.call_at(104, Method::PUT, uri, put).await;
+    let (status, body) = api.at(104, Method::PUT, uri, put).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }

@@ -8,6 +8,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
+use netcache_testenv::json::strings;
 use nova_schema::assert_satisfies;
 use nova_schema::quotas as schema;
 use serde_json::{Value, json};
@@ -204,12 +205,7 @@ async fn limits_and_extensions_are_novas_2_1_views() {
     get_checked(&api, "/v2.1/limits?tenant_id=other", &schema::get_limit()).await;
 
     let list = get_checked(&api, "/v2.1/extensions", &schema::list_extensions()).await;
-    let aliases: Vec<&str> = list["extensions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["alias"].as_str().unwrap())
-        .collect();
+    let aliases = strings(&list, "extensions", "alias");
     for served in [
         "os-quota-sets",
         "os-quota-class-sets",

@@ -11,39 +11,39 @@ use axum::http::{Method, StatusCode};
 use common::{Api, error_message as message};
 use nova_schema::assert_satisfies;
 use nova_schema::quotas as schema;
-use serde_json::{Value, json};
-
-async fn call(api: &Api, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    api.call_at(minor, method, uri, body).await
-}
+use serde_json::json;
 
 #[tokio::test]
 async fn quota_set_views_leave_out_what_each_version_drops() {
     let api = Api::start().await;
     for minor in [35, 36, 56, 57, 104] {
-        let (status, shown) = call(&api, minor, Method::GET, "/v2.1/os-quota-sets/demo", None).await;
+        let (status, shown) = api.at(minor, Method::GET, "/v2.1/os-quota-sets/demo", None).await;
         assert_eq!(status, StatusCode::OK);
         assert_satisfies("GET /os-quota-sets/{id}", &schema::get_quota_set_at(minor), &shown);
-        let (_, defaults) = call(&api, minor, Method::GET, "/v2.1/os-quota-sets/demo/defaults", None).await;
+        let (_, defaults) = api
+            .at(minor, Method::GET, "/v2.1/os-quota-sets/demo/defaults", None)
+            .await;
         assert_satisfies(
             "GET /os-quota-sets/{id}/defaults",
             &schema::get_quota_set_at(minor),
             &defaults,
         );
-        let (_, detail) = call(&api, minor, Method::GET, "/v2.1/os-quota-sets/demo/detail", None).await;
+        let (_, detail) = api
+            .at(minor, Method::GET, "/v2.1/os-quota-sets/demo/detail", None)
+            .await;
         assert_satisfies(
             "GET /os-quota-sets/{id}/detail",
             &schema::get_quota_set_details_at(minor),
             &detail,
         );
-        let (status, updated) = call(
-            &api,
-            minor,
-            Method::PUT,
-            "/v2.1/os-quota-sets/demo",
-            Some(json!({"quota_set": {"instances": 7}})),
-        )
-        .await;
+        let (status, updated) = api
+            .at(
+                minor,
+                Method::PUT,
+                "/v2.1/os-quota-sets/demo",
+                Some(json!({"quota_set": {"instances": 7}})),
+            )
+            .await;
         assert_eq!(status, StatusCode::OK, "{updated}");
         assert_satisfies("PUT /os-quota-sets/{id}", &schema::update_quota_set_at(minor), &updated);
         let quota_set = shown["quota_set"].as_object().unwrap();
@@ -60,8 +60,7 @@ async fn quota_set_views_leave_out_what_each_version_drops() {
 async fn updates_refuse_what_each_version_drops() {
     let api = Api::start().await;
     let put = |minor: u16, key: &'static str| {
-        call(
-            &api,
+        api.at(
             minor,
             Method::PUT,
             "/v2.1/os-quota-sets/demo",
@@ -86,7 +85,7 @@ async fn updates_refuse_what_each_version_drops() {
 async fn limits_leave_out_what_each_version_drops() {
     let api = Api::start().await;
     for minor in [35, 36, 38, 39, 56, 57, 104] {
-        let (status, limits) = call(&api, minor, Method::GET, "/v2.1/limits", None).await;
+        let (status, limits) = api.at(minor, Method::GET, "/v2.1/limits", None).await;
         assert_eq!(status, StatusCode::OK);
         assert_satisfies("GET /limits", &schema::get_limit_at(minor), &limits);
         let absolute = limits["limits"]["absolute"].as_object().unwrap();
@@ -111,31 +110,35 @@ async fn from_2_75_unknown_query_parameters_are_refused() {
         "/v2.1/os-quota-sets/demo?foo=1",
         "/v2.1/os-quota-sets/demo/detail?foo=1",
     ] {
-        let (status, body) = call(&api, 74, Method::GET, uri, None).await;
+        let (status, body) = api.at(74, Method::GET, uri, None).await;
         assert_eq!(status, StatusCode::OK, "2.74 {uri}: {body}");
-        let (status, body) = call(&api, 75, Method::GET, uri, None).await;
+        let (status, body) = api.at(75, Method::GET, uri, None).await;
         assert_eq!(
             (status, message(&body)),
             (StatusCode::BAD_REQUEST, refused),
             "2.75 {uri}"
         );
     }
-    let (status, _) = call(&api, 75, Method::GET, "/v2.1/limits?tenant_id=other", None).await;
+    let (status, _) = api.at(75, Method::GET, "/v2.1/limits?tenant_id=other", None).await;
     assert_eq!(status, StatusCode::OK);
-    let (status, _) = call(&api, 75, Method::GET, "/v2.1/os-quota-sets/demo?user_id=u", None).await;
+    let (status, _) = api
+        .at(75, Method::GET, "/v2.1/os-quota-sets/demo?user_id=u", None)
+        .await;
     assert_eq!(status, StatusCode::OK);
-    let (status, _) = call(&api, 75, Method::DELETE, "/v2.1/os-quota-sets/demo?foo=1", None).await;
+    let (status, _) = api.at(75, Method::DELETE, "/v2.1/os-quota-sets/demo?foo=1", None).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = call(
-        &api,
-        75,
-        Method::PUT,
-        "/v2.1/os-quota-sets/demo?foo=1",
-        Some(json!({"quota_set": {}})),
-    )
-    .await;
+    let (status, _) = api
+        .at(
+            75,
+            Method::PUT,
+            "/v2.1/os-quota-sets/demo?foo=1",
+            Some(json!({"quota_set": {}})),
+        )
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     // Nova 34 never refuses the defaults' parameters.
-    let (status, _) = call(&api, 104, Method::GET, "/v2.1/os-quota-sets/demo/defaults?foo=1", None).await;
+    let (status, _) = api
+        .at(104, Method::GET, "/v2.1/os-quota-sets/demo/defaults?foo=1", None)
+        .await;
     assert_eq!(status, StatusCode::OK);
 }

@@ -153,7 +153,7 @@ async fn a_group_is_made_shown_renamed_and_deleted_in_neutron_with_novas_views()
         let (status, answer) = api.call(method.clone(), uri, body).await;
         assert_eq!(status, expected, "{method} {uri}: {answer}");
     }
-    let (status, _) = api.call_at(36, Method::GET, "/v2.1/os-security-groups", None).await;
+    let (status, _) = api.at(36, Method::GET, "/v2.1/os-security-groups", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "gone at 2.36");
 }
 

@@ -9,22 +9,14 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
+use netcache_testenv::json::items;
 use netcache_testenv::poll::until;
 use nova_schema::assert_satisfies;
 use nova_schema::server_groups as schema;
 use serde_json::{Value, json};
 
-async fn at(api: &Api, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let version = format!("compute 2.{minor}");
-    let (status, _, body) = api
-        .call_with_headers(method, uri, &[("OpenStack-API-Version", &version)], body)
-        .await;
-    (status, body)
-}
-
 async fn create(api: &Api, minor: u16, group: Value) -> (StatusCode, Value) {
-    at(
-        api,
+    api.at(
         minor,
         Method::POST,
         "/v2.1/os-server-groups",
@@ -64,11 +56,11 @@ async fn groups_are_created_listed_shown_and_deleted_in_each_versions_view() {
         assert_satisfies("POST /os-server-groups", &schema::show(minor), &created);
         let id = created["server_group"]["id"].as_str().unwrap().to_owned();
         let uri = format!("/v2.1/os-server-groups/{id}");
-        let (status, shown) = at(&api, minor, Method::GET, &uri, None).await;
+        let (status, shown) = api.at(minor, Method::GET, &uri, None).await;
         assert_eq!(status, StatusCode::OK);
         assert_satisfies("GET /os-server-groups/{id}", &schema::show(minor), &shown);
         assert_eq!(shown, created);
-        let (_, listed) = at(&api, minor, Method::GET, "/v2.1/os-server-groups", None).await;
+        let (_, listed) = api.at(minor, Method::GET, "/v2.1/os-server-groups", None).await;
         assert_satisfies("GET /os-server-groups", &schema::index(minor), &listed);
         assert_eq!(listed["server_groups"].as_array().unwrap().len(), 1);
         if minor >= 64 {
@@ -77,10 +69,10 @@ async fn groups_are_created_listed_shown_and_deleted_in_each_versions_view() {
         if minor >= 13 {
             assert_eq!(shown["server_group"]["project_id"], "demo");
         }
-        let (status, _) = at(&api, minor, Method::DELETE, &uri, None).await;
+        let (status, _) = api.at(minor, Method::DELETE, &uri, None).await;
         assert_eq!(status, StatusCode::NO_CONTENT);
         assert_error(
-            at(&api, minor, Method::GET, &uri, None).await,
+            api.at(minor, Method::GET, &uri, None).await,
             StatusCode::NOT_FOUND,
             "itemNotFound",
             &format!("Instance group {id} could not be found."),
@@ -126,15 +118,15 @@ async fn bad_requests_get_novas_words() {
         "Invalid input for field/attribute max_server_per_host. Value: 0. 0 is less than the minimum of 1",
     );
     assert_error(
-        at(&api, 75, Method::GET, "/v2.1/os-server-groups?foo=1", None).await,
+        api.at(75, Method::GET, "/v2.1/os-server-groups?foo=1", None).await,
         StatusCode::BAD_REQUEST,
         "badRequest",
         "Additional properties are not allowed ('foo' was unexpected)",
     );
-    let (status, _) = at(&api, 74, Method::GET, "/v2.1/os-server-groups?foo=1", None).await;
+    let (status, _) = api.at(74, Method::GET, "/v2.1/os-server-groups?foo=1", None).await;
     assert_eq!(status, StatusCode::OK, "before 2.75 other parameters are allowed");
     assert_error(
-        at(&api, 1, Method::DELETE, "/v2.1/os-server-groups/nope", None).await,
+        api.at(1, Method::DELETE, "/v2.1/os-server-groups/nope", None).await,
         StatusCode::NOT_FOUND,
         "itemNotFound",
         "Instance group nope could not be found.",
@@ -148,9 +140,7 @@ async fn lists_page_with_limit_and_offset_and_an_admin_sees_all_projects() {
         create(&api, 1, json!({"name": name, "policies": ["affinity"]})).await;
     }
     let names = |body: &Value| -> Vec<String> {
-        body["server_groups"]
-            .as_array()
-            .unwrap()
+        items(body, "server_groups")
             .iter()
             .map(|g| g["name"].as_str().unwrap().to_owned())
             .collect()
@@ -232,20 +222,15 @@ async fn a_boot_joins_its_group_and_shows_it_from_2_71_on_show_only() {
     assert_eq!(shown["server_group"]["members"], json!([server]));
 
     let uri = format!("/v2.1/servers/{server}");
-    let (_, old) = at(&api, 70, Method::GET, &uri, None).await;
+    let (_, old) = api.at(70, Method::GET, &uri, None).await;
     assert!(old["server"].get("server_groups").is_none(), "{old}");
-    let (_, new) = at(&api, 71, Method::GET, &uri, None).await;
+    let (_, new) = api.at(71, Method::GET, &uri, None).await;
     assert_eq!(new["server"]["server_groups"], json!([group_id]));
-    let (_, updated) = at(
-        &api,
-        71,
-        Method::PUT,
-        &uri,
-        Some(json!({"server": {"name": "renamed"}})),
-    )
-    .await;
+    let (_, updated) = api
+        .at(71, Method::PUT, &uri, Some(json!({"server": {"name": "renamed"}})))
+        .await;
     assert_eq!(updated["server"]["server_groups"], json!([group_id]));
-    let (_, listed) = at(&api, 71, Method::GET, "/v2.1/servers/detail", None).await;
+    let (_, listed) = api.at(71, Method::GET, "/v2.1/servers/detail", None).await;
     assert!(listed["servers"][0].get("server_groups").is_none(), "not on list");
 
     // A deleted member leaves the group's members.

@@ -13,16 +13,10 @@ use nova_schema::assert_satisfies;
 use nova_schema::services as schema;
 use serde_json::{Value, json};
 
-async fn call_at(api: &Api, version: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let header = format!("compute 2.{version}");
-    let (status, _, body) = api
-        .call_with_headers(method, uri, &[("openstack-api-version", &header)], body)
-        .await;
-    (status, body)
-}
-
 async fn services_at(api: &Api, version: u16, query: &str) -> Vec<Value> {
-    let (status, body) = call_at(api, version, Method::GET, &format!("/v2.1/os-services{query}"), None).await;
+    let (status, body) = api
+        .at(version, Method::GET, &format!("/v2.1/os-services{query}"), None)
+        .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_satisfies(
         &format!("GET /os-services at 2.{version}"),
@@ -69,7 +63,7 @@ async fn services_are_one_nova_compute_per_host_with_novas_ids_per_microversion(
         "ignored before 2.75"
     );
     assert_error(
-        call_at(&api, 75, Method::GET, "/v2.1/os-services?unknown=1", None).await,
+        api.at(75, Method::GET, "/v2.1/os-services?unknown=1", None).await,
         StatusCode::BAD_REQUEST,
         "Additional properties are not allowed ('unknown' was unexpected)",
     );
@@ -80,7 +74,10 @@ async fn before_2_53_a_service_is_changed_by_host_and_binary() {
     let api = Api::start().await;
     let put = |action: &'static str, body: Value| {
         let api = &api;
-        async move { call_at(api, 11, Method::PUT, &format!("/v2.1/os-services/{action}"), Some(body)).await }
+        async move {
+            api.at(11, Method::PUT, &format!("/v2.1/os-services/{action}"), Some(body))
+                .await
+        }
     };
     let host1 = json!({"host": "host1", "binary": "nova-compute"});
     let (status, body) = put(
@@ -136,14 +133,8 @@ async fn before_2_53_a_service_is_changed_by_host_and_binary() {
         "Unknown action",
     );
     assert_error(
-        call_at(
-            &api,
-            10,
-            Method::PUT,
-            "/v2.1/os-services/force-down",
-            Some(host1.clone()),
-        )
-        .await,
+        api.at(10, Method::PUT, "/v2.1/os-services/force-down", Some(host1.clone()))
+            .await,
         StatusCode::NOT_FOUND,
         "Unknown action",
     );
@@ -172,14 +163,14 @@ async fn from_2_53_a_service_is_changed_by_uuid() {
         .unwrap()
         .to_owned();
     let uri = format!("/v2.1/os-services/{id}");
-    let (status, body) = call_at(
-        &api,
-        53,
-        Method::PUT,
-        &uri,
-        Some(json!({"status": "disabled", "disabled_reason": "rack 4", "forced_down": "yes"})),
-    )
-    .await;
+    let (status, body) = api
+        .at(
+            53,
+            Method::PUT,
+            &uri,
+            Some(json!({"status": "disabled", "disabled_reason": "rack 4", "forced_down": "yes"})),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_satisfies("PUT /os-services/{uuid}", &schema::update_v253(), &body);
     let service = &body["service"];
@@ -194,8 +185,7 @@ async fn from_2_53_a_service_is_changed_by_uuid() {
     assert_eq!(service["disabled_reason"], "rack 4");
 
     assert_error(
-        call_at(
-            &api,
+        api.at(
             53,
             Method::PUT,
             &uri,
@@ -206,13 +196,12 @@ async fn from_2_53_a_service_is_changed_by_uuid() {
         "Specifying 'disabled_reason' with status 'enabled' is invalid.",
     );
     assert_error(
-        call_at(&api, 53, Method::PUT, &uri, Some(json!({}))).await,
+        api.at(53, Method::PUT, &uri, Some(json!({}))).await,
         StatusCode::BAD_REQUEST,
         "No updates were requested. Fields 'status' or 'forced_down' should be specified.",
     );
     assert_error(
-        call_at(
-            &api,
+        api.at(
             53,
             Method::PUT,
             "/v2.1/os-services/42",
@@ -224,8 +213,7 @@ async fn from_2_53_a_service_is_changed_by_uuid() {
     );
     let missing = uuid::Uuid::new_v4();
     assert_error(
-        call_at(
-            &api,
+        api.at(
             53,
             Method::PUT,
             &format!("/v2.1/os-services/{missing}"),
@@ -251,47 +239,30 @@ async fn a_compute_service_with_servers_is_not_deleted() {
             .unwrap()
     };
     assert_error(
-        call_at(
-            &api,
-            1,
-            Method::DELETE,
-            &format!("/v2.1/os-services/{}", id_of(&busy)),
-            None,
-        )
-        .await,
+        api.at(1, Method::DELETE, &format!("/v2.1/os-services/{}", id_of(&busy)), None)
+            .await,
         StatusCode::CONFLICT,
         "Unable to delete compute service that is hosting instances. Migrate or delete the instances first.",
     );
     let idle = ["host1", "host2", "host3"].into_iter().find(|h| *h != busy).unwrap();
-    let (status, body) = call_at(
-        &api,
-        1,
-        Method::DELETE,
-        &format!("/v2.1/os-services/{}", id_of(idle)),
-        None,
-    )
-    .await;
+    let (status, body) = api
+        .at(1, Method::DELETE, &format!("/v2.1/os-services/{}", id_of(idle)), None)
+        .await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
     assert_eq!(services_at(&api, 1, "").await.len(), 2);
     assert_error(
-        call_at(
-            &api,
-            1,
-            Method::DELETE,
-            &format!("/v2.1/os-services/{}", id_of(idle)),
-            None,
-        )
-        .await,
+        api.at(1, Method::DELETE, &format!("/v2.1/os-services/{}", id_of(idle)), None)
+            .await,
         StatusCode::NOT_FOUND,
         &format!("Service {} not found.", id_of(idle)),
     );
     assert_error(
-        call_at(&api, 1, Method::DELETE, "/v2.1/os-services/abc", None).await,
+        api.at(1, Method::DELETE, "/v2.1/os-services/abc", None).await,
         StatusCode::BAD_REQUEST,
         "Invalid input received: id must be an integer",
     );
     assert_error(
-        call_at(&api, 53, Method::DELETE, "/v2.1/os-services/abc", None).await,
+        api.at(53, Method::DELETE, "/v2.1/os-services/abc", None).await,
         StatusCode::BAD_REQUEST,
         "Invalid uuid abc",
     );
@@ -302,7 +273,7 @@ async fn a_disabled_host_gets_no_new_server_and_with_none_left_a_boot_fails_as_n
     let api = Api::start().await;
     for host in ["host1", "host2"] {
         let body = json!({"host": host, "binary": "nova-compute"});
-        let (status, _) = call_at(&api, 1, Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
+        let (status, _) = api.at(1, Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
         assert_eq!(status, StatusCode::OK);
     }
     for _ in 0..2 {
@@ -312,7 +283,7 @@ async fn a_disabled_host_gets_no_new_server_and_with_none_left_a_boot_fails_as_n
         assert_eq!(shown["server"]["OS-EXT-SRV-ATTR:host"], "host3");
     }
     let body = json!({"host": "host3", "binary": "nova-compute"});
-    call_at(&api, 1, Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
+    api.at(1, Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
     let server = api.boot("vm").await;
     assert_eq!(api.built(&server).await, "ERROR");
     let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
@@ -335,7 +306,7 @@ async fn a_disabled_host_gets_no_new_server_and_with_none_left_a_boot_fails_as_n
 async fn the_zone_detail_lists_enabled_hosts_with_their_service() {
     let api = Api::start().await;
     let body = json!({"host": "host2", "binary": "nova-compute"});
-    call_at(&api, 1, Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
+    api.at(1, Method::PUT, "/v2.1/os-services/disable", Some(body)).await;
     let (status, detail) = api.get("/v2.1/os-availability-zone/detail").await;
     assert_eq!(status, StatusCode::OK);
     assert_satisfies("os-availability-zone/detail", &schema::zone_detail(), &detail);

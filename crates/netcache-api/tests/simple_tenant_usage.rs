@@ -12,6 +12,7 @@ mod nova_schema;
 use axum::http::{Method, StatusCode};
 use chrono::{NaiveDateTime, TimeDelta};
 use common::{Api, BASE};
+use netcache_testenv::json::items;
 use nova_schema::tenant_usages::{self as schema, TEMPEST_SERVER_USAGE_KEYS};
 use nova_schema::{assert_nova_error, assert_satisfies};
 use serde_json::{Value, json};
@@ -24,14 +25,8 @@ const WIDE: &str = "start=2000-01-01T00:00:00&end=2999-12-31T23:59:59.999999";
 
 /// `GET uri` at `2.minor` as `roles` of `project`.
 async fn get(api: &Api, minor: u16, (project, roles): (&str, &str), uri: &str) -> (StatusCode, Value) {
-    let version = format!("compute 2.{minor}");
-    let headers = [
-        ("openstack-api-version", version.as_str()),
-        ("x-project-id", project),
-        ("x-roles", roles),
-    ];
-    let (status, _, body) = api.call_with_headers(Method::GET, uri, &headers, None).await;
-    (status, body)
+    let who = [("x-project-id", project), ("x-roles", roles)];
+    api.at_as(minor, &who, Method::GET, uri, None).await
 }
 
 /// The admin's `GET uri` at `2.minor`, which must answer 200 in Nova's schema.
@@ -81,9 +76,7 @@ fn hours(from: NaiveDateTime, to: NaiveDateTime) -> f64 {
 
 /// The usage of server `id` among a summary's.
 fn usage_of<'a>(summary: &'a Value, id: &str) -> &'a Value {
-    summary["server_usages"]
-        .as_array()
-        .unwrap()
+    items(summary, "server_usages")
         .iter()
         .find(|u| u["instance_id"] == id)
         .unwrap_or_else(|| panic!("{id} in {summary}"))
@@ -359,12 +352,7 @@ async fn from_2_40_servers_are_paged_by_project_then_id_with_next_links() {
 
     let first = admin_get(&api, 40, &format!("{USAGE}?{WIDE}&detailed=1&limit=3")).await;
     assert_eq!(page_ids(&first), all[..3]);
-    let tenants: Vec<&Value> = first["tenant_usages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| &t["tenant_id"])
-        .collect();
+    let tenants: Vec<&Value> = items(&first, "tenant_usages").iter().map(|t| &t["tenant_id"]).collect();
     assert_eq!(tenants, [&json!("alt"), &json!("demo")], "by project");
     let next = next_page(&first["tenant_usages_links"], USAGE, &all[2]);
     assert!(next.contains("limit=3") && next.contains("detailed=1"), "{next}");

@@ -40,19 +40,27 @@ const IMAGE: &str = netcache_api::images::IMAGES[0].id;
 /// Requests timed per latency figure.
 const SAMPLES: usize = 20;
 
-/// What to measure.
+/// What to measure (`netcache bench`'s arguments).
+#[derive(clap::Args, Debug)]
 pub struct BenchOptions {
     /// Server counts of the heal and list figures.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
     pub servers: Vec<usize>,
-    /// Boots per concurrency level.
+    /// Boots per concurrency level (1, 8, 32).
+    #[arg(long, default_value_t = 200)]
     pub boots: usize,
-    /// A PostgreSQL admin URL: also measure on a scratch database there.
+    /// A PostgreSQL admin URL: measure there too, on a scratch database.
+    #[arg(long)]
     pub postgres: Option<String>,
-    /// Skip SQLite: measure on PostgreSQL only.
+    /// With --postgres, measure on PostgreSQL only (the scale runs).
+    #[arg(long, requires = "postgres")]
     pub postgres_only: bool,
-    /// Run the embedded Neutron in a process of its own.
+    /// Run the embedded Neutron in a process of its own, so RSS is netcache's.
+    #[arg(long)]
     pub neutron_process: bool,
-    /// Measure against this running Neutron (noauth) instead of the embedded one.
+    /// Measure against this running Neutron (noauth; a scratch one: the bench's
+    /// networks and ports stay there) instead of the embedded one.
+    #[arg(long)]
     pub neutron_url: Option<String>,
 }
 
@@ -149,9 +157,7 @@ impl Rig {
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
         settings.retention.interval = 0.0;
-        settings.quota.instances = -1;
-        settings.quota.cores = -1;
-        settings.quota.ram = -1;
+        settings.quota.unlimit_servers();
         let app = App::start(&settings).await?;
         Ok(Self {
             sim,

@@ -261,30 +261,20 @@ mod tests {
     use std::net::IpAddr;
 
     use super::*;
-    use crate::fixtures::{port, topology, vif};
+    use crate::fixtures::{build_cache, port, present, topology, vif};
     use crate::network_info::{CacheAddresses, CachedIp, NetworkAddresses, SubnetAddresses, VifAddresses};
     use crate::{ProjectId, ServerId};
 
-    fn build(
-        vifs: &[VifRecord],
-        previous: &NetworkInfo,
-        observed: &HashMap<PortId, Observed>,
-        on_lost: OnLost,
-    ) -> CacheOutcome {
-        let (networks, subnets) = topology();
-        let options = CacheOptions {
-            on_lost,
-            ..CacheOptions::default()
-        };
-        build_network_info(&CacheInputs {
-            server_id: vifs.first().map_or(ServerId(crate::fixtures::uuid(1)), |v| v.server_id),
+    /// `server`'s first cache: no previous one, lost ports dropped.
+    fn first_cache(server: ServerId, vifs: &[VifRecord], observed: &HashMap<PortId, Observed>) -> CacheOutcome {
+        build_cache(
+            server,
+            &topology(),
             vifs,
-            previous,
+            &NetworkInfo::default(),
             observed,
-            networks: &networks,
-            subnets: &subnets,
-            options: &options,
-        })
+            OnLost::Drop,
+        )
     }
 
     /// The cache of a server with one port, 10.0.0.5 on `private`, and its
@@ -309,7 +299,7 @@ mod tests {
             },
         )]);
         let vifs = [vif(p.id.as_str(), server, 0, VifOrigin::Created)];
-        build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop)
+        first_cache(server, &vifs, &observed)
     }
 
     #[test]
@@ -402,20 +392,9 @@ mod tests {
         let server = ServerId(crate::fixtures::uuid(3));
         let mine = port("mine", &server, "10.0.0.5");
         let ghost = port("ghost", &server, "10.0.0.6");
-        let observed: HashMap<_, _> = [&mine, &ghost]
-            .into_iter()
-            .map(|p| {
-                (
-                    p.id.clone(),
-                    Observed::Present {
-                        port: Arc::new(p.clone()),
-                        floating_ips: vec![],
-                    },
-                )
-            })
-            .collect();
+        let observed: HashMap<_, _> = [mine, ghost].into_iter().map(present).collect();
         let vifs = [vif("mine", server, 0, VifOrigin::Created)];
-        let out = build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop);
+        let out = first_cache(server, &vifs, &observed);
         assert_eq!(out.info.port_ids().collect::<Vec<_>>(), ["mine"]);
     }
 
@@ -428,19 +407,8 @@ mod tests {
             vif("a", server, 0, VifOrigin::Created),
             vif("b", server, 1, VifOrigin::Preexisting),
         ];
-        let all: HashMap<_, _> = [&a, &b]
-            .into_iter()
-            .map(|p| {
-                (
-                    p.id.clone(),
-                    Observed::Present {
-                        port: Arc::new(p.clone()),
-                        floating_ips: vec![],
-                    },
-                )
-            })
-            .collect();
-        let fresh = build(&vifs, &NetworkInfo::default(), &all, OnLost::Drop);
+        let all: HashMap<_, _> = [&a, &b].into_iter().cloned().map(present).collect();
+        let fresh = first_cache(server, &vifs, &all);
         assert!(
             !fresh.kept_previous,
             "every port refreshed: the previous cache is not read"
@@ -449,17 +417,8 @@ mod tests {
         assert!(previous.0[1].preserve_on_delete);
 
         b.device_id = "someone-else".into();
-        let observed = HashMap::from([
-            (PortId::from("a"), Observed::Gone),
-            (
-                b.id.clone(),
-                Observed::Present {
-                    port: Arc::new(b),
-                    floating_ips: vec![],
-                },
-            ),
-        ]);
-        let dropped = build(&vifs, &previous, &observed, OnLost::Drop);
+        let observed = HashMap::from([(PortId::from("a"), Observed::Gone), present(b)]);
+        let dropped = build_cache(server, &topology(), &vifs, &previous, &observed, OnLost::Drop);
         assert!(dropped.info.0.is_empty());
         assert!(!dropped.kept_previous);
         assert_eq!(
@@ -475,7 +434,7 @@ mod tests {
                 device_id: "someone-else".into()
             }
         );
-        let kept = build(&vifs, &previous, &observed, OnLost::Keep);
+        let kept = build_cache(server, &topology(), &vifs, &previous, &observed, OnLost::Keep);
         assert_eq!(kept.info, previous);
         assert!(
             kept.kept_previous,
@@ -492,28 +451,13 @@ mod tests {
             vif("b", server, 1, VifOrigin::Created),
             vif("a", server, 0, VifOrigin::Created),
         ];
-        let first = build(
-            &vifs[1..],
-            &NetworkInfo::default(),
-            &HashMap::from([(
-                a.id.clone(),
-                Observed::Present {
-                    port: Arc::new(a),
-                    floating_ips: vec![],
-                },
-            )]),
-            OnLost::Drop,
-        );
-        let second = build(
+        let first = first_cache(server, &vifs[1..], &HashMap::from([present(a)]));
+        let second = build_cache(
+            server,
+            &topology(),
             &vifs,
             &first.info,
-            &HashMap::from([(
-                b.id.clone(),
-                Observed::Present {
-                    port: Arc::new(b),
-                    floating_ips: vec![],
-                },
-            )]),
+            &HashMap::from([present(b)]),
             OnLost::Drop,
         );
         assert_eq!(second.info.port_ids().collect::<Vec<_>>(), ["a", "b"]);

@@ -1,12 +1,15 @@
 //! Domain values the tests share: fixed ids, a port, a VIF record, a network
-//! and its subnet, a server. Ids are numbers, never random, so a test names
+//! and its subnet, a server, and a cache rebuild over them. Ids are numbers, never random, so a test names
 //! the same values in every run.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::cache::{CacheInputs, CacheOptions, CacheOutcome, Observed, OnLost, build_network_info};
+use crate::network_info::NetworkInfo;
 use crate::neutron::{Network, Port, PortFixedIp, Subnet};
 use crate::server::{NetworkRequests, Server, TaskState, VmState};
 use crate::server_attributes::ServerAttributes;
@@ -66,9 +69,12 @@ pub fn vif(id: &str, server: ServerId, position: i64, origin: VifOrigin) -> VifR
     }
 }
 
+/// Networks and subnets by id, as a cache rebuild reads them.
+pub type Topology = (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>);
+
 /// `net1` and its one subnet `sub1` (10.0.0.0/26).
 #[must_use]
-pub fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
+pub fn topology() -> Topology {
     let net = Network {
         id: NetworkId::from("net1"),
         name: "private".into(),
@@ -92,6 +98,43 @@ pub fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
         HashMap::from([(net.id.clone(), net)]),
         HashMap::from([(sub.id.clone(), sub)]),
     )
+}
+
+/// `port` as a refresh saw it: present, with no floating IP.
+#[must_use]
+pub fn present(port: Port) -> (PortId, Observed) {
+    (
+        port.id.clone(),
+        Observed::Present {
+            port: Arc::new(port),
+            floating_ips: vec![],
+        },
+    )
+}
+
+/// Rebuilds `server_id`'s cache over `topology`, with the default options but `on_lost`.
+#[must_use]
+pub fn build_cache(
+    server_id: ServerId,
+    (networks, subnets): &Topology,
+    vifs: &[VifRecord],
+    previous: &NetworkInfo,
+    observed: &HashMap<PortId, Observed>,
+    on_lost: OnLost,
+) -> CacheOutcome {
+    let options = CacheOptions {
+        on_lost,
+        ..CacheOptions::default()
+    };
+    build_network_info(&CacheInputs {
+        server_id,
+        vifs,
+        previous,
+        observed,
+        networks,
+        subnets,
+        options: &options,
+    })
 }
 
 /// A building server of project `p`.

@@ -14,7 +14,14 @@
 //! exists to run. A test whose environment only changes what it runs against (an
 //! end-to-end scenario against the embedded Neutron, or a real one) asks
 //! [`optional`], which also fails under [`REQUIRE_VAR`].
+//!
+//! Beside them, what tests of several crates share: [`poll`] (the one bounded
+//! wait), [`json`] (a JSON answer's lists), [`log`] (the log a test's thread
+//! writes) and [`disk`] (a disk that fills up).
 
+pub mod disk;
+pub mod json;
+pub mod log;
 pub mod poll;
 
 use std::future::Future;

@@ -79,27 +79,7 @@ enum Command {
         dry_run: bool,
     },
     /// Measure netcache beside the embedded Neutron (heal, lists, boots, memory).
-    Bench {
-        /// Server counts of the heal and list figures.
-        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
-        servers: Vec<usize>,
-        /// Boots per concurrency level (1, 8, 32).
-        #[arg(long, default_value_t = 200)]
-        boots: usize,
-        /// A PostgreSQL admin URL: measure there too, on a scratch database.
-        #[arg(long)]
-        postgres: Option<String>,
-        /// With --postgres, measure on PostgreSQL only (the scale runs).
-        #[arg(long, requires = "postgres")]
-        postgres_only: bool,
-        /// Run the embedded Neutron in a process of its own, so RSS is netcache's.
-        #[arg(long)]
-        neutron_process: bool,
-        /// Measure against this running Neutron (noauth; a scratch one: the bench's
-        /// networks and ports stay there) instead of the embedded one.
-        #[arg(long)]
-        neutron_url: Option<String>,
-    },
+    Bench(netcache_bench::BenchOptions),
     /// An existing Nova cloud: find, prove and clean up the ghost ports Nova makes.
     Nova {
         #[command(flatten)]
@@ -339,24 +319,7 @@ async fn run(cli: Cli, progress: Progress) -> anyhow::Result<i32> {
         Command::Purge { ops, before, dry_run } => {
             done(netcache_app::ops::purge(&ops.settings()?, before, dry_run, progress).await)
         }
-        Command::Bench {
-            servers,
-            boots,
-            postgres,
-            postgres_only,
-            neutron_process,
-            neutron_url,
-        } => done(
-            netcache_bench::run(netcache_bench::BenchOptions {
-                servers,
-                boots,
-                postgres,
-                postgres_only,
-                neutron_process,
-                neutron_url,
-            })
-            .await,
-        ),
+        Command::Bench(options) => done(netcache_bench::run(options).await),
         Command::Serve(args) => done(serve(args).await),
         Command::NeutronSim(args) => {
             let listen = args.listen;

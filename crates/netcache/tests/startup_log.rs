@@ -10,27 +10,10 @@
 #[path = "it/common/mod.rs"]
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use netcache_app::scratch_pg::ScratchDatabase;
+use netcache_testenv::log::CapturedLog;
 
 use common::{Options, TestApp};
-
-/// The log lines written while a test runs.
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Lines {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Neutron's URL with a password in it (the embedded Neutron takes no notice).
 fn neutron_with_password(settings: &mut netcache_app::settings::Settings) {
@@ -45,13 +28,7 @@ fn neutron_with_password(settings: &mut netcache_app::settings::Settings) {
 /// without it, on Neutron's URL alone.
 #[tokio::test]
 async fn the_start_up_log_shows_no_password() {
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let log = CapturedLog::start();
     let scratch = match std::env::var("NETCACHE_TEST_PG_URL") {
         Ok(admin) => Some(
             ScratchDatabase::create(&admin, &format!("test_{}", uuid::Uuid::new_v4().as_u64_pair().0))
@@ -84,7 +61,7 @@ async fn the_start_up_log_shows_no_password() {
         "netcache was given the password"
     );
 
-    let logged = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let logged = log.text();
     let line = logged
         .lines()
         .find(|l| l.contains("netcache compute API listening"))

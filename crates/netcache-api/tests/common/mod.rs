@@ -144,10 +144,24 @@ impl Api {
 
     /// A call at microversion `2.minor` (as the harness's admin).
     pub async fn at(&self, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        self.at_as(minor, &[], method, uri, body).await
+    }
+
+    /// A call at microversion `2.minor` as whom `who`'s headers name
+    /// (`x-user-id`, `x-project-id`, `x-roles`; the harness's admin of `demo`
+    /// where they name none).
+    pub async fn at_as(
+        &self,
+        minor: u16,
+        who: &[(&str, &str)],
+        method: Method,
+        uri: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
         let version = format!("compute 2.{minor}");
-        let (status, _, body) = self
-            .call_with_headers(method, uri, &[("openstack-api-version", &version)], body)
-            .await;
+        let mut headers = vec![("openstack-api-version", version.as_str())];
+        headers.extend_from_slice(who);
+        let (status, _, body) = self.call_with_headers(method, uri, &headers, body).await;
         (status, body)
     }
 
@@ -184,15 +198,6 @@ impl Api {
             self.get(&uri).await.0 == StatusCode::NOT_FOUND
         })
         .await;
-    }
-
-    /// A call at microversion `2.minor`.
-    pub async fn call_at(&self, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-        let version = format!("compute 2.{minor}");
-        let (status, _, body) = self
-            .call_with_headers(method, uri, &[("openstack-api-version", version.as_str())], body)
-            .await;
-        (status, body)
     }
 }
 

@@ -30,6 +30,14 @@ pub struct QuotaSettings {
 }
 
 impl QuotaSettings {
+    /// No limit (Nova's -1) on servers, cores or RAM: for runs that boot more
+    /// servers in one project than Nova's defaults allow (tests, the bench).
+    pub fn unlimit_servers(&mut self) {
+        self.instances = -1;
+        self.cores = -1;
+        self.ram = -1;
+    }
+
     fn options(&self) -> [(&'static str, Resource, i64); 10] {
         [
             ("instances", Resource::Instances, self.instances),

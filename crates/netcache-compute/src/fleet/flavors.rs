@@ -156,13 +156,11 @@ impl FlavorOps for Compute {
             id: id.to_owned(),
             project_id: project.to_owned(),
         };
-        self.store.commit(vec![change]).await.map_err(|e| match e {
-            netcache_store::Error::NotFound(_) => Error::FlavorAccessNotFound {
-                flavor: id.to_owned(),
-                project: project.to_owned(),
-            },
-            other => other.into(),
-        })?;
+        self.commit_or(change, || Error::FlavorAccessNotFound {
+            flavor: id.to_owned(),
+            project: project.to_owned(),
+        })
+        .await?;
         self.flavor(ctx, id).await
     }
 
@@ -189,21 +187,24 @@ impl FlavorOps for Compute {
             id: id.to_owned(),
             key: key.to_owned(),
         };
-        self.store.commit(vec![change]).await.map_err(|e| match e {
-            netcache_store::Error::NotFound(_) => Error::FlavorExtraSpecNotFound {
-                flavor: id.to_owned(),
-                key: key.to_owned(),
-            },
-            other => other.into(),
+        self.commit_or(change, || Error::FlavorExtraSpecNotFound {
+            flavor: id.to_owned(),
+            key: key.to_owned(),
         })
+        .await
     }
 }
 
 impl Compute {
     /// Commits a change of a live flavor: not found if it is gone (or was never).
     async fn commit_on_flavor(&self, id: &str, change: Change) -> Result<()> {
+        self.commit_or(change, || Error::FlavorNotFound(id.to_owned())).await
+    }
+
+    /// Commits `change`; a row it needs that is not there is `missing()`.
+    async fn commit_or(&self, change: Change, missing: impl FnOnce() -> Error) -> Result<()> {
         self.store.commit(vec![change]).await.map_err(|e| match e {
-            netcache_store::Error::NotFound(_) => Error::FlavorNotFound(id.to_owned()),
+            netcache_store::Error::NotFound(_) => missing(),
             other => other.into(),
         })
     }

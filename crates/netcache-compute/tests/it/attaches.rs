@@ -10,7 +10,7 @@ use netcache_compute::prelude::*;
 use netcache_compute::{AttachRequest, Error};
 use netcache_domain::ghost::GhostOwner;
 use netcache_domain::intent::IntentState;
-use netcache_domain::{NetworkId, PortId, ServerId};
+use netcache_domain::{NetworkId, PortId};
 use neutron_sim::{FaultAction, FaultRule};
 
 use crate::support::{Harness, config};
@@ -30,20 +30,10 @@ fn on_private(h: &Harness) -> AttachRequest {
     }
 }
 
-async fn boot_without_ports(h: &Harness) -> ServerId {
-    let server = h
-        .compute
-        .create_server(&Harness::ctx(), h.boot_request(0))
-        .await
-        .unwrap();
-    h.compute.settle().await;
-    server.id
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attach_whose_create_was_lost_creates_again_within_its_deadline() {
     let h = Harness::start(config()).await;
-    let server = boot_without_ports(&h).await;
+    let server = h.boot_with_ports(0).await;
     let private = NetworkId::from(h.topology.private_network_id.as_str());
 
     h.sim().add_fault(lost_create());

@@ -11,10 +11,10 @@ use async_trait::async_trait;
 use netcache_compute::lifecycle::virt::VirtDriver;
 use netcache_compute::prelude::*;
 use netcache_compute::{CreateServer, Error, ServerEdit};
-use netcache_domain::HostName;
 use netcache_domain::power::PowerAction;
 use netcache_domain::quota::Refusal;
 use netcache_domain::server::{NetworkRequests, Server, TaskState, VmState};
+use netcache_domain::{HostName, ServerId};
 use neutron_sim::SimConfig;
 use support::{Harness, config};
 use tokio::sync::{Notify, Semaphore};
@@ -86,6 +86,21 @@ fn items(range: std::ops::Range<usize>) -> BTreeMap<String, String> {
     range.map(|i| (format!("k{i}"), format!("v{i}"))).collect()
 }
 
+fn set_metadata(items: BTreeMap<String, String>, replace: bool) -> ServerEdit {
+    ServerEdit::SetMetadata { items, replace }
+}
+
+/// The user's boot of a server without ports, with `metadata`: accepted, not built.
+async fn create(h: &Harness, metadata: BTreeMap<String, String>) -> Result<ServerId, Error> {
+    let server = h.compute.create_server(&Harness::ctx(), boot_request(metadata)).await?;
+    Ok(server.id)
+}
+
+/// The user's `edit` of `server`.
+async fn edit(h: &Harness, server: ServerId, edit: &ServerEdit) -> Result<Server, Error> {
+    h.compute.edit_server(&Harness::ctx(), server, edit).await
+}
+
 /// The build is spawning (its next write is ACTIVE, with its ports) when the
 /// user renames the server: the rename is kept, and the build finishes without
 /// a retried step. The row still says `networking`: a boot writes no state
@@ -95,11 +110,7 @@ fn items(range: std::ops::Range<usize>) -> BTreeMap<String, String> {
 async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
     let virt = Arc::new(GatedVirt::closed());
     let h = Harness::with_virt(config(), SimConfig::default(), virt.clone()).await;
-    let server = h
-        .compute
-        .create_server(&Harness::ctx(), boot_request(BTreeMap::new()))
-        .await
-        .unwrap();
+    let server = create(&h, BTreeMap::new()).await.unwrap();
     virt.spawning.notified().await;
 
     let rename = ServerEdit::Update {
@@ -111,37 +122,22 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
         pinned_availability_zone: None,
         auto_disk_config: None,
     };
-    let edited = h
-        .compute
-        .edit_server(&Harness::ctx(), server.id, &rename)
-        .await
-        .unwrap();
+    let edited = edit(&h, server, &rename).await.unwrap();
     assert_eq!(
         (edited.name.as_str(), edited.task_state),
         ("renamed", Some(TaskState::Networking))
     );
     // Metadata waits for an active server without a task, as in Nova (409).
-    let set = ServerEdit::SetMetadata {
-        items: items(0..1),
-        replace: false,
-    };
-    let refused = h
-        .compute
-        .edit_server(&Harness::ctx(), server.id, &set)
-        .await
-        .unwrap_err();
+    let refused = edit(&h, server, &set_metadata(items(0..1), false)).await.unwrap_err();
     assert!(matches!(refused, Error::InvalidState { .. }), "{refused:?}");
     assert_eq!(
         refused.to_string(),
-        format!(
-            "Cannot 'update metadata' instance {} while it is in vm_state building",
-            server.id
-        )
+        format!("Cannot 'update metadata' instance {server} while it is in vm_state building")
     );
 
     virt.gate.add_permits(100);
     h.compute.settle().await;
-    let built = h.compute.server(server.id).await.unwrap();
+    let built = h.compute.server(server).await.unwrap();
     assert_eq!(built.vm_state, VmState::Active, "{built:?}");
     assert_eq!(
         (built.name.as_str(), built.access_ip_v4),
@@ -159,65 +155,39 @@ async fn a_rename_during_a_build_is_kept_and_the_build_goes_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_metadata_edits_all_land_within_the_quota() {
     let h = Harness::start(config()).await;
-    let server = h
-        .compute
-        .create_server(&Harness::ctx(), boot_request(items(0..2)))
-        .await
-        .unwrap();
+    let server = create(&h, items(0..2)).await.unwrap();
     h.compute.settle().await;
 
     let writers = (10..14).map(|i| {
         let compute = h.compute.clone();
         tokio::spawn(async move {
-            let edit = ServerEdit::SetMetadata {
-                items: items(i..i + 1),
-                replace: false,
-            };
-            compute.edit_server(&Harness::ctx(), server.id, &edit).await
+            let edit = set_metadata(items(i..i + 1), false);
+            compute.edit_server(&Harness::ctx(), server, &edit).await
         })
     });
     for writer in writers.collect::<Vec<_>>() {
         writer.await.unwrap().unwrap();
     }
-    let stored = h.compute.server(server.id).await.unwrap();
+    let stored = h.compute.server(server).await.unwrap();
     let keys: Vec<&str> = stored.metadata.keys().map(String::as_str).collect();
     assert_eq!(keys, ["k0", "k1", "k10", "k11", "k12", "k13"]);
 
     // Six stored and 123 new ones: one over.
-    let full = ServerEdit::SetMetadata {
-        items: items(0..MAX_METADATA_ITEMS - 5)
-            .into_iter()
-            .map(|(k, v)| (format!("new-{k}"), v))
-            .collect(),
-        replace: false,
-    };
-    let refused = h
-        .compute
-        .edit_server(&Harness::ctx(), server.id, &full)
-        .await
-        .unwrap_err();
+    let new_items = items(0..MAX_METADATA_ITEMS - 5)
+        .into_iter()
+        .map(|(k, v)| (format!("new-{k}"), v))
+        .collect();
+    let refused = edit(&h, server, &set_metadata(new_items, false)).await.unwrap_err();
     assert_eq!(refused.to_string(), "Maximum number of metadata items exceeds 128");
-    let replaced = ServerEdit::SetMetadata {
-        items: items(0..MAX_METADATA_ITEMS),
-        replace: true,
-    };
-    let stored = h
-        .compute
-        .edit_server(&Harness::ctx(), server.id, &replaced)
-        .await
-        .unwrap();
+    let replaced = set_metadata(items(0..MAX_METADATA_ITEMS), true);
+    let stored = edit(&h, server, &replaced).await.unwrap();
     assert_eq!(stored.metadata.len(), MAX_METADATA_ITEMS);
 
     let missing = ServerEdit::DeleteMetadata { key: "nope".into() };
-    let refused = h
-        .compute
-        .edit_server(&Harness::ctx(), server.id, &missing)
-        .await
-        .unwrap_err();
+    let refused = edit(&h, server, &missing).await.unwrap_err();
     assert!(matches!(refused, Error::MetadataItemNotFound), "{refused:?}");
 
-    let too_many = boot_request(items(0..MAX_METADATA_ITEMS + 1));
-    let refused = h.compute.create_server(&Harness::ctx(), too_many).await.unwrap_err();
+    let refused = create(&h, items(0..MAX_METADATA_ITEMS + 1)).await.unwrap_err();
     assert!(
         matches!(refused, Error::OverQuota(Refusal::MetadataItems { allowed: 128 })),
         "{refused:?}"

@@ -5,13 +5,13 @@ use crate::support;
 
 use chrono::TimeDelta;
 use netcache_compute::prelude::*;
-use netcache_compute::{AttachRequest, ComputeConfig, CrashPoint};
+use netcache_compute::{AttachRequest, CrashPoint, GcReport};
 use netcache_domain::gc::ForeignPolicy;
 use netcache_domain::intent::IntentState;
 use netcache_domain::{PortId, ServerId};
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 use serde_json::json;
-use support::{Harness, config};
+use support::{Harness, config, crashing_at};
 
 const PAST_GRACE: TimeDelta = TimeDelta::minutes(11);
 
@@ -31,6 +31,33 @@ async fn late_commit_ghost(h: &Harness) -> (ServerId, String) {
     (server, ghost)
 }
 
+/// Two heal passes sight the ghosts twice, then `wait` passes: past the grace,
+/// the next GC pass judges them.
+async fn sight_twice_then_wait(h: &Harness, wait: TimeDelta) {
+    h.compute.heal().await.unwrap();
+    h.compute.heal().await.unwrap();
+    h.compute.clock().advance(wait);
+}
+
+/// The pass deleted nothing and skipped `ghost` once, for `reason`: it is still in Neutron.
+fn assert_kept(h: &Harness, r: &GcReport, ghost: &str, reason: &str) {
+    assert!(r.deleted.is_empty(), "{r:?}");
+    assert_eq!(r.skipped.get(reason), Some(&1), "{r:?}");
+    assert_eq!(h.port(ghost).0, 200);
+}
+
+/// Attaches the existing port `port` to `server`, as a user would.
+async fn attach_port(h: &Harness, server: ServerId, port: &str) {
+    let request = AttachRequest::Port {
+        port_id: PortId::from(port),
+        tag: None,
+    };
+    h.compute
+        .attach_interface(&Harness::ctx(), server, request)
+        .await
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_late_commit_ghost_is_deleted_only_after_grace_and_a_second_sighting() {
     let h = Harness::start(config()).await;
@@ -39,14 +66,12 @@ async fn the_late_commit_ghost_is_deleted_only_after_grace_and_a_second_sighting
 
     h.compute.heal().await.unwrap();
     let r = h.compute.gc().await.unwrap();
-    assert!(r.deleted.is_empty());
-    assert_eq!(r.skipped.get("too_young"), Some(&1), "{r:?}");
+    assert_kept(&h, &r, &ghost, "too_young");
 
     h.compute.clock().advance(PAST_GRACE);
     let r = h.compute.gc().await.unwrap();
-    assert!(r.deleted.is_empty(), "seen in one sweep only");
-    assert_eq!(r.skipped.get("too_few_sightings"), Some(&1), "{r:?}");
-    assert_eq!(h.port(&ghost).0, 200);
+    // Past the grace, but seen in one sweep only.
+    assert_kept(&h, &r, &ghost, "too_few_sightings");
 
     h.compute.heal().await.unwrap();
     let r = h.compute.gc().await.unwrap();
@@ -75,15 +100,11 @@ async fn the_late_commit_ghost_is_deleted_only_after_grace_and_a_second_sighting
 async fn a_412_on_delete_skips_the_ghost_until_the_next_pass() {
     let h = Harness::start(config()).await;
     let (_, ghost) = late_commit_ghost(&h).await;
-    h.compute.heal().await.unwrap();
-    h.compute.heal().await.unwrap();
-    h.compute.clock().advance(PAST_GRACE);
+    sight_twice_then_wait(&h, PAST_GRACE).await;
     h.sim()
         .add_fault(FaultRule::new("ports.delete", FaultAction::Error { status: 412 }).nth(1));
     let r = h.compute.gc().await.unwrap();
-    assert!(r.deleted.is_empty());
-    assert_eq!(r.skipped.get("changed"), Some(&1), "{r:?}");
-    assert_eq!(h.port(&ghost).0, 200);
+    assert_kept(&h, &r, &ghost, "changed");
     let r = h.compute.gc().await.unwrap();
     assert_eq!(r.deleted.len(), 1, "{r:?}");
 }
@@ -92,25 +113,11 @@ async fn a_412_on_delete_skips_the_ghost_until_the_next_pass() {
 async fn a_ghost_attached_between_sighting_and_recheck_is_kept() {
     let h = Harness::start(config()).await;
     let (server, ghost) = late_commit_ghost(&h).await;
-    h.compute.heal().await.unwrap();
-    h.compute.heal().await.unwrap();
-    h.compute.clock().advance(PAST_GRACE);
+    sight_twice_then_wait(&h, PAST_GRACE).await;
     // A user attaches the port legitimately before GC runs.
-    h.compute
-        .attach_interface(
-            &Harness::ctx(),
-            server,
-            AttachRequest::Port {
-                port_id: PortId::from(ghost.as_str()),
-                tag: None,
-            },
-        )
-        .await
-        .unwrap();
+    attach_port(&h, server, &ghost).await;
     let r = h.compute.gc().await.unwrap();
-    assert!(r.deleted.is_empty(), "{r:?}");
-    assert_eq!(r.skipped.get("attached"), Some(&1), "{r:?}");
-    assert_eq!(h.port(&ghost).0, 200);
+    assert_kept(&h, &r, &ghost, "attached");
     assert!(h.cached_port_ids(server).await.contains(&ghost));
 }
 
@@ -118,17 +125,14 @@ async fn a_ghost_attached_between_sighting_and_recheck_is_kept() {
 async fn a_ghost_that_changed_after_its_sighting_is_kept() {
     let h = Harness::start(config()).await;
     let (_, ghost) = late_commit_ghost(&h).await;
-    h.compute.heal().await.unwrap();
-    h.compute.heal().await.unwrap();
-    h.compute.clock().advance(PAST_GRACE);
+    sight_twice_then_wait(&h, PAST_GRACE).await;
     h.sim().request(
         "PUT",
         &format!("/v2.0/ports/{ghost}"),
         Some(json!({"port": {"description": "touched"}})),
     );
     let r = h.compute.gc().await.unwrap();
-    assert_eq!(r.skipped.get("changed"), Some(&1), "{r:?}");
-    assert_eq!(h.port(&ghost).0, 200);
+    assert_kept(&h, &r, &ghost, "changed");
 }
 
 /// Invariant 6.
@@ -143,20 +147,8 @@ async fn foreign_ghosts_and_user_ports_are_never_deleted() {
         let stranger = stranger["id"].as_str().unwrap().to_owned();
         let user = h.neutron_port(json!({}));
         let user_id = user["id"].as_str().unwrap().to_owned();
-        h.compute
-            .attach_interface(
-                &Harness::ctx(),
-                server,
-                AttachRequest::Port {
-                    port_id: PortId::from(user_id.as_str()),
-                    tag: None,
-                },
-            )
-            .await
-            .unwrap();
-        h.compute.heal().await.unwrap();
-        h.compute.heal().await.unwrap();
-        h.compute.clock().advance(TimeDelta::hours(2));
+        attach_port(&h, server, &user_id).await;
+        sight_twice_then_wait(&h, TimeDelta::hours(2)).await;
         let r = h.compute.gc().await.unwrap();
         assert!(r.deleted.is_empty(), "{r:?}");
         let (status, port) = h.port(&stranger);
@@ -182,9 +174,7 @@ async fn dry_run_reports_and_touches_nothing() {
     c.gc.dry_run = true;
     let h = Harness::start(c).await;
     let (_, ghost) = late_commit_ghost(&h).await;
-    h.compute.heal().await.unwrap();
-    h.compute.heal().await.unwrap();
-    h.compute.clock().advance(PAST_GRACE);
+    sight_twice_then_wait(&h, PAST_GRACE).await;
     let r = h.compute.gc().await.unwrap();
     assert_eq!(r.would_delete, [PortId::from(ghost.as_str())]);
     assert!(r.deleted.is_empty());
@@ -194,18 +184,12 @@ async fn dry_run_reports_and_touches_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ghost_whose_intent_is_pending_is_kept() {
-    let c = ComputeConfig {
-        crash_at: Some(CrashPoint::AfterCreateSent),
-        ..config()
-    };
-    let h = Harness::start(c).await;
+    let h = Harness::start(crashing_at(CrashPoint::AfterCreateSent, config())).await;
     let server = h.boot().await;
     assert!(h.compute.has_crashed());
     let intents = h.compute.store().intents(server).await.unwrap();
     assert_eq!(intents[0].state, IntentState::Pending);
-    h.compute.heal().await.unwrap();
-    h.compute.heal().await.unwrap();
-    h.compute.clock().advance(PAST_GRACE);
+    sight_twice_then_wait(&h, PAST_GRACE).await;
     let r = h.compute.gc().await.unwrap();
     assert!(r.deleted.is_empty(), "{r:?}");
     // The crashed build still owns the server: heal leaves it alone, so its
@@ -223,9 +207,7 @@ async fn ghosts_of_a_deleted_server_are_collected() {
     h.compute.settle().await;
     // Server delete releases only recorded ports; the ghost remains for GC.
     assert_eq!(h.ports_of(server).len(), 1);
-    h.compute.heal().await.unwrap();
-    h.compute.heal().await.unwrap();
-    h.compute.clock().advance(PAST_GRACE);
+    sight_twice_then_wait(&h, PAST_GRACE).await;
     let r = h.compute.gc().await.unwrap();
     assert_eq!(r.deleted, [PortId::from(ghost.as_str())], "{r:?}");
     assert!(h.ports_of(server).is_empty());

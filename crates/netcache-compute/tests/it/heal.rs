@@ -9,13 +9,13 @@ use std::collections::HashSet;
 use netcache_domain::cache::{self, OnLost};
 use netcache_domain::change::Change;
 use netcache_domain::gc::ForeignPolicy;
-use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::intent::IntentState;
 use netcache_domain::server::{Server, TaskState, VmState};
 use netcache_domain::vif::{VifOrigin, VifRecord, VifState};
-use netcache_domain::{HostName, IntentId, NetworkId, PortId, ProjectId, ServerId};
+use netcache_domain::{HostName, NetworkId, PortId, ProjectId, ServerId};
 use neutron_sim::{FaultAction, FaultRule};
 use serde_json::json;
-use support::{Harness, PROJECT, config};
+use support::{Harness, PROJECT, config, intent};
 
 /// Invariant 12.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -320,22 +320,7 @@ async fn deleted_servers_are_watched_only_while_a_create_is_unsettled() {
             host: None,
             ..staged_server(ServerId(uuid::Uuid::new_v4()), now)
         };
-        let intent = PortIntent {
-            id: IntentId(uuid::Uuid::new_v4()),
-            server_id: server.id,
-            attempt: 1,
-            position: 0,
-            host: HostName::from("host1"),
-            network_id: NetworkId::from("net"),
-            fixed_ip: None,
-            tag: None,
-            state,
-            port_id: None,
-            adopted: false,
-            reason: None,
-            created_at: now,
-            updated_at: now,
-        };
+        let intent = intent(server.id, 0, state, now);
         (server, intent)
     };
     for foreign in [ForeignPolicy::Report, ForeignPolicy::Unbind] {
@@ -526,15 +511,7 @@ async fn a_cache_found_right_is_rebuilt_only_when_an_input_or_the_cache_changed(
     );
 
     settle().await;
-    let stored = store.cache(server).await.unwrap();
-    store
-        .commit(vec![Change::WriteCache {
-            server_id: server,
-            info: Default::default(),
-            expected_generation: stored.generation,
-        }])
-        .await
-        .unwrap();
+    h.empty_cache(server).await;
     assert_eq!(pass().await, (1, 0), "the cache was written by another");
     assert_eq!(h.cached_port_ids(server).await, [port]);
 

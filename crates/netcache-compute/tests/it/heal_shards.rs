@@ -96,11 +96,7 @@ async fn three_processes_sweep_every_server_once_at_the_calls_of_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_processs_shard_is_swept_by_the_next_pass_once_its_lease_ran_out() {
-    let crashing = ComputeConfig {
-        crash_at: Some(CrashPoint::HealShardTaken),
-        ..config()
-    };
-    let h = Harness::start(crashing).await;
+    let h = Harness::start(support::crashing_at(CrashPoint::HealShardTaken, config())).await;
     let mut servers = boot(&h, 16).await;
     let (b, c) = (h.one_off(config()).await, h.one_off(config()).await);
     let dead = h.compute.heal_due_shards().await;

@@ -9,16 +9,15 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 use netcache_compute::prelude::*;
-use netcache_compute::{ComputeConfig, CrashPoint, Error};
+use netcache_compute::{CrashPoint, Error};
+use netcache_domain::ServerId;
 use netcache_domain::change::Change;
-use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::intent::IntentState;
 use netcache_domain::marker::OwnershipMarker;
-use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::vif::VifState;
-use netcache_domain::{HostName, IntentId, NetworkId, ServerId};
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 use serde_json::json;
-use support::{Harness, config};
+use support::{Harness, config, crashing_at, intent};
 
 /// Marks the server's VIF `releasing`, as a release Neutron refused leaves it.
 async fn release_failed(h: &Harness, server: ServerId) {
@@ -38,11 +37,7 @@ async fn releasing(h: &Harness, server: ServerId) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gc_pass_killed_mid_way_holds_gc_up_only_until_its_node_restarts() {
-    let crashing = ComputeConfig {
-        crash_at: Some(CrashPoint::GcPassStarted),
-        ..config()
-    };
-    let h = Harness::start(crashing).await;
+    let h = Harness::start(crashing_at(CrashPoint::GcPassStarted, config())).await;
     let dead = h.compute.gc().await;
     assert!(
         matches!(dead, Err(Error::Crashed(CrashPoint::GcPassStarted))),
@@ -158,17 +153,8 @@ async fn a_heal_pass_goes_on_past_a_batch_neutron_fails_on() {
     c.heal.batch_size = 1;
     let h = Harness::start(c).await;
     let servers = [h.boot().await, h.boot().await];
-    let store = h.compute.store();
     for server in servers {
-        let stored = store.cache(server).await.unwrap();
-        store
-            .commit(vec![Change::WriteCache {
-                server_id: server,
-                info: NetworkInfo::default(),
-                expected_generation: stored.generation,
-            }])
-            .await
-            .unwrap();
+        h.empty_cache(server).await;
     }
     h.sim()
         .add_fault(FaultRule::new("ports.list", FaultAction::Error { status: 403 }).nth(1));
@@ -217,23 +203,7 @@ async fn a_service_started_without_neutron_serves_reads_and_boots_once_neutron_a
 async fn a_one_off_hands_its_unfinished_release_back_for_the_service_to_finish() {
     let h = Harness::start(config()).await;
     let server = h.boot().await;
-    let now = h.compute.clock().now();
-    let pending = PortIntent {
-        id: IntentId(uuid::Uuid::new_v4()),
-        server_id: server,
-        attempt: 1,
-        position: 1,
-        host: HostName::from("host1"),
-        network_id: NetworkId::from("net"),
-        fixed_ip: None,
-        tag: None,
-        state: IntentState::Pending,
-        port_id: None,
-        adopted: false,
-        reason: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let pending = intent(server, 1, IntentState::Pending, h.compute.clock().now());
     let store = h.compute.store();
     store.commit(vec![Change::InsertIntent(pending.clone())]).await.unwrap();
     h.sim()

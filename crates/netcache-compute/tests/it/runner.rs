@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use netcache_compute::prelude::*;
 use netcache_compute::{AttachRequest, ComputeConfig, Sabotage};
-use netcache_domain::HostName;
 use netcache_domain::server::VmState;
+use netcache_domain::{HostName, ServerId};
 use neutron_sim::{FaultAction, FaultRule};
 
 use crate::support::{Harness, config};
@@ -116,19 +116,27 @@ fn sabotaged(sabotage: Sabotage) -> ComputeConfig {
     config
 }
 
+/// Boots a server under `sabotage`, deletes it, and waits until the delete's
+/// operation has ended (bounded, so a runner that never ends it fails).
+async fn delete_sabotaged(sabotage: Sabotage) -> (Harness, ServerId) {
+    let h = Harness::start(sabotaged(sabotage)).await;
+    let server = h.boot().await;
+    h.compute.delete_server(&Harness::ctx(), server).await.unwrap();
+    tokio::time::timeout(NEVER, h.compute.settle())
+        .await
+        .expect("the delete's operation ends");
+    let operation = h.compute.store().operation(server).await.unwrap();
+    assert!(operation.is_none(), "the delete's operation ended");
+    (h, server)
+}
+
 /// A step that fails every time ends at the cap with a fault that names the
 /// cause, instead of holding a worker and its lease forever.
 /// Invariant 9.
 #[tokio::test]
 async fn a_poison_step_ends_with_a_fault_after_the_cap() {
-    let h = Harness::start(sabotaged(Sabotage::PoisonDelete)).await;
-    let server = h.boot().await;
-    h.compute.delete_server(&Harness::ctx(), server).await.unwrap();
-    tokio::time::timeout(NEVER, h.compute.settle())
-        .await
-        .expect("the poison operation ends");
+    let (h, server) = delete_sabotaged(Sabotage::PoisonDelete).await;
     let store = h.compute.store();
-    assert!(store.operation(server).await.unwrap().is_none(), "the operation ended");
     let stored = store.server(server).await.unwrap().unwrap();
     assert_eq!(stored.vm_state, VmState::Error);
     let fault = stored.fault.expect("a fault");
@@ -149,14 +157,8 @@ async fn a_poison_step_ends_with_a_fault_after_the_cap() {
 /// left the server in the running set and its row forever.
 #[tokio::test]
 async fn a_panicking_step_frees_its_slot_and_is_retried() {
-    let h = Harness::start(sabotaged(Sabotage::PanicOnDelete)).await;
-    let server = h.boot().await;
-    h.compute.delete_server(&Harness::ctx(), server).await.unwrap();
-    tokio::time::timeout(NEVER, h.compute.settle())
-        .await
-        .expect("the retried delete ends");
+    let (h, server) = delete_sabotaged(Sabotage::PanicOnDelete).await;
     let store = h.compute.store();
-    assert!(store.operation(server).await.unwrap().is_none(), "the delete finished");
     assert!(store.server(server).await.unwrap().unwrap().is_deleted());
     assert!(h.ports_of(server).is_empty());
 }

@@ -29,6 +29,18 @@ async fn group(h: &Harness, policy: GroupPolicy) -> uuid::Uuid {
     h.compute.create_server_group(&Harness::ctx(), new).await.unwrap().id
 }
 
+/// Boots `members` members of `group` one after another, each of which must
+/// come up active, and returns their hosts.
+async fn hosts_of_active_members(h: &Harness, group: uuid::Uuid, members: usize) -> Vec<HostName> {
+    let mut hosts = Vec::new();
+    for _ in 0..members {
+        let server = boot_in(h, group).await;
+        assert_eq!(server.vm_state, VmState::Active);
+        hosts.push(server.host.unwrap());
+    }
+    hosts
+}
+
 /// Boots a member of `group` and waits for its build.
 async fn boot_in(h: &Harness, group: uuid::Uuid) -> Server {
     let id = start_boot(h, group).await.unwrap();
@@ -48,12 +60,7 @@ async fn start_boot(h: &Harness, group: uuid::Uuid) -> Result<ServerId, Error> {
 async fn affinity_puts_every_member_on_the_first_members_host() {
     let h = start(&["h1", "h2", "h3"]).await;
     let g = group(&h, GroupPolicy::Affinity).await;
-    let mut hosts = Vec::new();
-    for _ in 0..3 {
-        let server = boot_in(&h, g).await;
-        assert_eq!(server.vm_state, VmState::Active);
-        hosts.push(server.host.unwrap());
-    }
+    let hosts = hosts_of_active_members(&h, g, 3).await;
     assert!(hosts.iter().all(|host| *host == hosts[0]), "{hosts:?}");
     assert_eq!(h.compute.server_group(g).await.unwrap().members.len(), 3);
 }
@@ -84,12 +91,7 @@ async fn anti_affinity_spreads_members_and_fails_the_boot_past_the_hosts() {
 async fn soft_policies_prefer_and_never_fail() {
     let h = start(&["h1", "h2"]).await;
     let apart = group(&h, GroupPolicy::SoftAntiAffinity).await;
-    let mut hosts = Vec::new();
-    for _ in 0..3 {
-        let server = boot_in(&h, apart).await;
-        assert_eq!(server.vm_state, VmState::Active);
-        hosts.push(server.host.unwrap());
-    }
+    let hosts = hosts_of_active_members(&h, apart, 3).await;
     assert_ne!(hosts[0], hosts[1], "apart while a host has none");
     let together = group(&h, GroupPolicy::SoftAffinity).await;
     let first = boot_in(&h, together).await;

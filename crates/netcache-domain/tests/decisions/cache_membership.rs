@@ -42,17 +42,51 @@ pub(crate) fn observe(seen: &[(&str, Seen)]) -> HashMap<PortId, Observed> {
         .collect()
 }
 
+impl CacheCase {
+    /// A refresh of no VIF record that saw nothing, over no previous cache,
+    /// lost VIFs dropped: an empty cache, nothing lost. Each row then says
+    /// what differs.
+    fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            vifs: &[],
+            previous: &[],
+            observed: &[],
+            on_lost: OnLost::Drop,
+            cache: &[],
+            lost: &[],
+        }
+    }
+    fn vifs(self, vifs: &'static [(&'static str, i64, VifState)]) -> Self {
+        Self { vifs, ..self }
+    }
+    fn observed(self, observed: &'static [(&'static str, Seen)]) -> Self {
+        Self { observed, ..self }
+    }
+    fn previous(self, previous: &'static [&'static str]) -> Self {
+        Self { previous, ..self }
+    }
+    fn keeping_lost(self) -> Self {
+        Self {
+            on_lost: OnLost::Keep,
+            ..self
+        }
+    }
+    fn cache(self, cache: &'static [(&'static str, &'static str)]) -> Self {
+        Self { cache, ..self }
+    }
+    fn lost(self, lost: &'static [(&'static str, Lost)]) -> Self {
+        Self { lost, ..self }
+    }
+}
+
 impl Case for CacheCase {
     type Decision = (Vec<(String, String)>, Vec<LostVif>);
     fn name(&self) -> &str {
         self.name
     }
     fn decide(&self) -> Self::Decision {
-        let vifs: Vec<VifRecord> = self
-            .vifs
-            .iter()
-            .map(|(id, position, state)| vif(id, *position, *state, VifOrigin::Created))
-            .collect();
+        let vifs = created(self.vifs.iter().copied());
         let out = build(&vifs, &previous(self.previous), &observe(self.observed), self.on_lost);
         (entries(&out.info), out.lost)
     }
@@ -81,143 +115,77 @@ impl Case for CacheCase {
 
 #[test]
 fn cache_membership() {
-    use OnLost::{Drop, Keep};
     use VifState::{Attached, Lost as LostState, Releasing};
     check(&[
-        CacheCase {
-            name: "no records: empty, whatever Neutron lists",
-            vifs: &[],
-            previous: &[],
-            observed: &[("a", Seen::Here), ("b", Seen::Here)],
-            on_lost: Drop,
-            cache: &[],
-            lost: &[],
-        },
-        CacheCase {
-            name: "an attached record, refreshed: fresh entry",
-            vifs: &[("a", 0, Attached)],
-            previous: &["a"],
-            observed: &[("a", Seen::Here)],
-            on_lost: Drop,
-            cache: &[("a", FRESH)],
-            lost: &[],
-        },
-        CacheCase {
-            name: "a port with our device_id but no record never enters",
-            vifs: &[("a", 0, Attached)],
-            previous: &[],
-            observed: &[("a", Seen::Here), ("ghost", Seen::Here)],
-            on_lost: Drop,
-            cache: &[("a", FRESH)],
-            lost: &[],
-        },
-        CacheCase {
-            name: "a releasing record is not shown",
-            vifs: &[("a", 0, Releasing), ("b", 1, Attached)],
-            previous: &["a", "b"],
-            observed: &[("a", Seen::Here), ("b", Seen::Here)],
-            on_lost: Keep,
-            cache: &[("b", FRESH)],
-            lost: &[],
-        },
-        CacheCase {
-            name: "a lost record is not shown even if its port is back",
-            vifs: &[("a", 0, LostState)],
-            previous: &["a"],
-            observed: &[("a", Seen::Here)],
-            on_lost: Keep,
-            cache: &[],
-            lost: &[],
-        },
-        CacheCase {
-            name: "order follows position, not record order",
-            vifs: &[("c", 2, Attached), ("a", 0, Attached), ("b", 1, Attached)],
-            previous: &[],
-            observed: &[("a", Seen::Here), ("b", Seen::Here), ("c", Seen::Here)],
-            on_lost: Drop,
-            cache: &[("a", FRESH), ("b", FRESH), ("c", FRESH)],
-            lost: &[],
-        },
-        CacheCase {
-            name: "not refreshed: the previous entry stays as it was",
-            vifs: &[("a", 0, Attached), ("b", 1, Attached)],
-            previous: &["a", "b"],
-            observed: &[("b", Seen::Here)],
-            on_lost: Drop,
-            cache: &[("a", STALE), ("b", FRESH)],
-            lost: &[],
-        },
-        CacheCase {
-            name: "not refreshed and never cached: absent, not lost",
-            vifs: &[("a", 0, Attached)],
-            previous: &[],
-            observed: &[],
-            on_lost: Drop,
-            cache: &[],
-            lost: &[],
-        },
-        CacheCase {
-            name: "a previous entry without a record is dropped",
-            vifs: &[("a", 0, Attached)],
-            previous: &["old", "a"],
-            observed: &[],
-            on_lost: Drop,
-            cache: &[("a", STALE)],
-            lost: &[],
-        },
-        CacheCase {
-            name: "gone: lost and dropped",
-            vifs: &[("a", 0, Attached), ("b", 1, Attached)],
-            previous: &["a", "b"],
-            observed: &[("a", Seen::Gone), ("b", Seen::Here)],
-            on_lost: Drop,
-            cache: &[("b", FRESH)],
-            lost: &[("a", Lost::Gone)],
-        },
-        CacheCase {
-            name: "gone, keep policy: lost, last entry kept",
-            vifs: &[("a", 0, Attached), ("b", 1, Attached)],
-            previous: &["a", "b"],
-            observed: &[("a", Seen::Gone), ("b", Seen::Here)],
-            on_lost: Keep,
-            cache: &[("a", STALE), ("b", FRESH)],
-            lost: &[("a", Lost::Gone)],
-        },
-        CacheCase {
-            name: "gone, keep policy, never cached: lost, absent",
-            vifs: &[("a", 0, Attached)],
-            previous: &[],
-            observed: &[("a", Seen::Gone)],
-            on_lost: Keep,
-            cache: &[],
-            lost: &[("a", Lost::Gone)],
-        },
-        CacheCase {
-            name: "given to another server: lost as reassigned",
-            vifs: &[("a", 0, Attached)],
-            previous: &["a"],
-            observed: &[("a", Seen::At(OTHER_SERVER))],
-            on_lost: Drop,
-            cache: &[],
-            lost: &[("a", Lost::To(OTHER_SERVER))],
-        },
-        CacheCase {
-            name: "device_id cleared: lost as reassigned to nobody",
-            vifs: &[("a", 0, Attached)],
-            previous: &["a"],
-            observed: &[("a", Seen::At(""))],
-            on_lost: Keep,
-            cache: &[("a", STALE)],
-            lost: &[("a", Lost::To(""))],
-        },
-        CacheCase {
-            name: "lost VIFs are reported in position order",
-            vifs: &[("b", 1, Attached), ("a", 0, Attached), ("c", 2, Attached)],
-            previous: &[],
-            observed: &[("b", Seen::Gone), ("a", Seen::At(OTHER_SERVER)), ("c", Seen::Here)],
-            on_lost: Drop,
-            cache: &[("c", FRESH)],
-            lost: &[("a", Lost::To(OTHER_SERVER)), ("b", Lost::Gone)],
-        },
+        CacheCase::new("no records: empty, whatever Neutron lists").observed(&[("a", Seen::Here), ("b", Seen::Here)]),
+        CacheCase::new("an attached record, refreshed: fresh entry")
+            .vifs(&[("a", 0, Attached)])
+            .previous(&["a"])
+            .observed(&[("a", Seen::Here)])
+            .cache(&[("a", FRESH)]),
+        CacheCase::new("a port with our device_id but no record never enters")
+            .vifs(&[("a", 0, Attached)])
+            .observed(&[("a", Seen::Here), ("ghost", Seen::Here)])
+            .cache(&[("a", FRESH)]),
+        CacheCase::new("a releasing record is not shown")
+            .vifs(&[("a", 0, Releasing), ("b", 1, Attached)])
+            .previous(&["a", "b"])
+            .observed(&[("a", Seen::Here), ("b", Seen::Here)])
+            .keeping_lost()
+            .cache(&[("b", FRESH)]),
+        CacheCase::new("a lost record is not shown even if its port is back")
+            .vifs(&[("a", 0, LostState)])
+            .previous(&["a"])
+            .observed(&[("a", Seen::Here)])
+            .keeping_lost(),
+        CacheCase::new("order follows position, not record order")
+            .vifs(&[("c", 2, Attached), ("a", 0, Attached), ("b", 1, Attached)])
+            .observed(&[("a", Seen::Here), ("b", Seen::Here), ("c", Seen::Here)])
+            .cache(&[("a", FRESH), ("b", FRESH), ("c", FRESH)]),
+        CacheCase::new("not refreshed: the previous entry stays as it was")
+            .vifs(&[("a", 0, Attached), ("b", 1, Attached)])
+            .previous(&["a", "b"])
+            .observed(&[("b", Seen::Here)])
+            .cache(&[("a", STALE), ("b", FRESH)]),
+        CacheCase::new("not refreshed and never cached: absent, not lost").vifs(&[("a", 0, Attached)]),
+        CacheCase::new("a previous entry without a record is dropped")
+            .vifs(&[("a", 0, Attached)])
+            .previous(&["old", "a"])
+            .cache(&[("a", STALE)]),
+        CacheCase::new("gone: lost and dropped")
+            .vifs(&[("a", 0, Attached), ("b", 1, Attached)])
+            .previous(&["a", "b"])
+            .observed(&[("a", Seen::Gone), ("b", Seen::Here)])
+            .cache(&[("b", FRESH)])
+            .lost(&[("a", Lost::Gone)]),
+        CacheCase::new("gone, keep policy: lost, last entry kept")
+            .vifs(&[("a", 0, Attached), ("b", 1, Attached)])
+            .previous(&["a", "b"])
+            .observed(&[("a", Seen::Gone), ("b", Seen::Here)])
+            .keeping_lost()
+            .cache(&[("a", STALE), ("b", FRESH)])
+            .lost(&[("a", Lost::Gone)]),
+        CacheCase::new("gone, keep policy, never cached: lost, absent")
+            .vifs(&[("a", 0, Attached)])
+            .observed(&[("a", Seen::Gone)])
+            .keeping_lost()
+            .lost(&[("a", Lost::Gone)]),
+        CacheCase::new("given to another server: lost as reassigned")
+            .vifs(&[("a", 0, Attached)])
+            .previous(&["a"])
+            .observed(&[("a", Seen::At(OTHER_SERVER))])
+            .lost(&[("a", Lost::To(OTHER_SERVER))]),
+        CacheCase::new("device_id cleared: lost as reassigned to nobody")
+            .vifs(&[("a", 0, Attached)])
+            .previous(&["a"])
+            .observed(&[("a", Seen::At(""))])
+            .keeping_lost()
+            .cache(&[("a", STALE)])
+            .lost(&[("a", Lost::To(""))]),
+        CacheCase::new("lost VIFs are reported in position order")
+            .vifs(&[("b", 1, Attached), ("a", 0, Attached), ("c", 2, Attached)])
+            .observed(&[("b", Seen::Gone), ("a", Seen::At(OTHER_SERVER)), ("c", Seen::Here)])
+            .cache(&[("c", FRESH)])
+            .lost(&[("a", Lost::To(OTHER_SERVER)), ("b", Lost::Gone)]),
     ]);
 }

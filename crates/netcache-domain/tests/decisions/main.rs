@@ -12,10 +12,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use netcache_domain::allocation::{Resolution, resolve_ambiguous_create};
-use netcache_domain::cache::{
-    CacheInputs, CacheOptions, CacheOutcome, LostReason, LostVif, Observed, OnLost, build_network_info,
-};
-use netcache_domain::fixtures;
+use netcache_domain::cache::{CacheOutcome, LostReason, LostVif, Observed, OnLost};
+use netcache_domain::fixtures::{self, present};
 use netcache_domain::gc::{ForeignPolicy, GcAction, GcPolicy, GhostFacts, SkipReason, judge, recheck};
 use netcache_domain::ghost::{GhostOwner, GhostSighting, classify_ports, owner_of};
 use netcache_domain::intent::IntentState;
@@ -169,8 +167,16 @@ fn vif(id: &str, position: i64, state: VifState, origin: VifOrigin) -> VifRecord
     }
 }
 
+/// SERVER's VIF records, all created by this deployment: (port id, position, state) each.
+fn created<'a>(records: impl IntoIterator<Item = (&'a str, i64, VifState)>) -> Vec<VifRecord> {
+    records
+        .into_iter()
+        .map(|(id, position, state)| vif(id, position, state, VifOrigin::Created))
+        .collect()
+}
+
 /// net1 "private" (owned by proj-net, MTU 1442) with sub1 (IPv4) and sub6 (IPv6 SLAAC).
-fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
+fn topology() -> fixtures::Topology {
     let net = Network {
         id: NetworkId::from("net1"),
         name: "private".into(),
@@ -195,13 +201,12 @@ fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
     };
     let sub6 = Subnet {
         id: SubnetId::from("sub6"),
-        network_id: NetworkId::from("net1"),
         cidr: "fd00:1::/64".parse().unwrap(),
         gateway_ip: Some("fd00:1::1".parse().unwrap()),
-        enable_dhcp: true,
         dns_nameservers: vec![],
         host_routes: vec![],
         ipv6_address_mode: Some("slaac".into()),
+        ..sub1.clone()
     };
     (
         HashMap::from([(net.id.clone(), net)]),
@@ -209,44 +214,19 @@ fn topology() -> (HashMap<NetworkId, Network>, HashMap<SubnetId, Subnet>) {
     )
 }
 
+/// SERVER's cache rebuilt over [`topology`].
 fn build(
     vifs: &[VifRecord],
     previous: &NetworkInfo,
     observed: &HashMap<PortId, Observed>,
     on_lost: OnLost,
 ) -> CacheOutcome {
-    let (networks, subnets) = topology();
-    let options = CacheOptions {
-        on_lost,
-        ..CacheOptions::default()
-    };
-    build_network_info(&CacheInputs {
-        server_id: server(),
-        vifs,
-        previous,
-        observed,
-        networks: &networks,
-        subnets: &subnets,
-        options: &options,
-    })
-}
-
-fn present(port: Port) -> (PortId, Observed) {
-    (
-        port.id.clone(),
-        Observed::Present {
-            port: Arc::new(port),
-            floating_ips: vec![],
-        },
-    )
+    fixtures::build_cache(server(), &topology(), vifs, previous, observed, on_lost)
 }
 
 /// A cache holding `ids` (in this order) as they were when their address was STALE.
 fn previous(ids: &[&str]) -> NetworkInfo {
-    let vifs: Vec<VifRecord> = (0..)
-        .zip(ids)
-        .map(|(position, id)| vif(id, position, VifState::Attached, VifOrigin::Created))
-        .collect();
+    let vifs = created((0..).zip(ids).map(|(position, id)| (*id, position, VifState::Attached)));
     let observed = ids.iter().map(|id| present(port(id).ip(STALE))).collect();
     build(&vifs, &NetworkInfo::default(), &observed, OnLost::Drop).info
 }

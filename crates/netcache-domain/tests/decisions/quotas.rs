@@ -22,6 +22,25 @@ fn limit(user: Option<&str>, resource: Resource, hard_limit: i64) -> QuotaLimit 
     }
 }
 
+/// `count` servers of `user`'s on flavor `flavor_ref`, costing `cost` each if they keep their flavor.
+fn servers(user: &str, flavor_ref: &str, cost: Option<Cost>, count: i64) -> ServerCount {
+    ServerCount {
+        user_id: user.into(),
+        flavor_ref: flavor_ref.into(),
+        cost,
+        servers: count,
+    }
+}
+
+/// The project's limits on what servers use (instances, cores, RAM), all lifted.
+fn servers_unlimited() -> Vec<QuotaLimit> {
+    vec![
+        limit(None, Resource::Instances, -1),
+        limit(None, Resource::Cores, -1),
+        limit(None, Resource::Ram, -1),
+    ]
+}
+
 fn usage(instances: i64, cores: i64, ram: i64) -> Usage {
     Usage {
         instances,
@@ -79,20 +98,7 @@ fn a_users_limit_falls_back_to_the_projects_then_the_default() {
 
 #[test]
 fn usage_is_counted_from_servers_and_their_flavors() {
-    let counts = [
-        ServerCount {
-            user_id: ALICE.into(),
-            flavor_ref: "1".into(),
-            cost: None,
-            servers: 2,
-        },
-        ServerCount {
-            user_id: BOB.into(),
-            flavor_ref: "3".into(),
-            cost: None,
-            servers: 1,
-        },
-    ];
+    let counts = [servers(ALICE, "1", None, 2), servers(BOB, "3", None, 1)];
     assert_eq!(Usage::of_servers(&counts, None), usage(3, 4, 5120));
     assert_eq!(Usage::of_servers(&counts, Some(ALICE)), usage(2, 2, 1024));
     assert_eq!(Usage::of_servers(&counts, Some("carol")), usage(0, 0, 0));
@@ -102,24 +108,9 @@ fn usage_is_counted_from_servers_and_their_flavors() {
 #[test]
 fn servers_that_keep_their_flavor_are_counted_from_it_not_the_built_in_one() {
     let counts = [
-        ServerCount {
-            user_id: ALICE.into(),
-            flavor_ref: "1".into(),
-            cost: Some(MEDIUM),
-            servers: 2,
-        },
-        ServerCount {
-            user_id: ALICE.into(),
-            flavor_ref: "gone".into(),
-            cost: Some(TINY),
-            servers: 1,
-        },
-        ServerCount {
-            user_id: BOB.into(),
-            flavor_ref: "unknown".into(),
-            cost: None,
-            servers: 1,
-        },
+        servers(ALICE, "1", Some(MEDIUM), 2),
+        servers(ALICE, "gone", Some(TINY), 1),
+        servers(BOB, "unknown", None, 1),
     ];
     assert_eq!(Usage::of_servers(&counts, Some(ALICE)), usage(3, 5, 8704));
     assert_eq!(
@@ -132,24 +123,20 @@ fn servers_that_keep_their_flavor_are_counted_from_it_not_the_built_in_one() {
 #[test]
 fn servers_are_counted_only_where_a_limit_applies_to_them() {
     let defaults = QuotaSet::default();
-    let unlimited = [
-        limit(None, Resource::Instances, -1),
-        limit(None, Resource::Cores, -1),
-        limit(None, Resource::Ram, -1),
-    ];
+    let unlimited = servers_unlimited();
     assert!(
         Quotas::new(&defaults, &[]).limits_servers(ALICE),
         "Nova's defaults limit them"
     );
     assert!(!Quotas::new(&defaults, &unlimited).limits_servers(ALICE));
-    let mut alices_ram = unlimited.to_vec();
+    let mut alices_ram = unlimited.clone();
     alices_ram.push(limit(Some(ALICE), Resource::Ram, 4096));
     assert!(
         Quotas::new(&defaults, &alices_ram).limits_servers(ALICE),
         "a user's own limit"
     );
     assert!(!Quotas::new(&defaults, &alices_ram).limits_servers(BOB));
-    let mut key_pairs = unlimited.to_vec();
+    let mut key_pairs = unlimited.clone();
     key_pairs.push(limit(None, Resource::KeyPairs, 1));
     assert!(
         !Quotas::new(&defaults, &key_pairs).limits_servers(ALICE),
@@ -164,7 +151,49 @@ struct BootCase {
     usage: (Usage, Usage),
     cost: Cost,
     min_max: (u32, u32),
-    want: Result<u32, &'static str>,
+    /// Given last, by [`BootCase::fits`] or [`BootCase::refused`].
+    want: Option<Result<u32, &'static str>>,
+}
+
+impl BootCase {
+    /// Alice boots one m1.tiny under Nova's default limits, with `usage` in
+    /// use (the project's, then hers). Each row then says what differs, and
+    /// what fits or why it is refused.
+    fn new(name: &'static str, usage: (Usage, Usage)) -> Self {
+        Self {
+            name,
+            limits: vec![],
+            usage,
+            cost: TINY,
+            min_max: (1, 1),
+            want: None,
+        }
+    }
+    fn limits(self, limits: Vec<QuotaLimit>) -> Self {
+        Self { limits, ..self }
+    }
+    fn of(self, cost: Cost) -> Self {
+        Self { cost, ..self }
+    }
+    /// Asks for at least `min` servers and at most `max`.
+    fn count(self, min: u32, max: u32) -> Self {
+        Self {
+            min_max: (min, max),
+            ..self
+        }
+    }
+    fn fits(self, servers: u32) -> Self {
+        Self {
+            want: Some(Ok(servers)),
+            ..self
+        }
+    }
+    fn refused(self, message: &'static str) -> Self {
+        Self {
+            want: Some(Err(message)),
+            ..self
+        }
+    }
 }
 
 impl Case for BootCase {
@@ -180,7 +209,7 @@ impl Case for BootCase {
             .map_err(|refusal| refusal.to_string())
     }
     fn expected(&self) -> Self::Decision {
-        self.want.map_err(str::to_owned)
+        self.want.expect("every row says its decision").map_err(str::to_owned)
     }
 }
 
@@ -188,110 +217,53 @@ impl Case for BootCase {
 fn boots_fit_the_quotas_as_nova_counts_them() {
     let alone = |instances, cores, ram| (usage(instances, cores, ram), usage(instances, cores, ram));
     check(&[
-        BootCase {
-            name: "room for it",
-            limits: vec![],
-            usage: alone(9, 9, 9 * 512),
-            cost: TINY,
-            min_max: (1, 1),
-            want: Ok(1),
-        },
-        BootCase {
-            name: "instances full",
-            limits: vec![],
-            usage: alone(10, 10, 5120),
-            cost: TINY,
-            min_max: (1, 1),
-            want: Err("Quota exceeded for instances: Requested 1, but already used 10 of 10 instances"),
-        },
-        BootCase {
-            name: "cores set to 0",
-            limits: vec![limit(None, Resource::Cores, 0)],
-            usage: alone(0, 0, 0),
-            cost: TINY,
-            min_max: (1, 1),
-            want: Err("Quota exceeded for cores: Requested 1, but already used 0 of 0 cores"),
-        },
-        BootCase {
-            name: "ram set to 0",
-            limits: vec![limit(None, Resource::Ram, 0)],
-            usage: alone(0, 0, 0),
-            cost: TINY,
-            min_max: (1, 1),
-            want: Err("Quota exceeded for ram: Requested 512, but already used 0 of 0 ram"),
-        },
-        BootCase {
-            name: "several resources over: named together, in order",
-            limits: vec![limit(None, Resource::Cores, 1), limit(None, Resource::Ram, 1024)],
-            usage: alone(1, 1, 512),
-            cost: MEDIUM,
-            min_max: (1, 1),
-            want: Err(
-                "Quota exceeded for cores, ram: Requested 2, 4096, but already used 1, 512 of 1, 1024 cores, ram",
-            ),
-        },
-        BootCase {
-            name: "max does not fit, min does: as many as fit",
-            limits: vec![],
-            usage: alone(7, 7, 7 * 512),
-            cost: TINY,
-            min_max: (2, 5),
-            want: Ok(3),
-        },
-        BootCase {
-            name: "cores allow fewer than instances",
-            limits: vec![limit(None, Resource::Cores, 5)],
-            usage: alone(1, 2, 1024),
-            cost: MEDIUM,
-            min_max: (1, 4),
-            want: Ok(1),
-        },
-        BootCase {
-            name: "min does not fit: the range is named",
-            limits: vec![],
-            usage: alone(8, 8, 8 * 512),
-            cost: TINY,
-            min_max: (3, 5),
-            want: Err("Quota exceeded for instances: Requested 3-5, but already used 8 of 10 instances"),
-        },
-        BootCase {
-            name: "unlimited resources never refuse",
-            limits: vec![
-                limit(None, Resource::Instances, -1),
-                limit(None, Resource::Cores, -1),
-                limit(None, Resource::Ram, -1),
-            ],
-            usage: alone(500, 500, 500 * 512),
-            cost: TINY,
-            min_max: (10, 10),
-            want: Ok(10),
-        },
-        BootCase {
-            name: "a user's own limit, below the project's",
-            limits: vec![limit(Some(ALICE), Resource::Instances, 2)],
-            usage: (usage(5, 5, 2560), usage(2, 2, 1024)),
-            cost: TINY,
-            min_max: (1, 1),
-            want: Err("Quota exceeded for instances: Requested 1, but already used 2 of 2 instances"),
-        },
-        BootCase {
-            // Nova reports the booting user's usage against the project's limit.
-            name: "the project full of another user's servers",
-            limits: vec![],
-            usage: (usage(10, 10, 5120), usage(4, 4, 2048)),
-            cost: TINY,
-            min_max: (1, 1),
-            want: Err("Quota exceeded for instances: Requested 1, but already used 4 of 10 instances"),
-        },
-        BootCase {
-            // Nova would retry the same request forever here; it is refused.
-            name: "a retry that would not shrink the request",
-            limits: vec![],
-            usage: (usage(10, 10, 5120), usage(4, 4, 2048)),
-            cost: TINY,
-            min_max: (1, 6),
-            want: Err("Quota exceeded for instances: Requested 1-6, but already used 4 of 10 instances"),
-        },
+        BootCase::new("room for it", alone(9, 9, 9 * 512)).fits(1),
+        BootCase::new("instances full", alone(10, 10, 5120))
+            .refused("Quota exceeded for instances: Requested 1, but already used 10 of 10 instances"),
+        BootCase::new("cores set to 0", alone(0, 0, 0))
+            .limits(vec![limit(None, Resource::Cores, 0)])
+            .refused("Quota exceeded for cores: Requested 1, but already used 0 of 0 cores"),
+        BootCase::new("ram set to 0", alone(0, 0, 0))
+            .limits(vec![limit(None, Resource::Ram, 0)])
+            .refused("Quota exceeded for ram: Requested 512, but already used 0 of 0 ram"),
+        BootCase::new("several resources over: named together, in order", alone(1, 1, 512))
+            .limits(vec![limit(None, Resource::Cores, 1), limit(None, Resource::Ram, 1024)])
+            .of(MEDIUM)
+            .refused("Quota exceeded for cores, ram: Requested 2, 4096, but already used 1, 512 of 1, 1024 cores, ram"),
+        BootCase::new("max does not fit, min does: as many as fit", alone(7, 7, 7 * 512))
+            .count(2, 5)
+            .fits(3),
+        BootCase::new("cores allow fewer than instances", alone(1, 2, 1024))
+            .limits(vec![limit(None, Resource::Cores, 5)])
+            .of(MEDIUM)
+            .count(1, 4)
+            .fits(1),
+        BootCase::new("min does not fit: the range is named", alone(8, 8, 8 * 512))
+            .count(3, 5)
+            .refused("Quota exceeded for instances: Requested 3-5, but already used 8 of 10 instances"),
+        BootCase::new("unlimited resources never refuse", alone(500, 500, 500 * 512))
+            .limits(servers_unlimited())
+            .count(10, 10)
+            .fits(10),
+        BootCase::new(
+            "a user's own limit, below the project's",
+            (usage(5, 5, 2560), usage(2, 2, 1024)),
+        )
+        .limits(vec![limit(Some(ALICE), Resource::Instances, 2)])
+        .refused("Quota exceeded for instances: Requested 1, but already used 2 of 2 instances"),
+        // Nova reports the booting user's usage against the project's limit.
+        BootCase::new(
+            "the project full of another user's servers",
+            (usage(10, 10, 5120), usage(4, 4, 2048)),
+        )
+        .refused("Quota exceeded for instances: Requested 1, but already used 4 of 10 instances"),
+        // Nova would retry the same request forever here; it is refused.
+        BootCase::new(
+            "a retry that would not shrink the request",
+            (usage(10, 10, 5120), usage(4, 4, 2048)),
+        )
+        .count(1, 6)
+        .refused("Quota exceeded for instances: Requested 1-6, but already used 4 of 10 instances"),
     ]);
 }
 
@@ -302,7 +274,41 @@ struct LimitCase {
     user: Option<&'static str>,
     in_use: Usage,
     new: (Resource, i64),
-    want: Result<(), BadLimit>,
+    /// Given last, by [`LimitCase::want`].
+    want: Option<Result<(), BadLimit>>,
+}
+
+impl LimitCase {
+    /// The project's limit of a resource set to a new value, nothing in use
+    /// and no limit set. Each row then says what differs, and the decision.
+    fn new(name: &'static str, new: (Resource, i64)) -> Self {
+        Self {
+            name,
+            limits: vec![],
+            user: None,
+            in_use: Usage::default(),
+            new,
+            want: None,
+        }
+    }
+    fn limits(self, limits: Vec<QuotaLimit>) -> Self {
+        Self { limits, ..self }
+    }
+    fn of(self, user: &'static str) -> Self {
+        Self {
+            user: Some(user),
+            ..self
+        }
+    }
+    fn using(self, in_use: Usage) -> Self {
+        Self { in_use, ..self }
+    }
+    fn want(self, want: Result<(), BadLimit>) -> Self {
+        Self {
+            want: Some(want),
+            ..self
+        }
+    }
 }
 
 impl Case for LimitCase {
@@ -316,7 +322,7 @@ impl Case for LimitCase {
         Quotas::new(&defaults, &self.limits).check_new_limit(self.user, &self.in_use, resource, value)
     }
     fn expected(&self) -> Self::Decision {
-        self.want.clone()
+        self.want.clone().expect("every row says its decision")
     }
 }
 
@@ -330,92 +336,52 @@ fn new_limits_respect_usage_and_the_projects_room() {
             minimum,
         })
     };
+    let above = |resource, limit, maximum| {
+        Err(BadLimit::AboveMaximum {
+            resource,
+            limit,
+            maximum,
+        })
+    };
+    // 5120 MB for the project, 1024 of them Bob's.
+    let bobs_share = vec![limit(None, Ram, 5120), limit(Some(BOB), Ram, 1024)];
     check(&[
-        LimitCase {
-            name: "above usage",
-            limits: vec![],
-            user: None,
-            in_use: usage(3, 3, 1536),
-            new: (Instances, 3),
-            want: Ok(()),
-        },
-        LimitCase {
-            name: "below usage",
-            limits: vec![],
-            user: None,
-            in_use: usage(3, 3, 1536),
-            new: (Instances, 2),
-            want: below(Instances, 2, 3),
-        },
-        LimitCase {
-            name: "unlimited is above any usage",
-            limits: vec![],
-            user: None,
-            in_use: usage(3, 3, 1536),
-            new: (Instances, -1),
-            want: Ok(()),
-        },
-        LimitCase {
-            name: "a project's limit covers what its users were given",
-            limits: vec![limit(Some(ALICE), Ram, 2048), limit(Some(BOB), Ram, 1024)],
-            user: None,
-            in_use: usage(0, 0, 0),
-            new: (Ram, 3000),
-            want: below(Ram, 3000, 3072),
-        },
-        LimitCase {
-            name: "a user's limit within the project's room",
-            limits: vec![limit(None, Ram, 5120), limit(Some(BOB), Ram, 1024)],
-            user: Some(ALICE),
-            in_use: usage(0, 0, 0),
-            new: (Ram, 4096),
-            want: Ok(()),
-        },
-        LimitCase {
-            name: "a user's limit beyond the project's room",
-            limits: vec![limit(None, Ram, 5120), limit(Some(BOB), Ram, 1024)],
-            user: Some(ALICE),
-            in_use: usage(0, 0, 0),
-            new: (Ram, 4097),
-            want: Err(BadLimit::AboveMaximum {
-                resource: Ram,
-                limit: 4097,
-                maximum: 4096,
-            }),
-        },
-        LimitCase {
-            name: "a user's own limit counts towards the room",
-            limits: vec![limit(None, Ram, 5120), limit(Some(ALICE), Ram, 2048)],
-            user: Some(ALICE),
-            in_use: usage(0, 0, 0),
-            new: (Ram, 5120),
-            want: Ok(()),
-        },
-        LimitCase {
-            name: "a user's limit below the user's usage",
-            limits: vec![],
-            user: Some(ALICE),
-            in_use: usage(2, 2, 1024),
-            new: (Instances, 1),
-            want: below(Instances, 1, 2),
-        },
+        LimitCase::new("above usage", (Instances, 3))
+            .using(usage(3, 3, 1536))
+            .want(Ok(())),
+        LimitCase::new("below usage", (Instances, 2))
+            .using(usage(3, 3, 1536))
+            .want(below(Instances, 2, 3)),
+        LimitCase::new("unlimited is above any usage", (Instances, -1))
+            .using(usage(3, 3, 1536))
+            .want(Ok(())),
+        LimitCase::new("a project's limit covers what its users were given", (Ram, 3000))
+            .limits(vec![limit(Some(ALICE), Ram, 2048), limit(Some(BOB), Ram, 1024)])
+            .want(below(Ram, 3000, 3072)),
+        LimitCase::new("a user's limit within the project's room", (Ram, 4096))
+            .limits(bobs_share.clone())
+            .of(ALICE)
+            .want(Ok(())),
+        LimitCase::new("a user's limit beyond the project's room", (Ram, 4097))
+            .limits(bobs_share.clone())
+            .of(ALICE)
+            .want(above(Ram, 4097, 4096)),
+        LimitCase::new("a user's own limit counts towards the room", (Ram, 5120))
+            .limits(vec![limit(None, Ram, 5120), limit(Some(ALICE), Ram, 2048)])
+            .of(ALICE)
+            .want(Ok(())),
+        LimitCase::new("a user's limit below the user's usage", (Instances, 1))
+            .of(ALICE)
+            .using(usage(2, 2, 1024))
+            .want(below(Instances, 1, 2)),
     ]);
+    let message = |bad: Result<(), BadLimit>| bad.unwrap_err().to_string();
     assert_eq!(
-        BadLimit::BelowUsage {
-            resource: Instances,
-            limit: 2,
-            minimum: 3
-        }
-        .to_string(),
+        message(below(Instances, 2, 3)),
         "Quota limit 2 for instances must be greater than or equal to already used and reserved 3."
     );
     assert_eq!(
-        BadLimit::AboveMaximum {
-            resource: Ram,
-            limit: 4097,
-            maximum: 4096
-        }
-        .to_string(),
+        message(above(Ram, 4097, 4096)),
         "Quota limit 4097 for ram must be less than or equal to 4096."
     );
 }

@@ -268,6 +268,7 @@ mod tests {
     use netcache_domain::action::ActionEvent;
     use netcache_domain::ghost::{GhostOwner, GhostSighting};
     use netcache_domain::{PortId, ServerId};
+    use netcache_testenv::disk::TinyDisk;
 
     use super::*;
     use crate::{SqliteStore, Store};
@@ -484,41 +485,6 @@ mod tests {
         assert_eq!(stored_sightings(&store).await, ["device-3"]);
     }
 
-    /// A filesystem of `size` of its own (tmpfs), unmounted on drop; `None`
-    /// where this process may not mount one (not root).
-    struct TinyDisk(tempfile::TempDir);
-
-    impl TinyDisk {
-        fn mount(size: &str) -> Option<Self> {
-            let dir = tempfile::tempdir().ok()?;
-            let mounted = std::process::Command::new("mount")
-                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-                .arg(dir.path())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            mounted.then_some(Self(dir))
-        }
-
-        /// Fills the disk with `ballast`, to the last block.
-        fn fill(&self, ballast: &std::path::Path) {
-            use std::io::Write;
-            let mut file = std::fs::File::create(ballast).unwrap();
-            let chunk = vec![0_u8; 4096];
-            while file.write_all(&chunk).and_then(|()| file.sync_all()).is_ok() {}
-        }
-    }
-
-    impl Drop for TinyDisk {
-        fn drop(&mut self) {
-            // Lazily: the store's connections may still hold its files.
-            let _ = std::process::Command::new("umount")
-                .arg("-l")
-                .arg(self.0.path())
-                .status();
-        }
-    }
-
     /// The disk fills: SQLite refuses the COMMIT ("database or disk is full")
     /// and rolls the transaction back itself. On 9ddb37f every later write was
     /// refused ("cannot begin: … non-zero transaction depth") even once there
@@ -530,9 +496,8 @@ mod tests {
             eprintln!("skipped: cannot mount a tmpfs here (not root?)");
             return;
         };
-        let store = file_store(disk.0.path()).await;
-        let ballast = disk.0.path().join("ballast");
-        disk.fill(&ballast);
+        let store = file_store(disk.path()).await;
+        disk.fill();
 
         let mut refused = None;
         for i in 0..10_000 {
@@ -546,7 +511,7 @@ mod tests {
         assert!(refused.is_unavailable(), "{refused:?}");
         assert!(refused.to_string().contains("database or disk is full"), "{refused}");
 
-        std::fs::remove_file(&ballast).unwrap();
+        disk.free();
         store.commit(vec![sighting(1_000_000)]).await.unwrap();
         assert!(stored_sightings(&store).await.contains(&"device-1000000".to_owned()));
     }

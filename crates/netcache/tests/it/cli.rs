@@ -9,6 +9,7 @@ use crate::common;
 use std::process::{Output, Stdio};
 
 use common::TestApp;
+use netcache_testenv::json::strings;
 use neutron_sim::{NeutronSim, SimConfig};
 use serde_json::{Value, json};
 
@@ -243,12 +244,7 @@ async fn server_create_boots_with_an_image_the_image_service_lists() {
     )
     .await;
     assert_eq!(status, 200, "{images}");
-    let listed: Vec<&str> = images["images"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_str().unwrap())
-        .collect();
+    let listed = strings(&images, "images", "id");
     let out = create(&t, "vm1", &[]).await;
     assert!(out.status.success(), "{out:?}");
     assert_eq!(stderr(&out), "", "server create wrote to stderr");

@@ -4,6 +4,7 @@
 use crate::common;
 
 use common::{PROJECT, TestApp};
+use netcache_testenv::json::items;
 use serde_json::{Value, json};
 
 fn assert_nova_error(status: u16, body: &Value, expected: u16) {
@@ -170,9 +171,7 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
 
     // Tempest waits for this action event after a detach.
     let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let detach = actions["instanceActions"]
-        .as_array()
-        .unwrap()
+    let detach = items(&actions, "instanceActions")
         .iter()
         .find(|a| a["action"] == "detach_interface")
         .unwrap()
@@ -519,9 +518,7 @@ async fn server_list_filters_by_name_status_and_ip_from_netcaches_records() {
     }
     t.app().compute.settle().await;
     let names = |body: &Value| -> Vec<String> {
-        body["servers"]
-            .as_array()
-            .unwrap()
+        items(body, "servers")
             .iter()
             .map(|s| s["name"].as_str().unwrap().to_owned())
             .collect()

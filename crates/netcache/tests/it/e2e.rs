@@ -86,9 +86,7 @@ impl E2e {
         settings.heal.interval = 0.0;
         settings.gc.interval = 0.0;
         // The call-count scenario boots 101 servers in one project.
-        settings.quota.instances = -1;
-        settings.quota.cores = -1;
-        settings.quota.ram = -1;
+        settings.quota.unlimit_servers();
         if let Some(keystone) = &keystone {
             // netcache is the `nova` service user towards Keystone and Neutron;
             // neutron.url (the proxy) overrides the catalog's network endpoint.

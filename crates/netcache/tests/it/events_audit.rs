@@ -7,6 +7,7 @@ use chrono::TimeDelta;
 use common::{Options, PROJECT, TestApp};
 use netcache_domain::ServerId;
 use netcache_domain::vif::VifState;
+use netcache_testenv::json::items;
 use netcache_testenv::poll::{eventually, until};
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 use serde_json::{Value, json};
@@ -53,9 +54,7 @@ async fn network_changed_never_appends_a_ghost_and_refreshes_a_known_port() {
     let (status, _) = events(&t, json!([{"name": "network-changed", "server_uuid": id, "tag": port}])).await;
     assert_eq!(status, 200);
     let server = t.server(&id).await;
-    let floating: Vec<&Value> = server["addresses"]["private"]
-        .as_array()
-        .unwrap()
+    let floating: Vec<&Value> = items(&server["addresses"], "private")
         .iter()
         .filter(|a| a["OS-EXT-IPS:type"] == "floating")
         .collect();
@@ -124,9 +123,7 @@ async fn event_codes_and_overall_status_match_nova() {
     )
     .await;
     assert_eq!(status, 207, "{body}");
-    let codes: Vec<u64> = body["events"]
-        .as_array()
-        .unwrap()
+    let codes: Vec<u64> = items(&body, "events")
         .iter()
         .map(|e| e["code"].as_u64().unwrap())
         .collect();
@@ -294,9 +291,7 @@ async fn audit_reports_each_drift_and_is_clean_after_heal_and_gc() {
     assert_eq!(totals["lost"], 1, "{report}");
     assert_eq!(totals["stale_caches"], 1, "{report}");
     let server = |id: &str| {
-        report["audit"]["servers"]
-            .as_array()
-            .unwrap()
+        items(&report["audit"], "servers")
             .iter()
             .find(|s| s["id"] == id)
             .unwrap()

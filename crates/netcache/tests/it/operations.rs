@@ -7,6 +7,7 @@ use crate::common;
 use common::TestApp;
 use netcache_domain::ServerId;
 use netcache_domain::vif::VifState;
+use netcache_testenv::json::items;
 use neutron_sim::{FaultAction, FaultRule};
 use serde_json::{Value, json};
 
@@ -69,9 +70,7 @@ async fn a_stop_interrupted_after_the_driver_acted_is_finished_after_a_restart()
     assert!(server["OS-EXT-STS:task_state"].is_null(), "{server}");
     assert_eq!(ops_left(&t).await, 0);
     let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let stops: Vec<&Value> = actions["instanceActions"]
-        .as_array()
-        .unwrap()
+    let stops: Vec<&Value> = items(&actions, "instanceActions")
         .iter()
         .filter(|a| a["action"] == "stop")
         .collect();
@@ -116,9 +115,7 @@ async fn a_rebuild_interrupted_at_any_step_is_finished_after_a_restart() {
             assert_eq!(t.interface_port_ids(&id).await, port, "{point}");
             assert_eq!(ops_left(&t).await, 0, "{point}");
             let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-            let rebuilds: Vec<&Value> = actions["instanceActions"]
-                .as_array()
-                .unwrap()
+            let rebuilds: Vec<&Value> = items(&actions, "instanceActions")
                 .iter()
                 .filter(|a| a["action"] == "rebuild")
                 .collect();

@@ -7,6 +7,7 @@
 use crate::common;
 
 use common::{PROJECT, TestApp};
+use netcache_testenv::json::items;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -63,211 +64,126 @@ async fn server_of_project(t: &TestApp) -> String {
     t.boot(json!("none")).await
 }
 
+// What each caller gets, in the order of `EVERYONE`: reader, member, admin,
+// service, another project's member, no roles.
+/// A list of the caller's project's servers (a service may not list).
+const LIST: [u16; 6] = [200, 200, 200, 403, 200, 200];
+const ADMIN_ONLY: [u16; 6] = [403, 403, 200, 403, 403, 403];
+/// The project's server, read by its project's callers; another project's
+/// member finds no such server.
+const READ: [u16; 6] = [200, 200, 200, 403, 404, 200];
+const WRITE: [u16; 6] = [403, 200, 200, 403, 404, 200];
+/// A write whose allowed callers get past the policy to a lookup, or a state
+/// check, that refuses.
+const WRITE_TO_A_MISSING_ITEM: [u16; 6] = [403, 404, 404, 403, 404, 404];
+const WRITE_TO_A_STATE_CHECK: [u16; 6] = [403, 409, 409, 403, 404, 409];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_endpoint_answers_each_role_as_novas_default_policy_does() {
     let t = TestApp::start().await;
     let s = server_of_project(&t).await;
     let event = json!({"events": [{"name": "network-changed", "server_uuid": s}]});
     let no_port = "00000000-0000-0000-0000-000000000001";
-    //   reader, member, admin, service, other, nobody
+    let get = |path: String, want| (Method::GET, path, None, want);
+    let with_body = |method: Method| move |path: String, body: Option<Value>, want| (method.clone(), path, body, want);
+    let (post, put, delete) = (
+        with_body(Method::POST),
+        with_body(Method::PUT),
+        with_body(Method::DELETE),
+    );
+    let action = |body: Value, want| post(format!("/servers/{s}/action"), Some(body), want);
     let table: Vec<(Method, String, Option<Value>, [u16; 6])> = vec![
-        (Method::GET, "/servers".into(), None, [200, 200, 200, 403, 200, 200]),
-        (
-            Method::GET,
-            "/servers/detail".into(),
-            None,
-            [200, 200, 200, 403, 200, 200],
-        ),
-        (
-            Method::GET,
-            "/servers?all_tenants=1".into(),
-            None,
-            [403, 403, 200, 403, 403, 403],
-        ),
-        (
-            Method::GET,
-            "/servers/detail?all_tenants=True".into(),
-            None,
-            [403, 403, 200, 403, 403, 403],
-        ),
-        (
-            Method::GET,
-            format!("/servers/{s}"),
-            None,
-            [200, 200, 200, 403, 404, 200],
-        ),
-        (
-            Method::GET,
-            format!("/servers/{s}/ips"),
-            None,
-            [200, 200, 200, 403, 404, 200],
-        ),
-        (
-            Method::GET,
-            format!("/servers/{s}/os-interface"),
-            None,
-            [200, 200, 200, 403, 404, 200],
-        ),
-        (
-            Method::GET,
-            format!("/servers/{s}/os-instance-actions"),
-            None,
-            [200, 200, 200, 403, 404, 200],
-        ),
-        (
-            Method::GET,
-            format!("/servers/{s}/os-security-groups"),
-            None,
-            [200, 200, 200, 403, 404, 200],
-        ),
-        (
-            Method::PUT,
+        get("/servers".into(), LIST),
+        get("/servers/detail".into(), LIST),
+        get("/servers?all_tenants=1".into(), ADMIN_ONLY),
+        get("/servers/detail?all_tenants=True".into(), ADMIN_ONLY),
+        get(format!("/servers/{s}"), READ),
+        get(format!("/servers/{s}/ips"), READ),
+        get(format!("/servers/{s}/os-interface"), READ),
+        get(format!("/servers/{s}/os-instance-actions"), READ),
+        get(format!("/servers/{s}/os-security-groups"), READ),
+        put(
             format!("/servers/{s}"),
             Some(json!({"server": {"name": "renamed"}})),
-            [403, 200, 200, 403, 404, 200],
+            WRITE,
         ),
-        (
-            Method::GET,
-            format!("/servers/{s}/metadata"),
-            None,
-            [200, 200, 200, 403, 404, 200],
-        ),
-        (
-            Method::POST,
+        get(format!("/servers/{s}/metadata"), READ),
+        post(
             format!("/servers/{s}/metadata"),
             Some(json!({"metadata": {"k": "v"}})),
-            [403, 200, 200, 403, 404, 200],
+            WRITE,
         ),
-        (
-            Method::PUT,
+        put(
             format!("/servers/{s}/metadata"),
             Some(json!({"metadata": {"k": "v"}})),
-            [403, 200, 200, 403, 404, 200],
+            WRITE,
         ),
-        (
-            Method::PUT,
+        put(
             format!("/servers/{s}/metadata/k"),
             Some(json!({"meta": {"k": "v"}})),
-            [403, 200, 200, 403, 404, 200],
+            WRITE,
         ),
-        (
-            Method::GET,
-            format!("/servers/{s}/metadata/k"),
-            None,
-            [200, 200, 200, 403, 404, 200],
-        ),
+        get(format!("/servers/{s}/metadata/k"), READ),
         // Allowed callers reach the lookup of an item the server does not have.
-        (
-            Method::DELETE,
-            format!("/servers/{s}/metadata/nokey"),
-            None,
-            [403, 404, 404, 403, 404, 404],
-        ),
+        delete(format!("/servers/{s}/metadata/nokey"), None, WRITE_TO_A_MISSING_ITEM),
         // Allowed callers reach the lookup of a port the server does not have.
-        (
-            Method::DELETE,
+        delete(
             format!("/servers/{s}/os-interface/{no_port}"),
             None,
-            [403, 404, 404, 403, 404, 404],
+            WRITE_TO_A_MISSING_ITEM,
         ),
         // Allowed callers reach the group's lookup: the project has no such group.
-        (
-            Method::POST,
-            format!("/servers/{s}/action"),
-            Some(json!({"addSecurityGroup": {"name": "none-such"}})),
-            [403, 404, 404, 403, 404, 404],
+        action(
+            json!({"addSecurityGroup": {"name": "none-such"}}),
+            WRITE_TO_A_MISSING_ITEM,
         ),
-        (
-            Method::POST,
-            format!("/servers/{s}/action"),
-            Some(json!({"removeSecurityGroup": {"name": "none-such"}})),
-            [403, 404, 404, 403, 404, 404],
+        action(
+            json!({"removeSecurityGroup": {"name": "none-such"}}),
+            WRITE_TO_A_MISSING_ITEM,
         ),
         // Allowed callers reach the state check: an ACTIVE server cannot start.
-        (
-            Method::POST,
-            format!("/servers/{s}/action"),
-            Some(json!({"os-start": null})),
-            [403, 409, 409, 403, 404, 409],
-        ),
+        action(json!({"os-start": null}), WRITE_TO_A_STATE_CHECK),
         // …and a rebuild to the image check: this image does not exist.
-        (
-            Method::POST,
-            format!("/servers/{s}/action"),
-            Some(json!({"rebuild": {"imageRef": no_port}})),
+        action(
+            json!({"rebuild": {"imageRef": no_port}}),
             [403, 400, 400, 403, 404, 400],
         ),
         // A restore finds no soft-deleted server (netcache never has one).
-        (
-            Method::POST,
-            format!("/servers/{s}/action"),
-            Some(json!({"restore": null})),
-            [403, 409, 409, 403, 404, 409],
-        ),
-        (
-            Method::POST,
+        action(json!({"restore": null}), WRITE_TO_A_STATE_CHECK),
+        post(
             format!("/servers/{no_port}/action"),
             Some(json!({"forceDelete": null})),
-            [403, 404, 404, 403, 404, 404],
+            WRITE_TO_A_MISSING_ITEM,
         ),
         // The console may hold secrets: members and admins only.
-        (
-            Method::POST,
-            format!("/servers/{s}/action"),
-            Some(json!({"os-getConsoleOutput": {"length": 1}})),
-            [403, 200, 200, 403, 404, 200],
-        ),
-        (
-            Method::POST,
-            format!("/servers/{s}/action"),
-            Some(json!({"os-resetState": {"state": "active"}})),
+        action(json!({"os-getConsoleOutput": {"length": 1}}), WRITE),
+        action(
+            json!({"os-resetState": {"state": "active"}}),
             [403, 403, 202, 403, 403, 403],
         ),
-        (
-            Method::POST,
+        post(
             "/os-server-external-events".into(),
             Some(event),
             [403, 403, 200, 200, 403, 403],
         ),
-        (Method::GET, "/os-availability-zone".into(), None, [200; 6]),
-        (
-            Method::GET,
-            "/os-availability-zone/detail".into(),
-            None,
-            [403, 403, 200, 403, 403, 403],
-        ),
-        (Method::GET, "/flavors".into(), None, [200; 6]),
+        get("/os-availability-zone".into(), [200; 6]),
+        get("/os-availability-zone/detail".into(), ADMIN_ONLY),
+        get("/flavors".into(), [200; 6]),
         // A key pair is its user's, whatever the roles (Nova: admin or owner).
-        (Method::GET, "/os-keypairs".into(), None, [200; 6]),
-        (Method::GET, "/os-keypairs/none-such".into(), None, [404; 6]),
-        (
-            Method::POST,
+        get("/os-keypairs".into(), [200; 6]),
+        get("/os-keypairs/none-such".into(), [404; 6]),
+        post(
             "/os-keypairs".into(),
             Some(json!({"keypair": {"name": "bad/name"}})),
             [400; 6],
         ),
-        (
-            Method::GET,
-            "/netcache/v1/audit".into(),
-            None,
-            [403, 403, 200, 403, 403, 403],
-        ),
-        (Method::GET, "/metrics".into(), None, [403, 403, 200, 403, 403, 403]),
+        get("/netcache/v1/audit".into(), ADMIN_ONLY),
+        get("/metrics".into(), ADMIN_ONLY),
     ];
-    let mut wrong = Vec::new();
-    for (method, path, body, expected) in &table {
-        for (who, want) in EVERYONE.iter().zip(expected) {
-            let (got, answer) = call(&t, *who, method.clone(), path, body.clone()).await;
-            if got != *want {
-                wrong.push(format!("{method} {path} as {who:?}: {got}, want {want}: {answer}"));
-            }
-            if got == 403 {
-                let message = answer["forbidden"]["message"].as_str().unwrap_or_default();
-                assert!(message.starts_with("Policy doesn't allow"), "{method} {path}: {answer}");
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    common::check_policy_table(&table, EVERYONE, async |who, method, path, body| {
+        call(&t, who, method, path, body).await
+    })
+    .await;
 }
 
 /// Writes: a reader and a service may not boot or delete; a member may, in its
@@ -330,9 +246,7 @@ async fn an_admin_sees_other_projects_only_with_all_tenants() {
     assert_eq!(status, 202, "{body}");
     let theirs = body["server"]["id"].as_str().unwrap().to_owned();
     let ids = |body: &Value| -> Vec<String> {
-        body["servers"]
-            .as_array()
-            .unwrap()
+        items(body, "servers")
             .iter()
             .map(|s| s["id"].as_str().unwrap().to_owned())
             .collect()

@@ -8,6 +8,7 @@ use crate::common;
 
 use common::{IMAGE, Options, PROJECT, TestApp};
 use netcache_app::settings::QuotaSettings;
+use netcache_testenv::json::strings;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -61,11 +62,9 @@ async fn boot(t: &TestApp, fields: Value) -> (u16, Value) {
 async fn server_names(t: &TestApp) -> Vec<String> {
     let (status, body) = t.get("/servers").await;
     assert_eq!(status, 200, "{body}");
-    let mut names: Vec<String> = body["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap().to_owned())
+    let mut names: Vec<String> = strings(&body, "servers", "name")
+        .into_iter()
+        .map(str::to_owned)
         .collect();
     names.sort();
     names
@@ -83,39 +82,30 @@ async fn members_read_their_projects_quotas_and_only_admins_set_them() {
     let t = start().await;
     let own = format!("/os-quota-sets/{PROJECT}");
     let update = Some(json!({"quota_set": {"instances": 20}}));
-    //   path, method, body → reader, member, admin, another project's member
-    let table: Vec<(String, Method, Option<Value>, [u16; 4])> = vec![
-        (own.clone(), Method::GET, None, [200, 200, 200, 403]),
-        (format!("{own}/detail"), Method::GET, None, [200, 200, 200, 403]),
-        (format!("{own}/defaults"), Method::GET, None, [200; 4]),
-        ("/os-quota-sets/other".into(), Method::GET, None, [403, 403, 200, 200]),
-        (own.clone(), Method::PUT, update.clone(), [403, 403, 200, 403]),
-        ("/os-quota-sets/other".into(), Method::PUT, update, [403, 403, 200, 403]),
-        (own.clone(), Method::DELETE, None, [403, 403, 202, 403]),
-        ("/limits".into(), Method::GET, None, [200; 4]),
+    //   method, path, body → reader, member, admin, another project's member
+    let table: Vec<(Method, String, Option<Value>, [u16; 4])> = vec![
+        (Method::GET, own.clone(), None, [200, 200, 200, 403]),
+        (Method::GET, format!("{own}/detail"), None, [200, 200, 200, 403]),
+        (Method::GET, format!("{own}/defaults"), None, [200; 4]),
+        (Method::GET, "/os-quota-sets/other".into(), None, [403, 403, 200, 200]),
+        (Method::PUT, own.clone(), update.clone(), [403, 403, 200, 403]),
+        (Method::PUT, "/os-quota-sets/other".into(), update, [403, 403, 200, 403]),
+        (Method::DELETE, own.clone(), None, [403, 403, 202, 403]),
+        (Method::GET, "/limits".into(), None, [200; 4]),
         (
-            format!("/limits?tenant_id={PROJECT}"),
             Method::GET,
+            format!("/limits?tenant_id={PROJECT}"),
             None,
             [403, 403, 200, 403],
         ),
-        ("/extensions".into(), Method::GET, None, [200; 4]),
-        ("/extensions/os-keypairs".into(), Method::GET, None, [200; 4]),
+        (Method::GET, "/extensions".into(), None, [200; 4]),
+        (Method::GET, "/extensions/os-keypairs".into(), None, [200; 4]),
     ];
-    let mut wrong = Vec::new();
-    for (path, method, body, expected) in &table {
-        for (who, want) in [READER, MEMBER, ADMIN, OTHER_MEMBER].iter().zip(expected) {
-            let (got, answer) = call(&t, who, method.clone(), path, body.clone()).await;
-            if got != *want {
-                wrong.push(format!("{method} {path} as {who:?}: {got}, want {want}: {answer}"));
-            }
-            if got == 403 {
-                let message = answer["forbidden"]["message"].as_str().unwrap_or_default();
-                assert!(message.starts_with("Policy doesn't allow"), "{method} {path}: {answer}");
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let callers = [READER, MEMBER, ADMIN, OTHER_MEMBER];
+    common::check_policy_table(&table, callers, async |who, method, path, body| {
+        call(&t, who, method, path, body).await
+    })
+    .await;
     let (_, body) = call(&t, MEMBER, Method::PUT, &own, Some(json!({"quota_set": {"ram": 0}}))).await;
     assert_eq!(
         body["forbidden"]["message"],
@@ -269,12 +259,7 @@ async fn extensions_list_what_is_served_and_404_the_rest() {
     let t = start().await;
     let (status, list) = t.get("/extensions").await;
     assert_eq!(status, 200, "{list}");
-    let aliases: Vec<&str> = list["extensions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["alias"].as_str().unwrap())
-        .collect();
+    let aliases = strings(&list, "extensions", "alias");
     assert!(
         aliases.contains(&"os-quota-sets") && aliases.contains(&"os-lock-server"),
         "{aliases:?}"

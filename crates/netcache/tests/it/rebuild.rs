@@ -6,6 +6,7 @@
 use crate::common;
 
 use common::{IMAGE, Options, TestApp};
+use netcache_testenv::json::items;
 use serde_json::{Value, json};
 
 const IMAGE_ALT: &str = netcache_api::images::IMAGES[1].id;
@@ -25,9 +26,7 @@ async fn rebuild(t: &TestApp, id: &str, args: Value) -> (u16, Value) {
 /// The instance action named `name`, with its events.
 async fn instance_action(t: &TestApp, id: &str, name: &str) -> Value {
     let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let found = actions["instanceActions"]
-        .as_array()
-        .unwrap()
+    let found = items(&actions, "instanceActions")
         .iter()
         .find(|a| a["action"] == name)
         .unwrap_or_else(|| panic!("no {name} action: {actions}"))

@@ -7,6 +7,7 @@ use crate::common;
 use netcache_compute::prelude::*;
 
 use common::{Options, PROJECT, TestApp};
+use netcache_testenv::json::items;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -238,9 +239,7 @@ async fn add_and_remove_change_every_port_and_refuse_as_nova_does() {
 
     // Each change is an instance action; a refused one records nothing.
     let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let mut kinds: Vec<&str> = actions["instanceActions"]
-        .as_array()
-        .unwrap()
+    let mut kinds: Vec<&str> = items(&actions, "instanceActions")
         .iter()
         .filter_map(|a| a["action"].as_str())
         .filter(|a| a.ends_with("SecurityGroup"))
@@ -352,9 +351,7 @@ async fn a_change_interrupted_after_a_port_changed_is_finished_after_a_restart()
     );
     // The resumed operation kept its request: one action, its event a success.
     let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let add: Vec<&Value> = actions["instanceActions"]
-        .as_array()
-        .unwrap()
+    let add: Vec<&Value> = items(&actions, "instanceActions")
         .iter()
         .filter(|a| a["action"] == "addSecurityGroup")
         .collect();
@@ -450,9 +447,7 @@ async fn a_servers_security_groups_are_listed_in_full_as_nova_lists_them() {
         );
     }
     assert_eq!(groups[0]["rules"].as_array().unwrap().len(), 2, "{listed}");
-    let mut rules: Vec<Value> = groups[1]["rules"]
-        .as_array()
-        .unwrap()
+    let mut rules: Vec<Value> = items(&groups[1], "rules")
         .iter()
         .map(|r| {
             assert_eq!(r["parent_group_id"], web.as_str(), "{r}");

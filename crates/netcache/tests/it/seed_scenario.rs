@@ -8,6 +8,7 @@ use std::process::Command;
 use common::{Options, TestApp, sim_without_tag_extension};
 use netcache_domain::ServerId;
 use netcache_domain::intent::IntentState;
+use netcache_testenv::json::strings;
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 use serde_json::Value;
 
@@ -102,12 +103,7 @@ async fn late_commit_path(sim: SimConfig) {
         .values()
         .map(|v| v.as_array().unwrap().len())
         .sum();
-    let ghost_ips: Vec<&str> = ghost["fixed_ips"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["ip_address"].as_str().unwrap())
-        .collect();
+    let ghost_ips = strings(ghost, "fixed_ips", "ip_address");
     assert_eq!(shown, attached_port["fixed_ips"].as_array().unwrap().len(), "{ips}");
     assert!(!common::shows_ip(&ips, ghost_ips[0]), "ghost IP in /ips: {ips}");
     assert_eq!(t.interface_port_ids(&id).await, [attached]);

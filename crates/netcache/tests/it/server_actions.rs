@@ -4,6 +4,7 @@
 use crate::common;
 
 use common::TestApp;
+use netcache_testenv::json::{items, strings};
 use serde_json::{Value, json};
 
 /// Sends an action and waits for the operation it started (Nova answers 202
@@ -44,20 +45,13 @@ async fn each_power_action_moves_the_server_as_nova_does() {
     }
     // Each is an instance action with a finished, successful event on the host.
     let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let names: Vec<&str> = actions["instanceActions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["action"].as_str().unwrap())
-        .collect();
+    let names = strings(&actions, "instanceActions", "action");
     for name in [
         "create", "stop", "reboot", "start", "pause", "unpause", "suspend", "resume",
     ] {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
-    let stop = actions["instanceActions"]
-        .as_array()
-        .unwrap()
+    let stop = items(&actions, "instanceActions")
         .iter()
         .find(|a| a["action"] == "stop")
         .unwrap();
@@ -155,9 +149,7 @@ async fn add_and_remove_fixed_ip_change_the_servers_addresses() {
     let ports = t.interface_port_ids(&id).await;
     assert_eq!(ports.len(), 2);
     let addresses = |server: &Value| -> Vec<String> {
-        server["addresses"]["private"]
-            .as_array()
-            .unwrap()
+        items(&server["addresses"], "private")
             .iter()
             .map(|a| a["addr"].as_str().unwrap().to_owned())
             .collect()

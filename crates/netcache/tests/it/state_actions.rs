@@ -7,6 +7,7 @@
 use crate::common;
 
 use common::{Options, TestApp};
+use netcache_testenv::json::items;
 use serde_json::{Value, json};
 
 const MISSING: &str = "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01";
@@ -124,9 +125,7 @@ async fn reset_state_sets_the_vm_state_and_an_errored_server_is_rebuilt_and_dele
     );
     assert_eq!(t.server(&id).await["status"], "ACTIVE");
     let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let resets = actions["instanceActions"]
-        .as_array()
-        .unwrap()
+    let resets = items(&actions, "instanceActions")
         .iter()
         .filter(|a| a["action"] == "resetState")
         .count();

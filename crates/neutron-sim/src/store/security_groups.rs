@@ -174,24 +174,13 @@ impl Store {
         );
         // The rules every deployed Neutron's templates give: egress anywhere, and for
         // the default group ingress from its own members.
-        for ethertype in ["IPv4", "IPv6"] {
-            self.insert_rule(SecurityGroupRule::open(
-                &id,
-                project,
-                Direction::Egress,
-                ethertype,
-                None,
-            ));
-        }
+        let mut openings = vec![(Direction::Egress, None)];
         if default {
+            openings.push((Direction::Ingress, Some(id.as_str())));
+        }
+        for (direction, remote) in openings {
             for ethertype in ["IPv4", "IPv6"] {
-                self.insert_rule(SecurityGroupRule::open(
-                    &id,
-                    project,
-                    Direction::Ingress,
-                    ethertype,
-                    Some(&id),
-                ));
+                self.insert_rule(SecurityGroupRule::open(&id, project, direction, ethertype, remote));
             }
         }
         id

@@ -3,18 +3,13 @@
 use super::*;
 
 case!(versions_and_extensions, |api| {
-    let v = api.ok(Method::GET, "/", None, 200).await;
+    let v = api.get("/").await;
     assert_eq!(v["versions"][0]["id"], "v2.0");
     assert_eq!(v["versions"][0]["status"], "CURRENT");
-    let v = api.ok(Method::GET, "/v2.0/", None, 200).await;
-    let colls: Vec<&str> = v["resources"]
-        .as_array()
-        .expect("resources")
-        .iter()
-        .filter_map(|r| r["collection"].as_str())
-        .collect();
+    let v = api.get("/v2.0/").await;
+    let colls = strings(&v["resources"], "collection");
     assert!(colls.contains(&"ports") && colls.contains(&"networks"), "{v}");
-    let v = api.ok(Method::GET, "/v2.0/extensions", None, 200).await;
+    let v = api.get("/v2.0/extensions").await;
     let exts = v["extensions"].as_array().expect("extensions");
     for e in exts {
         let keys: BTreeSet<&str> = e.as_object().expect("ext").keys().map(String::as_str).collect();
@@ -39,6 +34,6 @@ case!(versions_and_extensions, |api| {
         assert!(aliases.contains(a), "missing {a}");
     }
     assert_eq!(aliases.contains("tag-ports-during-bulk-creation"), api.tag_ext);
-    let v = api.ok(Method::GET, "/v2.0/extensions/binding", None, 200).await;
+    let v = api.get("/v2.0/extensions/binding").await;
     assert_eq!(v["extension"]["name"], "Port Binding");
 });

@@ -2,6 +2,28 @@
 
 use super::*;
 
+impl Api {
+    /// A router with its gateway on the external network `ext`: its body.
+    async fn router(&self, ext: &str) -> Value {
+        let body = json!({"router": {"name": uniq("r"), "external_gateway_info": {"network_id": ext}}});
+        self.post("/v2.0/routers", body).await["router"].clone()
+    }
+    /// `add_router_interface` or `remove_router_interface` for `subnet`: the answer.
+    async fn router_interface(&self, router: &str, action: &str, subnet: &Value) -> Value {
+        let path = format!("/v2.0/routers/{router}/{action}");
+        self.put(&path, json!({"subnet_id": subnet["id"]})).await
+    }
+    /// Detaches the router from `subnet` and deletes it, then both networks with
+    /// what is left on them.
+    async fn remove_routing(&self, router: &str, subnet: &Value, nets: [&str; 2]) {
+        self.router_interface(router, "remove_router_interface", subnet).await;
+        self.delete(&format!("/v2.0/routers/{router}")).await;
+        for net in nets {
+            self.cleanup(net).await;
+        }
+    }
+}
+
 case!(floating_ip_association, |api| {
     let ext = api.network(json!({"router:external": true})).await;
     let ext_sub = api.subnet(&ext, "172.24.40.0/24", json!({"enable_dhcp": false})).await;
@@ -14,8 +36,7 @@ case!(floating_ip_association, |api| {
     let pid = s(&port["id"]);
     // Not reachable without a router.
     let body = json!({"floatingip": {"floating_network_id": ext, "port_id": pid}});
-    let (st, v) = api.call(Method::POST, "/v2.0/floatingips", Some(&body)).await;
-    assert_eq!(st, 404);
+    let v = api.expect(Method::POST, "/v2.0/floatingips", Some(&body), 404).await;
     assert_error(
         &v,
         "ExternalGatewayForFloatingIPNotFound",
@@ -24,47 +45,29 @@ case!(floating_ip_association, |api| {
             s(&sub["id"])
         ),
     );
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/floatingips",
-            Some(&json!({"floatingip": {"floating_network_id": net}})),
-        )
+    let internal = json!({"floatingip": {"floating_network_id": net}});
+    let v = api
+        .expect(Method::POST, "/v2.0/floatingips", Some(&internal), 400)
         .await;
-    assert_eq!(st, 400);
     assert_error(
         &v,
         "BadRequest",
         &format!("Bad floatingip request: Network {net} is not a valid external network."),
     );
 
-    let v = api
-        .ok(
-            Method::POST,
-            "/v2.0/routers",
-            Some(&json!({"router": {"name": uniq("r"), "external_gateway_info": {"network_id": ext}}})),
-            201,
-        )
-        .await;
-    let router = s(&v["router"]["id"]);
-    assert_eq!(v["router"]["external_gateway_info"]["network_id"], ext.as_str());
+    let r = api.router(&ext).await;
+    let router = s(&r["id"]);
+    assert_eq!(r["external_gateway_info"]["network_id"], ext.as_str());
     assert_eq!(
-        v["router"]["external_gateway_info"]["external_fixed_ips"][0]["subnet_id"],
+        r["external_gateway_info"]["external_fixed_ips"][0]["subnet_id"],
         ext_sub["id"]
     );
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/routers/{router}/add_router_interface"),
-            Some(&json!({"subnet_id": sub["id"]})),
-            200,
-        )
-        .await;
+    let v = api.router_interface(&router, "add_router_interface", &sub).await;
     assert_eq!(v["id"], router.as_str());
     assert_eq!(v["subnet_id"], sub["id"]);
     assert_eq!(v["network_id"], net.as_str());
 
-    let v = api.ok(Method::POST, "/v2.0/floatingips", Some(&body), 201).await;
+    let v = api.post("/v2.0/floatingips", body).await;
     let f = &v["floatingip"];
     let fid = s(&f["id"]);
     let fip_addr = s(&f["floating_ip_address"]);
@@ -96,69 +99,33 @@ case!(floating_ip_association, |api| {
             s(&f["fixed_ip_address"])
         ),
     ] {
-        let v = api
-            .ok(Method::GET, &format!("/v2.0/floatingips?{q}&fields=id"), None, 200)
-            .await;
+        let v = api.get(&format!("/v2.0/floatingips?{q}&fields=id")).await;
         assert_eq!(v, json!({"floatingips": [{"id": fid}]}), "{q}");
     }
     // Disassociate and reassociate.
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/floatingips/{fid}"),
-            Some(&json!({"floatingip": {"port_id": null}})),
-            200,
-        )
-        .await;
-    assert_eq!(v["floatingip"]["port_id"], Value::Null);
-    assert_eq!(v["floatingip"]["port_details"], Value::Null);
-    assert_eq!(v["floatingip"]["fixed_ip_address"], Value::Null);
-    assert_eq!(v["floatingip"]["router_id"], Value::Null);
-    let v = api
-        .ok(Method::GET, &format!("/v2.0/floatingips?port_id={pid}"), None, 200)
-        .await;
+    let fip_path = format!("/v2.0/floatingips/{fid}");
+    let v = api.put(&fip_path, json!({"floatingip": {"port_id": null}})).await;
+    for k in ["port_id", "port_details", "fixed_ip_address", "router_id"] {
+        assert_eq!(v["floatingip"][k], Value::Null, "{k}");
+    }
+    let v = api.get(&format!("/v2.0/floatingips?port_id={pid}")).await;
     assert_eq!(v, json!({"floatingips": []}));
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/floatingips/{fid}"),
-            Some(&json!({"floatingip": {"port_id": pid}})),
-            200,
-        )
-        .await;
+    let v = api.put(&fip_path, json!({"floatingip": {"port_id": pid}})).await;
     assert_eq!(v["floatingip"]["port_id"], pid.as_str());
     assert_eq!(v["floatingip"]["port_details"]["mac_address"], port["mac_address"]);
     // The FIP's port revision is not bumped by association.
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports/{pid}?fields=revision_number"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("/v2.0/ports/{pid}?fields=revision_number")).await;
     assert_eq!(v["port"]["revision_number"], port["revision_number"]);
     // Router in use while it has an interface.
-    let (st, v) = api.call(Method::DELETE, &format!("/v2.0/routers/{router}"), None).await;
-    assert_eq!(st, 409);
+    let v = api
+        .expect(Method::DELETE, &format!("/v2.0/routers/{router}"), None, 409)
+        .await;
     assert_eq!(v["NeutronError"]["type"], "RouterInUse");
     // Tear down.
-    api.ok(Method::DELETE, &format!("/v2.0/floatingips/{fid}"), None, 204)
-        .await;
-    let (st, _) = api.call(Method::GET, &format!("/v2.0/floatingips/{fid}"), None).await;
-    assert_eq!(st, 404);
-    api.ok(Method::DELETE, &format!("/v2.0/ports/{pid}"), None, 204).await;
-    api.ok(
-        Method::PUT,
-        &format!("/v2.0/routers/{router}/remove_router_interface"),
-        Some(&json!({"subnet_id": sub["id"]})),
-        200,
-    )
-    .await;
-    api.ok(Method::DELETE, &format!("/v2.0/routers/{router}"), None, 204)
-        .await;
-    api.cleanup(&net).await;
-    api.cleanup(&ext).await;
+    api.delete(&fip_path).await;
+    api.expect(Method::GET, &fip_path, None, 404).await;
+    api.delete(&format!("/v2.0/ports/{pid}")).await;
+    api.remove_routing(&router, &sub, [&net, &ext]).await;
 });
 
 // What Nova's floating IP proxies rely on: a floating IP made for a project
@@ -169,23 +136,8 @@ case!(floating_ip_reassociation, |api| {
     api.subnet(&ext, "172.24.41.0/24", json!({"enable_dhcp": false})).await;
     let net = api.network(json!({})).await;
     let sub = api.subnet(&net, "10.101.0.0/24", json!({})).await;
-    let v = api
-        .ok(
-            Method::POST,
-            "/v2.0/routers",
-            Some(&json!({"router": {"name": uniq("r"), "external_gateway_info": {"network_id": ext}}})),
-            201,
-        )
-        .await;
-    let router = s(&v["router"]["id"]);
-    let iface = json!({"subnet_id": sub["id"]});
-    api.ok(
-        Method::PUT,
-        &format!("/v2.0/routers/{router}/add_router_interface"),
-        Some(&iface),
-        200,
-    )
-    .await;
+    let router = s(&api.router(&ext).await["id"]);
+    api.router_interface(&router, "add_router_interface", &sub).await;
     let mut ports = Vec::new();
     for _ in 0..2 {
         let device = uuid::Uuid::new_v4().to_string();
@@ -196,67 +148,42 @@ case!(floating_ip_reassociation, |api| {
     }
     let project = uuid::Uuid::new_v4().simple().to_string();
     let body = json!({"floatingip": {"floating_network_id": ext, "project_id": project}});
-    let v = api.ok(Method::POST, "/v2.0/floatingips", Some(&body), 201).await;
+    let v = api.post("/v2.0/floatingips", body).await;
     let a = &v["floatingip"];
     let aid = s(&a["id"]);
     assert_eq!(a["project_id"], project.as_str());
     assert_eq!(a["port_id"], Value::Null);
     assert_eq!(a["port_details"], Value::Null);
+    let address = s(&a["floating_ip_address"]);
     let v = api
-        .ok(
-            Method::GET,
-            &format!(
-                "/v2.0/floatingips?floating_ip_address={}&project_id={project}&fields=id",
-                s(&a["floating_ip_address"])
-            ),
-            None,
-            200,
-        )
+        .get(&format!(
+            "/v2.0/floatingips?floating_ip_address={address}&project_id={project}&fields=id"
+        ))
         .await;
     assert_eq!(v, json!({"floatingips": [{"id": aid}]}));
     for port in &ports {
         let fixed = &port["fixed_ips"][0]["ip_address"];
         let assoc = json!({"floatingip": {"port_id": port["id"], "fixed_ip_address": fixed}});
-        let v = api
-            .ok(Method::PUT, &format!("/v2.0/floatingips/{aid}"), Some(&assoc), 200)
-            .await;
+        let v = api.put(&format!("/v2.0/floatingips/{aid}"), assoc).await;
         assert_eq!(v["floatingip"]["port_id"], port["id"]);
         assert_eq!(&v["floatingip"]["fixed_ip_address"], fixed);
         assert_eq!(v["floatingip"]["port_details"]["device_id"], port["device_id"]);
     }
     let v = api
-        .ok(
-            Method::POST,
-            "/v2.0/floatingips",
-            Some(&json!({"floatingip": {"floating_network_id": ext}})),
-            201,
-        )
+        .post("/v2.0/floatingips", json!({"floatingip": {"floating_network_id": ext}}))
         .await;
     let bid = s(&v["floatingip"]["id"]);
     let assoc = json!({"floatingip": {"port_id": ports[1]["id"]}});
-    let (st, v) = api
-        .call(Method::PUT, &format!("/v2.0/floatingips/{bid}"), Some(&assoc))
+    let v = api
+        .expect(Method::PUT, &format!("/v2.0/floatingips/{bid}"), Some(&assoc), 409)
         .await;
-    assert_eq!(st, 409, "{v}");
     assert_eq!(v["NeutronError"]["type"], "FloatingIPPortAlreadyAssociated");
     // Tear down.
     for fip in [&aid, &bid] {
-        api.ok(Method::DELETE, &format!("/v2.0/floatingips/{fip}"), None, 204)
-            .await;
+        api.delete(&format!("/v2.0/floatingips/{fip}")).await;
     }
     for port in &ports {
-        api.ok(Method::DELETE, &format!("/v2.0/ports/{}", s(&port["id"])), None, 204)
-            .await;
+        api.delete(&format!("/v2.0/ports/{}", s(&port["id"]))).await;
     }
-    api.ok(
-        Method::PUT,
-        &format!("/v2.0/routers/{router}/remove_router_interface"),
-        Some(&iface),
-        200,
-    )
-    .await;
-    api.ok(Method::DELETE, &format!("/v2.0/routers/{router}"), None, 204)
-        .await;
-    api.cleanup(&net).await;
-    api.cleanup(&ext).await;
+    api.remove_routing(&router, &sub, [&net, &ext]).await;
 });

@@ -13,12 +13,9 @@ case!(list_filters_or_and_fields, |api| {
         .await;
 
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports?device_id={a}&device_id={b}&fields=id&fields=device_id"),
-            None,
-            200,
-        )
+        .get(&format!(
+            "/v2.0/ports?device_id={a}&device_id={b}&fields=id&fields=device_id"
+        ))
         .await;
     let got: BTreeSet<(String, String)> = v["ports"]
         .as_array()
@@ -36,74 +33,34 @@ case!(list_filters_or_and_fields, |api| {
     }
     // AND across attributes, OR within one.
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports?network_id={net}&name=x&fields=device_id"),
-            None,
-            200,
-        )
+        .get(&format!("/v2.0/ports?network_id={net}&name=x&fields=device_id"))
         .await;
-    let got: BTreeSet<String> = v["ports"]
-        .as_array()
-        .expect("ports")
-        .iter()
-        .map(|p| s(&p["device_id"]))
-        .collect();
-    assert_eq!(got, BTreeSet::from([a.clone(), c.clone()]));
+    let got: BTreeSet<&str> = strings(&v["ports"], "device_id").into_iter().collect();
+    assert_eq!(got, BTreeSet::from([a.as_str(), c.as_str()]));
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports?network_id={net}&admin_state_up=false&fields=device_id"),
-            None,
-            200,
-        )
+        .get(&format!(
+            "/v2.0/ports?network_id={net}&admin_state_up=false&fields=device_id"
+        ))
         .await;
     assert_eq!(v["ports"], json!([{"device_id": c}]));
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports?device_id={}&fields=id", uniq("none")),
-            None,
-            200,
-        )
+        .get(&format!("/v2.0/ports?device_id={}&fields=id", uniq("none")))
         .await;
     assert_eq!(v, json!({"ports": []}));
     // fixed_ips filters.
     let ip = s(&pa["fixed_ips"][0]["ip_address"]);
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports?fixed_ips=ip_address%3D{ip}&network_id={net}&fields=id"),
-            None,
-            200,
-        )
-        .await;
+    let on_net = |filter: String| format!("/v2.0/ports?{filter}&network_id={net}&fields=id");
+    let v = api.get(&on_net(format!("fixed_ips=ip_address%3D{ip}"))).await;
     assert_eq!(ids(&v, "ports"), vec![s(&pa["id"])]);
     let v = api
-        .ok(
-            Method::GET,
-            &format!(
-                "/v2.0/ports?fixed_ips=subnet_id%3D{}&network_id={net}&fields=id",
-                s(&sub["id"])
-            ),
-            None,
-            200,
-        )
+        .get(&on_net(format!("fixed_ips=subnet_id%3D{}", s(&sub["id"]))))
         .await;
     assert_eq!(ids(&v, "ports").len(), 3);
     // Unknown filter attribute.
-    let (st, v) = api.call(Method::GET, "/v2.0/ports?foo=bar", None).await;
-    assert_eq!(st, 400);
-    assert_error(&v, "HTTPBadRequest", "['foo'] is invalid attribute for filtering");
+    let unknown = (400, "HTTPBadRequest", "['foo'] is invalid attribute for filtering");
+    api.refused(Method::GET, "/v2.0/ports?foo=bar", None, unknown).await;
     // Network filters.
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/networks?id={net}&fields=id&fields=mtu"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("/v2.0/networks?id={net}&fields=id&fields=mtu")).await;
     assert_eq!(v, json!({"networks": [{"id": net, "mtu": 1450}]}));
     api.cleanup(&net).await;
 });
@@ -117,11 +74,10 @@ case!(pagination_links, |api| {
     }
     all.sort();
     let first = format!("/v2.0/ports?network_id={net}&fields=id&limit=2");
-    let v = api.ok(Method::GET, &first, None, 200).await;
+    let v = api.get(&first).await;
     assert_eq!(ids(&v, "ports"), all[..2].to_vec());
-    let links = v["ports_links"].as_array().expect("links");
-    let rels: Vec<&str> = links.iter().filter_map(|l| l["rel"].as_str()).collect();
-    assert_eq!(rels, ["next", "previous"]);
+    assert_eq!(strings(&v["ports_links"], "rel"), ["next", "previous"]);
+    let links = &v["ports_links"];
     let prefix = format!("{}/v2.0/ports?", api.base);
     assert_eq!(
         s(&links[0]["href"]),
@@ -139,8 +95,7 @@ case!(pagination_links, |api| {
     let mut next = s(&links[0]["href"]);
     let mut pages = 1;
     loop {
-        let (st, v) = api.call(Method::GET, &next[api.base.len()..], None).await;
-        assert_eq!(st, 200);
+        let v = api.get(&next[api.base.len()..]).await;
         pages += 1;
         seen.extend(ids(&v, "ports"));
         match v["ports_links"]
@@ -156,47 +111,29 @@ case!(pagination_links, |api| {
     assert_eq!(seen, all);
     // page_reverse from a marker returns the items before it, in order.
     let v = api
-        .ok(
-            Method::GET,
-            &format!(
-                "/v2.0/ports?network_id={net}&fields=id&limit=2&marker={}&page_reverse=True",
-                all[4]
-            ),
-            None,
-            200,
-        )
+        .get(&format!(
+            "/v2.0/ports?network_id={net}&fields=id&limit=2&marker={}&page_reverse=True",
+            all[4]
+        ))
         .await;
     assert_eq!(ids(&v, "ports"), all[2..4].to_vec());
     // A limit larger than the result gives only a "previous" link.
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports?network_id={net}&fields=id&limit=10"),
-            None,
-            200,
-        )
+        .get(&format!("/v2.0/ports?network_id={net}&fields=id&limit=10"))
         .await;
     assert_eq!(ids(&v, "ports"), all);
-    let rels: Vec<&str> = v["ports_links"]
-        .as_array()
-        .expect("links")
-        .iter()
-        .filter_map(|l| l["rel"].as_str())
-        .collect();
-    assert_eq!(rels, ["previous"]);
+    assert_eq!(strings(&v["ports_links"], "rel"), ["previous"]);
     // Bad limit / unknown marker.
-    let (st, v) = api.call(Method::GET, "/v2.0/ports?limit=abc", None).await;
-    assert_eq!(st, 400);
-    assert_error(
-        &v,
+    let bad_limit = (
+        400,
         "BadRequest",
         "Bad limit request: Limit must be an integer 0 or greater and not 'abc'.",
     );
+    api.refused(Method::GET, "/v2.0/ports?limit=abc", None, bad_limit).await;
     let missing = uuid::Uuid::new_v4();
-    let (st, v) = api
-        .call(Method::GET, &format!("/v2.0/ports?limit=2&marker={missing}"), None)
+    let not_found = format!("Port {missing} could not be found.");
+    let after_missing = format!("/v2.0/ports?limit=2&marker={missing}");
+    api.refused(Method::GET, &after_missing, None, (404, "PortNotFound", &not_found))
         .await;
-    assert_eq!(st, 404);
-    assert_error(&v, "PortNotFound", &format!("Port {missing} could not be found."));
     api.cleanup(&net).await;
 });

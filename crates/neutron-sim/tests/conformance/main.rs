@@ -21,6 +21,9 @@ use neutron_sim::{NeutronSim, SimConfig};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+/// What a refused call must answer: its status, and its `NeutronError`'s type and message.
+type Refusal<'a> = (u16, &'a str, &'a str);
+
 struct Api {
     base: String,
     tag_ext: bool,
@@ -165,35 +168,53 @@ impl Api {
         let status = resp.status().as_u16();
         (status, resp.json().await.unwrap_or(Value::Null))
     }
-    async fn ok(&self, method: Method, path: &str, body: Option<&Value>, want: u16) -> Value {
+    /// A call that must answer `want`: its body.
+    async fn expect(&self, method: Method, path: &str, body: Option<&Value>, want: u16) -> Value {
         let (st, v) = self.call(method.clone(), path, body).await;
         assert_eq!(st, want, "{method} {path}: {v}");
         v
     }
+    /// A call that must be refused with `status` and exactly this `NeutronError`.
+    async fn refused(&self, method: Method, path: &str, body: Option<&Value>, (status, kind, message): Refusal<'_>) {
+        let (st, v) = self.call(method.clone(), path, body).await;
+        assert_eq!(st, status, "{method} {path} {body:?}: {v}");
+        assert_error(&v, kind, message);
+    }
+    /// A `GET` that must answer 200: its body.
+    async fn get(&self, path: &str) -> Value {
+        self.expect(Method::GET, path, None, 200).await
+    }
+    /// A `POST` that must create (201): its body.
+    async fn post(&self, path: &str, body: Value) -> Value {
+        self.expect(Method::POST, path, Some(&body), 201).await
+    }
+    /// A `PUT` that must answer 200: its body.
+    async fn put(&self, path: &str, body: Value) -> Value {
+        self.expect(Method::PUT, path, Some(&body), 200).await
+    }
+    /// A `DELETE` that must answer 204.
+    async fn delete(&self, path: &str) {
+        self.expect(Method::DELETE, path, None, 204).await;
+    }
     async fn network(&self, extra: Value) -> String {
-        let mut body = json!({"name": uniq("conf")});
-        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
-            b.extend(e.clone());
-        }
-        let v = self
-            .ok(Method::POST, "/v2.0/networks", Some(&json!({"network": body})), 201)
-            .await;
-        s(&v["network"]["id"])
+        let body = merged(json!({"name": uniq("conf")}), &extra);
+        s(&self.post("/v2.0/networks", json!({"network": body})).await["network"]["id"])
     }
     async fn subnet(&self, net: &str, cidr: &str, extra: Value) -> Value {
         let v6 = cidr.contains(':');
-        let mut body = json!({"network_id": net, "ip_version": if v6 { 6 } else { 4 }, "cidr": cidr});
-        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
-            b.extend(e.clone());
-        }
-        self.ok(Method::POST, "/v2.0/subnets", Some(&json!({"subnet": body})), 201)
-            .await["subnet"]
-            .clone()
+        let body = merged(
+            json!({"network_id": net, "ip_version": if v6 { 6 } else { 4 }, "cidr": cidr}),
+            &extra,
+        );
+        self.post("/v2.0/subnets", json!({"subnet": body})).await["subnet"].clone()
     }
     async fn port(&self, body: Value) -> Value {
-        self.ok(Method::POST, "/v2.0/ports", Some(&json!({"port": body})), 201)
-            .await["port"]
-            .clone()
+        self.post("/v2.0/ports", json!({"port": body})).await["port"].clone()
+    }
+    /// A port `POST` that must be refused with `status`: the error body.
+    async fn port_refused(&self, body: Value, status: u16) -> Value {
+        self.expect(Method::POST, "/v2.0/ports", Some(&json!({"port": body})), status)
+            .await
     }
     /// Deletes every port of the network (as admin) then the network.
     async fn cleanup(&self, net: &str) {
@@ -207,6 +228,19 @@ impl Api {
         let (st, v) = self.call(Method::DELETE, &format!("/v2.0/networks/{net}"), None).await;
         assert_eq!(st, 204, "cleanup of network {net}: {v}");
     }
+}
+
+/// `base` with the members of `extra` added (an `extra` that is no object adds nothing).
+fn merged(mut base: Value, extra: &Value) -> Value {
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    base
+}
+
+/// The subnet attributes of IPv6 SLAAC addressing.
+fn slaac() -> Value {
+    json!({"ipv6_address_mode": "slaac", "ipv6_ra_mode": "slaac"})
 }
 
 fn assert_error(v: &Value, kind: &str, message: &str) {
@@ -229,6 +263,15 @@ fn eui64(prefix: &str, mac: &str) -> String {
     let iid = u64::from_be_bytes([b[0] ^ 2, b[1], b[2], 0xff, 0xfe, b[3], b[4], b[5]]);
     let p: std::net::Ipv6Addr = prefix.parse().expect("prefix");
     std::net::Ipv6Addr::from(u128::from(p) | u128::from(iid)).to_string()
+}
+
+/// The string `key` of each member of the array `list` (those that have one).
+fn strings<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|m| m[key].as_str())
+        .collect()
 }
 
 fn ids(v: &Value, coll: &str) -> Vec<String> {

@@ -4,14 +4,7 @@ use super::*;
 
 case!(network_and_subnet_crud, |api| {
     let name = uniq("net");
-    let v = api
-        .ok(
-            Method::POST,
-            "/v2.0/networks",
-            Some(&json!({"network": {"name": name}})),
-            201,
-        )
-        .await;
+    let v = api.post("/v2.0/networks", json!({"network": {"name": name}})).await;
     let n = &v["network"];
     let net = s(&n["id"]);
     assert_eq!(n["name"], name.as_str());
@@ -37,13 +30,7 @@ case!(network_and_subnet_crud, |api| {
     assert_eq!(s4["dns_nameservers"], json!([]));
     assert_eq!(s4["host_routes"], json!([]));
     assert_eq!(s4["ipv6_address_mode"], Value::Null);
-    let s6 = api
-        .subnet(
-            &net,
-            "fd00:20::/64",
-            json!({"ipv6_address_mode": "slaac", "ipv6_ra_mode": "slaac"}),
-        )
-        .await;
+    let s6 = api.subnet(&net, "fd00:20::/64", slaac()).await;
     assert_eq!(s6["gateway_ip"], "fd00:20::");
     assert_eq!(
         s6["allocation_pools"],
@@ -63,7 +50,8 @@ case!(network_and_subnet_crud, |api| {
     );
     assert_eq!(s29["dns_nameservers"], json!(["8.8.8.8"]));
 
-    let v = api.ok(Method::GET, &format!("/v2.0/networks/{net}"), None, 200).await;
+    let net_path = format!("/v2.0/networks/{net}");
+    let v = api.get(&net_path).await;
     let subnets: BTreeSet<String> = v["network"]["subnets"]
         .as_array()
         .expect("subnets")
@@ -73,49 +61,33 @@ case!(network_and_subnet_crud, |api| {
     assert_eq!(subnets, BTreeSet::from([s(&s4["id"]), s(&s6["id"]), s(&s29["id"])]));
 
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/subnets?network_id={net}&ip_version=6&fields=id&fields=cidr"),
-            None,
-            200,
-        )
+        .get(&format!(
+            "/v2.0/subnets?network_id={net}&ip_version=6&fields=id&fields=cidr"
+        ))
         .await;
     assert_eq!(v["subnets"], json!([{"id": s6["id"], "cidr": "fd00:20::/64"}]));
 
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/networks/{net}"),
-            Some(&json!({"network": {"name": "renamed"}})),
-            200,
-        )
-        .await;
+    let v = api.put(&net_path, json!({"network": {"name": "renamed"}})).await;
     assert_eq!(v["network"]["name"], "renamed");
     assert!(v["network"]["revision_number"].as_u64().expect("rev") > rev0);
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/subnets/{}", s(&s29["id"])),
-            Some(&json!({"subnet": {"name": "s29"}})),
-            200,
-        )
-        .await;
+    let s29_id = s(&s29["id"]);
+    let s29_path = format!("/v2.0/subnets/{s29_id}");
+    let v = api.put(&s29_path, json!({"subnet": {"name": "s29"}})).await;
     assert_eq!(v["subnet"]["name"], "s29");
 
-    api.ok(Method::DELETE, &format!("/v2.0/subnets/{}", s(&s29["id"])), None, 204)
-        .await;
-    let (st, v) = api
-        .call(Method::GET, &format!("/v2.0/subnets/{}", s(&s29["id"])), None)
-        .await;
-    assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "SubnetNotFound",
-        &format!("Subnet {} could not be found.", s(&s29["id"])),
-    );
-    api.ok(Method::DELETE, &format!("/v2.0/networks/{net}"), None, 204)
-        .await;
-    let (st, v) = api.call(Method::GET, &format!("/v2.0/networks/{net}"), None).await;
-    assert_eq!(st, 404);
-    assert_error(&v, "NetworkNotFound", &format!("Network {net} could not be found."));
+    for (path, kind, message) in [
+        (
+            s29_path,
+            "SubnetNotFound",
+            format!("Subnet {s29_id} could not be found."),
+        ),
+        (
+            net_path,
+            "NetworkNotFound",
+            format!("Network {net} could not be found."),
+        ),
+    ] {
+        api.delete(&path).await;
+        api.refused(Method::GET, &path, None, (404, kind, &message)).await;
+    }
 });

@@ -8,18 +8,12 @@ case!(port_crud_binding_and_dual_stack, |api| {
     // outside it, so no port made here can already hold them.
     let pool = json!({"allocation_pools": [{"start": "10.30.0.2", "end": "10.30.0.76"}]});
     let s4 = api.subnet(&net, "10.30.0.0/24", pool).await;
-    let s6 = api
-        .subnet(
-            &net,
-            "fd00:30::/64",
-            json!({"ipv6_address_mode": "slaac", "ipv6_ra_mode": "slaac"}),
-        )
-        .await;
+    let s6 = api.subnet(&net, "fd00:30::/64", slaac()).await;
     let device = uuid::Uuid::new_v4().to_string();
     // binding:profile is service-only by policy, even for admin.
-    let body = json!({"port": {"network_id": net, "device_id": device, "binding:host_id": "host1", "binding:profile": {"k": "v"}}});
-    let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&body)).await;
-    assert_eq!(st, 403);
+    let body =
+        json!({"network_id": net, "device_id": device, "binding:host_id": "host1", "binding:profile": {"k": "v"}});
+    let v = api.port_refused(body, 403).await;
     assert_error(
         &v,
         "PolicyNotAuthorized",
@@ -54,60 +48,29 @@ case!(port_crud_binding_and_dual_stack, |api| {
     assert!(is_timestamp(&p["created_at"]));
     let rev = p["revision_number"].as_u64().expect("rev");
 
-    let v = api.ok(Method::GET, &format!("/v2.0/ports/{id}"), None, 200).await;
+    let path = format!("/v2.0/ports/{id}");
+    let v = api.get(&path).await;
     assert_eq!(v["port"]["mac_address"], mac.as_str());
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports/{id}?fields=id&fields=status"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("{path}?fields=id&fields=status")).await;
     assert_eq!(v, json!({"port": {"id": id, "status": "ACTIVE"}}));
 
-    let (st, v) = api
-        .call(
-            Method::PUT,
-            &format!("/v2.0/ports/{id}"),
-            Some(&json!({"port": {"name": "x", "binding:profile": {}}})),
-        )
-        .await;
-    assert_eq!(st, 403);
+    let profile = json!({"port": {"name": "x", "binding:profile": {}}});
+    let v = api.expect(Method::PUT, &path, Some(&profile), 403).await;
     assert_error(
         &v,
         "PolicyNotAuthorized",
         "(rule:update_port and rule:update_port:binding:profile) is disallowed by policy",
     );
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/ports/{id}"),
-            Some(&json!({"port": {"name": "p1b"}})),
-            200,
-        )
-        .await;
+    let v = api.put(&path, json!({"port": {"name": "p1b"}})).await;
     assert_eq!(v["port"]["name"], "p1b");
     let rev2 = v["port"]["revision_number"].as_u64().expect("rev");
     assert!(rev2 > rev, "{rev2} > {rev}");
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/ports/{id}"),
-            Some(&json!({"port": {"binding:host_id": ""}})),
-            200,
-        )
-        .await;
+    let v = api.put(&path, json!({"port": {"binding:host_id": ""}})).await;
     assert_eq!(v["port"]["status"], "DOWN");
     assert_eq!(v["port"]["binding:vif_type"], "unbound");
     assert_eq!(v["port"]["binding:vif_details"], json!({}));
     let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/ports/{id}"),
-            Some(&json!({"port": {"device_id": "", "device_owner": ""}})),
-            200,
-        )
+        .put(&path, json!({"port": {"device_id": "", "device_owner": ""}}))
         .await;
     assert_eq!(v["port"]["device_id"], "");
 
@@ -124,62 +87,39 @@ case!(port_crud_binding_and_dual_stack, |api| {
         json!([{"subnet_id": s4["id"], "ip_address": "10.30.0.77"}, slaac])
     );
     // Changing fixed IPs keeps the SLAAC address.
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/ports/{}", s(&p2["id"])),
-            Some(&json!({"port": {"fixed_ips": [{"ip_address": "10.30.0.78"}]}})),
-            200,
-        )
-        .await;
+    let fixed_ips = json!({"port": {"fixed_ips": [{"ip_address": "10.30.0.78"}]}});
+    let v = api.put(&format!("/v2.0/ports/{}", s(&p2["id"])), fixed_ips).await;
     assert_eq!(
         v["port"]["fixed_ips"],
         json!([{"subnet_id": s4["id"], "ip_address": "10.30.0.78"}, slaac])
     );
 
-    api.ok(Method::DELETE, &format!("/v2.0/ports/{id}"), None, 204).await;
-    let (st, v) = api.call(Method::GET, &format!("/v2.0/ports/{id}"), None).await;
-    assert_eq!(st, 404);
+    api.delete(&path).await;
+    let v = api.expect(Method::GET, &path, None, 404).await;
     assert_error(&v, "PortNotFound", &format!("Port {id} could not be found."));
-    let (st, _) = api.call(Method::DELETE, &format!("/v2.0/ports/{id}"), None).await;
-    assert_eq!(st, 404);
+    api.expect(Method::DELETE, &path, None, 404).await;
     api.cleanup(&net).await;
 });
 
 case!(ip_exhaustion_and_already_allocated_409, |api| {
     let net = api.network(json!({})).await;
     let sub = api.subnet(&net, "10.99.0.0/29", json!({})).await;
-    let taken = api
-        .port(json!({"network_id": net, "fixed_ips": [{"ip_address": "10.99.0.5"}]}))
-        .await;
+    // A port body asking for the address `ip`.
+    let at = |ip: &str| json!({"network_id": net, "fixed_ips": [{"ip_address": ip}]});
+    let taken = api.port(at("10.99.0.5")).await;
     assert_eq!(
         taken["fixed_ips"],
         json!([{"subnet_id": sub["id"], "ip_address": "10.99.0.5"}])
     );
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": {"network_id": net, "fixed_ips": [{"ip_address": "10.99.0.5"}]}})),
-        )
-        .await;
-    assert_eq!(st, 409);
+    let v = api.port_refused(at("10.99.0.5"), 409).await;
     assert_error(
         &v,
         "IpAddressAlreadyAllocated",
         &format!("IP address 10.99.0.5 already allocated in subnet {}", s(&sub["id"])),
     );
-    let body = json!({"port": {"network_id": net, "fixed_ips": [{"subnet_id": sub["id"], "ip_address": "10.99.0.5"}]}});
-    let (st, _) = api.call(Method::POST, "/v2.0/ports", Some(&body)).await;
-    assert_eq!(st, 409);
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": {"network_id": net, "fixed_ips": [{"ip_address": "10.98.0.5"}]}})),
-        )
-        .await;
-    assert_eq!(st, 400);
+    let body = json!({"network_id": net, "fixed_ips": [{"subnet_id": sub["id"], "ip_address": "10.99.0.5"}]});
+    api.port_refused(body, 409).await;
+    let v = api.port_refused(at("10.98.0.5"), 400).await;
     assert_error(
         &v,
         "InvalidIpForNetwork",
@@ -189,26 +129,21 @@ case!(ip_exhaustion_and_already_allocated_409, |api| {
     for _ in 0..4 {
         api.port(json!({"network_id": net})).await;
     }
-    let (st, v) = api
-        .call(Method::POST, "/v2.0/ports", Some(&json!({"port": {"network_id": net}})))
-        .await;
-    assert_eq!(st, 409);
+    let v = api.port_refused(json!({"network_id": net}), 409).await;
     assert_error(
         &v,
         "IpAddressGenerationFailure",
         &format!("No more IP addresses available on network {net}."),
     );
-    let (st, v) = api
-        .call(Method::DELETE, &format!("/v2.0/subnets/{}", s(&sub["id"])), None)
-        .await;
-    assert_eq!(st, 409);
-    assert_eq!(v["NeutronError"]["type"], "SubnetInUse");
-    let (st, v) = api.call(Method::DELETE, &format!("/v2.0/networks/{net}"), None).await;
-    assert_eq!(st, 409);
-    assert_eq!(v["NeutronError"]["type"], "NetworkInUse");
+    for (path, kind) in [
+        (format!("/v2.0/subnets/{}", s(&sub["id"])), "SubnetInUse"),
+        (format!("/v2.0/networks/{net}"), "NetworkInUse"),
+    ] {
+        let v = api.expect(Method::DELETE, &path, None, 409).await;
+        assert_eq!(v["NeutronError"]["type"], kind);
+    }
     // Freeing one address makes room again.
-    api.ok(Method::DELETE, &format!("/v2.0/ports/{}", s(&taken["id"])), None, 204)
-        .await;
+    api.delete(&format!("/v2.0/ports/{}", s(&taken["id"]))).await;
     let p = api.port(json!({"network_id": net})).await;
     assert_eq!(p["fixed_ips"][0]["ip_address"], "10.99.0.5");
     api.cleanup(&net).await;

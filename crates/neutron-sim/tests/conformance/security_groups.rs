@@ -26,23 +26,26 @@ fn shape(direction: &str, ethertype: &str, from_members: bool) -> (String, Strin
     (direction.into(), ethertype.into(), from_members)
 }
 
+/// The path of the security groups.
+const GROUPS: &str = "/v2.0/security-groups";
+
+/// What naming another group `default` gets, in any case.
+const DEFAULT_EXISTS: Refusal<'static> = (
+    409,
+    "SecurityGroupDefaultAlreadyExists",
+    "Default security group already exists.",
+);
+
 impl Api {
     async fn group(&self, project: &str, name: &str) -> Value {
         let body = json!({"security_group": {"name": name, "description": "d", "project_id": project}});
-        self.ok(Method::POST, "/v2.0/security-groups", Some(&body), 201).await["security_group"].clone()
+        self.post(GROUPS, body).await["security_group"].clone()
     }
 }
 
 case!(default_group_is_made_by_the_first_list, |api| {
     let project = uniq("sgp");
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/security-groups?project_id={project}"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("{GROUPS}?project_id={project}")).await;
     let groups = v["security_groups"].as_array().expect("groups");
     assert_eq!(groups.len(), 1, "{v}");
     let default = &groups[0];
@@ -65,50 +68,23 @@ case!(default_group_is_made_by_the_first_list, |api| {
         ]
     );
     // A second list makes no second one.
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/security-groups?project_id={project}&fields=id"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("{GROUPS}?project_id={project}&fields=id")).await;
     assert_eq!(v["security_groups"], json!([{"id": default["id"]}]));
-    let id = s(&default["id"]);
-    let (st, v) = api
-        .call(
-            Method::PUT,
-            &format!("/v2.0/security-groups/{id}"),
-            Some(&json!({"security_group": {"name": "other"}})),
-        )
-        .await;
-    assert_eq!(st, 409);
-    assert_error(
-        &v,
+    let path = format!("{GROUPS}/{}", s(&default["id"]));
+    let rename = json!({"security_group": {"name": "other"}});
+    let not_allowed = (
+        409,
         "SecurityGroupCannotUpdateDefault",
         "Updating default security group not allowed.",
     );
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/security-groups/{id}"),
-            Some(&json!({"security_group": {"description": "mine"}})),
-            200,
-        )
-        .await;
+    api.refused(Method::PUT, &path, Some(&rename), not_allowed).await;
+    let v = api.put(&path, json!({"security_group": {"description": "mine"}})).await;
     assert_eq!(v["security_group"]["description"], "mine");
     for name in ["default", "Default"] {
         let body = json!({"security_group": {"name": name, "project_id": project}});
-        let (st, v) = api.call(Method::POST, "/v2.0/security-groups", Some(&body)).await;
-        assert_eq!(st, 409, "{name}");
-        assert_error(
-            &v,
-            "SecurityGroupDefaultAlreadyExists",
-            "Default security group already exists.",
-        );
+        api.refused(Method::POST, GROUPS, Some(&body), DEFAULT_EXISTS).await;
     }
-    api.ok(Method::DELETE, &format!("/v2.0/security-groups/{id}"), None, 204)
-        .await;
+    api.delete(&path).await;
 });
 
 case!(security_group_crud_and_filters, |api| {
@@ -127,27 +103,12 @@ case!(security_group_crud_and_filters, |api| {
     );
     let rev = g["revision_number"].as_u64().expect("revision");
 
-    let v = api
-        .ok(Method::GET, &format!("/v2.0/security-groups/{id}"), None, 200)
-        .await;
+    let path = format!("{GROUPS}/{id}");
+    let v = api.get(&path).await;
     assert_eq!(v["security_group"]["name"], name.as_str());
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/security-groups?name={name}&fields=id&fields=name"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("{GROUPS}?name={name}&fields=id&fields=name")).await;
     assert_eq!(v["security_groups"], json!([{"id": id, "name": name}]));
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/security-groups?tenant_id={project}&fields=name"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("{GROUPS}?tenant_id={project}&fields=name")).await;
     let mut names: Vec<String> = v["security_groups"]
         .as_array()
         .expect("groups")
@@ -156,64 +117,32 @@ case!(security_group_crud_and_filters, |api| {
         .collect();
     names.sort();
     assert_eq!(names, vec!["default".to_string(), name.clone()]);
-    let (st, v) = api.call(Method::GET, "/v2.0/security-groups?bogus=1", None).await;
-    assert_eq!(st, 400);
-    assert_error(&v, "HTTPBadRequest", "['bogus'] is invalid attribute for filtering");
+    let bogus = (400, "HTTPBadRequest", "['bogus'] is invalid attribute for filtering");
+    api.refused(Method::GET, &format!("{GROUPS}?bogus=1"), None, bogus)
+        .await;
 
     let renamed = uniq("web");
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/security-groups/{id}"),
-            Some(&json!({"security_group": {"name": renamed}})),
-            200,
-        )
-        .await;
+    let v = api.put(&path, json!({"security_group": {"name": renamed}})).await;
     assert_eq!(v["security_group"]["name"], renamed.as_str());
     assert!(v["security_group"]["revision_number"].as_u64().expect("revision") > rev);
-    for (body, status, kind, message) in [
-        (
-            json!({"name": "default"}),
-            409,
-            "SecurityGroupDefaultAlreadyExists",
-            "Default security group already exists.",
-        ),
-        (
-            json!({"project_id": "p9"}),
-            400,
-            "HTTPBadRequest",
-            "Cannot update read-only attribute tenant_id",
-        ),
+    let read_only = (400, "HTTPBadRequest", "Cannot update read-only attribute tenant_id");
+    for (body, refusal) in [
+        (json!({"name": "default"}), DEFAULT_EXISTS),
+        (json!({"project_id": "p9"}), read_only),
     ] {
-        let (st, v) = api
-            .call(
-                Method::PUT,
-                &format!("/v2.0/security-groups/{id}"),
-                Some(&json!({"security_group": body})),
-            )
-            .await;
-        assert_eq!(st, status, "{v}");
-        assert_error(&v, kind, message);
+        let update = json!({"security_group": body});
+        api.refused(Method::PUT, &path, Some(&update), refusal).await;
     }
     let body = json!({"security_group": {"name": 5}});
-    let (st, v) = api.call(Method::POST, "/v2.0/security-groups", Some(&body)).await;
-    assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "HTTPBadRequest",
-        "Invalid input for name. Reason: '5' is not a valid string.",
-    );
-
-    api.ok(Method::DELETE, &format!("/v2.0/security-groups/{id}"), None, 204)
+    let not_a_string = "Invalid input for name. Reason: '5' is not a valid string.";
+    api.refused(Method::POST, GROUPS, Some(&body), (400, "HTTPBadRequest", not_a_string))
         .await;
+
+    api.delete(&path).await;
+    let gone = format!("Security group {id} does not exist");
     for method in [Method::GET, Method::DELETE] {
-        let (st, v) = api.call(method, &format!("/v2.0/security-groups/{id}"), None).await;
-        assert_eq!(st, 404);
-        assert_error(
-            &v,
-            "SecurityGroupNotFound",
-            &format!("Security group {id} does not exist"),
-        );
+        api.refused(method, &path, None, (404, "SecurityGroupNotFound", &gone))
+            .await;
     }
 });
 
@@ -224,12 +153,7 @@ case!(ports_carry_security_groups, |api| {
     let g = api.group(&project, &uniq("web")).await;
     let gid = s(&g["id"]);
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/security-groups?project_id={project}&name=default&fields=id"),
-            None,
-            200,
-        )
+        .get(&format!("{GROUPS}?project_id={project}&name=default&fields=id"))
         .await;
     let default = s(&v["security_groups"][0]["id"]);
 
@@ -280,14 +204,13 @@ case!(ports_carry_security_groups, |api| {
             format!("Invalid input for security_groups. Reason: Duplicate items in the list: '{gid}'."),
         ),
     ] {
-        let body = json!({"port": {"network_id": net, "project_id": project, "security_groups": groups}});
-        let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&body)).await;
-        assert_eq!(st, status, "{groups}: {v}");
+        let body = json!({"network_id": net, "project_id": project, "security_groups": groups});
+        let v = api.port_refused(body, status).await;
         assert_error(&v, kind, &message);
     }
-    let body = json!({"port": {"network_id": net, "project_id": project, "port_security_enabled": false, "security_groups": [gid]}});
-    let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&body)).await;
-    assert_eq!(st, 400);
+    let body =
+        json!({"network_id": net, "project_id": project, "port_security_enabled": false, "security_groups": [gid]});
+    let v = api.port_refused(body, 400).await;
     assert_error(
         &v,
         "PortSecurityAndIPRequiredForSecurityGroups",
@@ -295,19 +218,14 @@ case!(ports_carry_security_groups, |api| {
     );
 
     // A group in use cannot go.
-    let (st, v) = api
-        .call(Method::DELETE, &format!("/v2.0/security-groups/{gid}"), None)
+    let group_path = format!("{GROUPS}/{gid}");
+    let in_use = format!("Security Group {gid} in use.");
+    api.refused(Method::DELETE, &group_path, None, (409, "SecurityGroupInUse", &in_use))
         .await;
-    assert_eq!(st, 409);
-    assert_error(&v, "SecurityGroupInUse", &format!("Security Group {gid} in use."));
 
+    let port_path = format!("/v2.0/ports/{port}");
     let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/ports/{port}"),
-            Some(&json!({"port": {"security_groups": [gid, default]}})),
-            200,
-        )
+        .put(&port_path, json!({"port": {"security_groups": [gid, default]}}))
         .await;
     let mut groups: Vec<String> = v["port"]["security_groups"]
         .as_array()
@@ -319,58 +237,31 @@ case!(ports_carry_security_groups, |api| {
     let mut want = vec![gid.clone(), default.clone()];
     want.sort();
     assert_eq!(groups, want);
-    let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/ports?security_groups={gid}&fields=id"),
-            None,
-            200,
-        )
-        .await;
+    let v = api.get(&format!("/v2.0/ports?security_groups={gid}&fields=id")).await;
     assert_eq!(v["ports"], json!([{"id": port}]));
-    let (st, v) = api
-        .call(
-            Method::PUT,
-            &format!("/v2.0/ports/{port}"),
-            Some(&json!({"port": {"security_groups": [missing]}})),
-        )
-        .await;
-    assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "SecurityGroupNotFound",
-        &format!("Security group {missing} does not exist"),
-    );
-    let v = api
-        .ok(
-            Method::PUT,
-            &format!("/v2.0/ports/{port}"),
-            Some(&json!({"port": {"security_groups": []}})),
-            200,
-        )
-        .await;
+    let unknown = json!({"port": {"security_groups": [missing]}});
+    let not_found = format!("Security group {missing} does not exist");
+    let refusal = (404, "SecurityGroupNotFound", not_found.as_str());
+    api.refused(Method::PUT, &port_path, Some(&unknown), refusal).await;
+    let v = api.put(&port_path, json!({"port": {"security_groups": []}})).await;
     assert_eq!(v["port"]["security_groups"], json!([]));
     api.cleanup(&net).await;
-    api.ok(Method::DELETE, &format!("/v2.0/security-groups/{gid}"), None, 204)
-        .await;
+    api.delete(&group_path).await;
 });
 
 case!(security_group_rules_crud_and_validation, |api| {
     let project = uniq("sgp");
     let g = api.group(&project, &uniq("web")).await;
     let gid = s(&g["id"]);
+    // An ingress rule of the group, with `extra`.
     let rule = |extra: Value| {
-        let mut body = json!({"security_group_id": gid, "direction": "ingress"});
-        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
-            b.extend(e.clone());
-        }
-        json!({"security_group_rule": body})
+        let ingress = json!({"security_group_id": gid, "direction": "ingress"});
+        json!({"security_group_rule": merged(ingress, &extra)})
     };
+    let rules = "/v2.0/security-group-rules";
     let ssh =
         rule(json!({"protocol": "tcp", "port_range_min": 22, "port_range_max": 22, "remote_ip_prefix": "10.0.0.0/8"}));
-    let v = api
-        .ok(Method::POST, "/v2.0/security-group-rules", Some(&ssh), 201)
-        .await;
+    let v = api.post(rules, ssh.clone()).await;
     let r = &v["security_group_rule"];
     let rid = s(&r["id"]);
     assert_eq!(r["security_group_id"], gid.as_str());
@@ -382,21 +273,12 @@ case!(security_group_rules_crud_and_validation, |api| {
     assert_eq!(r["remote_ip_prefix"], "10.0.0.0/8");
     assert_eq!(r["normalized_cidr"], "10.0.0.0/8");
     assert_eq!(r["remote_group_id"], Value::Null);
-    let (st, v) = api.call(Method::POST, "/v2.0/security-group-rules", Some(&ssh)).await;
-    assert_eq!(st, 409);
-    assert_error(
-        &v,
-        "SecurityGroupRuleExists",
-        &format!("Security group rule already exists. Rule id is {rid}."),
-    );
+    let exists = format!("Security group rule already exists. Rule id is {rid}.");
+    let refusal = (409, "SecurityGroupRuleExists", exists.as_str());
+    api.refused(Method::POST, rules, Some(&ssh), refusal).await;
     // The whole port range is no range; an address is a host prefix.
     let v = api
-        .ok(
-            Method::POST,
-            "/v2.0/security-group-rules",
-            Some(&rule(json!({"ethertype": "ipv6", "protocol": "udp", "port_range_min": 1, "port_range_max": 65535, "remote_ip_prefix": "fd00::1"}))),
-            201,
-        )
+        .post(rules, rule(json!({"ethertype": "ipv6", "protocol": "udp", "port_range_min": 1, "port_range_max": 65535, "remote_ip_prefix": "fd00::1"})))
         .await;
     let r = &v["security_group_rule"];
     assert_eq!(r["ethertype"], "IPv6");
@@ -404,31 +286,19 @@ case!(security_group_rules_crud_and_validation, |api| {
     assert_eq!(r["port_range_max"], Value::Null);
     assert_eq!(r["remote_ip_prefix"], "fd00::1/128");
     let from_group = api
-        .ok(
-            Method::POST,
-            "/v2.0/security-group-rules",
-            Some(&rule(json!({"protocol": "icmp", "remote_group_id": gid}))),
-            201,
-        )
+        .post(rules, rule(json!({"protocol": "icmp", "remote_group_id": gid})))
         .await;
     assert_eq!(from_group["security_group_rule"]["remote_group_id"], gid.as_str());
 
     let v = api
-        .ok(
-            Method::GET,
-            &format!("/v2.0/security-group-rules?security_group_id={gid}&direction=ingress&fields=id"),
-            None,
-            200,
-        )
+        .get(&format!("{rules}?security_group_id={gid}&direction=ingress&fields=id"))
         .await;
     assert_eq!(v["security_group_rules"].as_array().map(Vec::len), Some(3), "{v}");
-    let v = api
-        .ok(Method::GET, &format!("/v2.0/security-group-rules/{rid}"), None, 200)
-        .await;
+    let rule_path = format!("{rules}/{rid}");
+    let v = api.get(&rule_path).await;
     assert_eq!(v["security_group_rule"]["protocol"], "tcp");
-    let v = api
-        .ok(Method::GET, &format!("/v2.0/security-groups/{gid}"), None, 200)
-        .await;
+    let group_path = format!("{GROUPS}/{gid}");
+    let v = api.get(&group_path).await;
     assert_eq!(
         v["security_group"]["security_group_rules"].as_array().map(Vec::len),
         Some(5)
@@ -504,39 +374,23 @@ case!(security_group_rules_crud_and_validation, |api| {
             "Only one of remote_ip_prefix or remote_group_id or remote_address_group_id may be provided.".to_string(),
         ),
     ] {
-        let (st, v) = api.call(Method::POST, "/v2.0/security-group-rules", Some(&body)).await;
-        assert_eq!(st, status, "{body}: {v}");
-        assert_error(&v, kind, &message);
+        api.refused(Method::POST, rules, Some(&body), (status, kind, &message))
+            .await;
     }
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/security-group-rules",
-            Some(&rule(json!({"protocol": "blah"}))),
-        )
+    let v = api
+        .expect(Method::POST, rules, Some(&rule(json!({"protocol": "blah"}))), 400)
         .await;
-    assert_eq!(st, 400);
     assert_eq!(v["NeutronError"]["type"], "SecurityGroupRuleInvalidProtocol", "{v}");
 
-    api.ok(Method::DELETE, &format!("/v2.0/security-group-rules/{rid}"), None, 204)
-        .await;
+    api.delete(&rule_path).await;
+    let gone = format!("Security group rule {rid} does not exist");
     for method in [Method::GET, Method::DELETE] {
-        let (st, v) = api
-            .call(method, &format!("/v2.0/security-group-rules/{rid}"), None)
+        api.refused(method, &rule_path, None, (404, "SecurityGroupRuleNotFound", &gone))
             .await;
-        assert_eq!(st, 404);
-        assert_error(
-            &v,
-            "SecurityGroupRuleNotFound",
-            &format!("Security group rule {rid} does not exist"),
-        );
     }
     // Deleting a group takes its rules along.
-    api.ok(Method::DELETE, &format!("/v2.0/security-groups/{gid}"), None, 204)
-        .await;
+    api.delete(&group_path).await;
     let from_group = s(&from_group["security_group_rule"]["id"]);
-    let (st, _) = api
-        .call(Method::GET, &format!("/v2.0/security-group-rules/{from_group}"), None)
+    api.expect(Method::GET, &format!("{rules}/{from_group}"), None, 404)
         .await;
-    assert_eq!(st, 404);
 });

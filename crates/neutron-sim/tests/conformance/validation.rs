@@ -2,56 +2,34 @@
 
 use super::*;
 
+impl Api {
+    /// A call constrained to revision `rev` of what `path` names, by `If-Match`.
+    async fn if_match(&self, method: Method, path: &str, body: Option<&Value>, rev: u64) -> (u16, Value) {
+        let constraint = format!("revision_number={rev}");
+        self.call_h(method, path, body, &[("If-Match", &constraint)]).await
+    }
+}
+
 case!(if_match_revision_412, |api| {
     let net = api.network(json!({})).await;
     api.subnet(&net, "10.80.0.0/24", json!({})).await;
     let p = api.port(json!({"network_id": net})).await;
-    let id = s(&p["id"]);
+    let path = format!("/v2.0/ports/{}", s(&p["id"]));
+    let rename = json!({"port": {"name": "n"}});
     let rev = p["revision_number"].as_u64().expect("rev");
-    let wrong = format!("revision_number={}", rev + 7);
-    let (st, v) = api
-        .call_h(
-            Method::PUT,
-            &format!("/v2.0/ports/{id}"),
-            Some(&json!({"port": {"name": "n"}})),
-            &[("If-Match", &wrong)],
-        )
-        .await;
+    let (st, v) = api.if_match(Method::PUT, &path, Some(&rename), rev + 7).await;
     assert_eq!(st, 412);
     assert_error(
         &v,
         "RevisionNumberConstraintFailed",
         &format!("Constrained to {}, but current revision is {rev}", rev + 7),
     );
-    let right = format!("revision_number={rev}");
-    let (st, v) = api
-        .call_h(
-            Method::PUT,
-            &format!("/v2.0/ports/{id}"),
-            Some(&json!({"port": {"name": "n"}})),
-            &[("If-Match", &right)],
-        )
-        .await;
+    let (st, v) = api.if_match(Method::PUT, &path, Some(&rename), rev).await;
     assert_eq!(st, 200, "{v}");
     let rev2 = v["port"]["revision_number"].as_u64().expect("rev");
-    let (st, _) = api
-        .call_h(
-            Method::DELETE,
-            &format!("/v2.0/ports/{id}"),
-            None,
-            &[("If-Match", &right)],
-        )
-        .await;
+    let (st, _) = api.if_match(Method::DELETE, &path, None, rev).await;
     assert_eq!(st, 412);
-    let right2 = format!("revision_number={rev2}");
-    let (st, _) = api
-        .call_h(
-            Method::DELETE,
-            &format!("/v2.0/ports/{id}"),
-            None,
-            &[("If-Match", &right2)],
-        )
-        .await;
+    let (st, _) = api.if_match(Method::DELETE, &path, None, rev2).await;
     assert_eq!(st, 204);
     api.cleanup(&net).await;
 });
@@ -59,104 +37,91 @@ case!(if_match_revision_412, |api| {
 case!(id_in_post_and_bad_input_400, |api| {
     let net = api.network(json!({})).await;
     api.subnet(&net, "10.90.0.0/24", json!({})).await;
-    let body = json!({"port": {"network_id": net, "id": uuid::Uuid::new_v4().to_string()}});
-    let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&body)).await;
-    assert_eq!(st, 400);
-    assert_error(&v, "HTTPBadRequest", "Attribute 'id' not allowed in POST");
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": {"network_id": net, "foo": 1}})),
-        )
-        .await;
-    assert_eq!(st, 400);
-    assert_error(&v, "HTTPBadRequest", "Unrecognized attribute(s) 'foo'");
+    let missing = uuid::Uuid::new_v4().to_string();
     let (st, v) = api
         .raw(Method::POST, "/v2.0/ports", "{\"port\": {\"network_id\": ")
         .await;
     assert_eq!(st, 400);
     assert_error(&v, "HTTPBadRequest", "Body contains invalid data");
-    let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&json!({}))).await;
-    assert_eq!(st, 400);
-    assert_error(&v, "HTTPBadRequest", "Unable to find 'port' in request body");
-    let (st, v) = api.call(Method::POST, "/v2.0/ports", Some(&json!({"port": {}}))).await;
-    assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "HTTPBadRequest",
-        "Failed to parse request. Required attribute 'network_id' not specified",
-    );
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": {"network_id": "nonexist"}})),
-        )
-        .await;
-    assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "HTTPBadRequest",
-        "Invalid input for network_id. Reason: 'nonexist' is not a valid UUID.",
-    );
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": {"network_id": net, "admin_state_up": "x"}})),
-        )
-        .await;
-    assert_eq!(st, 400);
-    assert_error(
-        &v,
-        "InvalidInput",
-        "Invalid input for operation: 'x' cannot be converted to boolean.",
-    );
-    let missing = uuid::Uuid::new_v4().to_string();
-    let (st, v) = api
-        .call(
-            Method::POST,
-            "/v2.0/ports",
-            Some(&json!({"port": {"network_id": missing}})),
-        )
-        .await;
-    assert_eq!(st, 404);
-    assert_error(&v, "NetworkNotFound", &format!("Network {missing} could not be found."));
+    for (body, status, kind, message) in [
+        (
+            json!({"port": {"network_id": net, "id": uuid::Uuid::new_v4().to_string()}}),
+            400,
+            "HTTPBadRequest",
+            "Attribute 'id' not allowed in POST".to_string(),
+        ),
+        (
+            json!({"port": {"network_id": net, "foo": 1}}),
+            400,
+            "HTTPBadRequest",
+            "Unrecognized attribute(s) 'foo'".to_string(),
+        ),
+        (
+            json!({}),
+            400,
+            "HTTPBadRequest",
+            "Unable to find 'port' in request body".to_string(),
+        ),
+        (
+            json!({"port": {}}),
+            400,
+            "HTTPBadRequest",
+            "Failed to parse request. Required attribute 'network_id' not specified".to_string(),
+        ),
+        (
+            json!({"port": {"network_id": "nonexist"}}),
+            400,
+            "HTTPBadRequest",
+            "Invalid input for network_id. Reason: 'nonexist' is not a valid UUID.".to_string(),
+        ),
+        (
+            json!({"port": {"network_id": net, "admin_state_up": "x"}}),
+            400,
+            "InvalidInput",
+            "Invalid input for operation: 'x' cannot be converted to boolean.".to_string(),
+        ),
+        (
+            json!({"port": {"network_id": missing}}),
+            404,
+            "NetworkNotFound",
+            format!("Network {missing} could not be found."),
+        ),
+    ] {
+        api.refused(Method::POST, "/v2.0/ports", Some(&body), (status, kind, &message))
+            .await;
+    }
     let p = api.port(json!({"network_id": net})).await;
-    let (st, v) = api
-        .call(
-            Method::PUT,
-            &format!("/v2.0/ports/{}", s(&p["id"])),
-            Some(&json!({"port": {"network_id": net}})),
-        )
-        .await;
-    assert_eq!(st, 400);
-    assert_error(&v, "HTTPBadRequest", "Cannot update read-only attribute network_id");
-    let (st, v) = api
-        .call(
-            Method::PUT,
-            &format!("/v2.0/ports/{}", s(&p["id"])),
-            Some(&json!({"port": {"bar": 1}})),
-        )
-        .await;
-    assert_eq!(st, 400);
-    assert_error(&v, "HTTPBadRequest", "Unrecognized attribute(s) 'bar'");
+    let path = format!("/v2.0/ports/{}", s(&p["id"]));
+    for (body, message) in [
+        (
+            json!({"network_id": net}),
+            "Cannot update read-only attribute network_id",
+        ),
+        (json!({"bar": 1}), "Unrecognized attribute(s) 'bar'"),
+    ] {
+        let update = json!({"port": body});
+        api.refused(Method::PUT, &path, Some(&update), (400, "HTTPBadRequest", message))
+            .await;
+    }
     // Unknown routes.
-    let (st, v) = api.call(Method::GET, "/v2.0/nonexistent", None).await;
-    assert_eq!(st, 404);
-    assert_error(&v, "HTTPNotFound", "The resource could not be found.");
-    let (st, v) = api
-        .call(Method::GET, &format!("/v2.0/floatingips/{missing}"), None)
-        .await;
-    assert_eq!(st, 404);
-    assert_error(
-        &v,
-        "FloatingIPNotFound",
-        &format!("Floating IP {missing} could not be found"),
-    );
-    let (st, v) = api.call(Method::GET, &format!("/v2.0/routers/{missing}"), None).await;
-    assert_eq!(st, 404);
-    assert_error(&v, "RouterNotFound", &format!("Router {missing} could not be found"));
+    for (path, kind, message) in [
+        (
+            "/v2.0/nonexistent".to_string(),
+            "HTTPNotFound",
+            "The resource could not be found.".to_string(),
+        ),
+        (
+            format!("/v2.0/floatingips/{missing}"),
+            "FloatingIPNotFound",
+            format!("Floating IP {missing} could not be found"),
+        ),
+        (
+            format!("/v2.0/routers/{missing}"),
+            "RouterNotFound",
+            format!("Router {missing} could not be found"),
+        ),
+    ] {
+        api.refused(Method::GET, &path, None, (404, kind, &message)).await;
+    }
     api.cleanup(&net).await;
 });

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{id_of, network_with_subnet, send, start};
+use common::{create, id_of, send, start, start_with_network, start_with_topology};
 use neutron_sim::{Caller, SimConfig};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
@@ -98,9 +98,7 @@ async fn noauth_headers_scope_projects() {
 
 #[tokio::test]
 async fn default_topology_is_idempotent_and_fip_ready() {
-    let sim = start(SimConfig::default()).await;
-    let h = sim.handle();
-    let t1 = h.create_default_topology("demo");
+    let (sim, h, t1) = start_with_topology("demo").await;
     let t2 = h.create_default_topology("demo");
     assert_eq!(t1, t2);
     let show = |collection: &str, id: &str| h.request("GET", &format!("/v2.0/{collection}/{id}"), None).1;
@@ -112,10 +110,10 @@ async fn default_topology_is_idempotent_and_fip_ready() {
     assert_eq!(v["network"]["mtu"], 1500);
     let v = show("subnets", &t1.private_subnet_v6_id);
     assert_eq!(v["subnet"]["cidr"], "fd00::/64");
-    let (st, p) = h.request(
-        "POST",
-        "/v2.0/ports",
-        Some(json!({"port": {"network_id": t1.private_network_id, "project_id": "demo"}})),
+    let (st, p) = create(
+        &h,
+        "port",
+        json!({"network_id": t1.private_network_id, "project_id": "demo"}),
     );
     assert_eq!(st, 201);
     assert_eq!(
@@ -123,10 +121,10 @@ async fn default_topology_is_idempotent_and_fip_ready() {
         Some(2),
         "IPv4 + SLAAC IPv6"
     );
-    let (st, f) = h.request(
-        "POST",
-        "/v2.0/floatingips",
-        Some(json!({"floatingip": {"floating_network_id": t1.public_network_id, "port_id": p["port"]["id"]}})),
+    let (st, f) = create(
+        &h,
+        "floatingip",
+        json!({"floating_network_id": t1.public_network_id, "port_id": p["port"]["id"]}),
     );
     assert_eq!(st, 201, "{f}");
     assert_eq!(f["floatingip"]["router_id"], t1.router_id.as_str());
@@ -155,10 +153,10 @@ async fn bind_activates_flag_and_bulk_create() {
     .await;
     let h = sim.handle();
     let t = h.create_default_topology("p");
-    let (_, v) = h.request(
-        "POST",
-        "/v2.0/ports",
-        Some(json!({"port": {"network_id": t.private_network_id, "binding:host_id": "h1"}})),
+    let (_, v) = create(
+        &h,
+        "port",
+        json!({"network_id": t.private_network_id, "binding:host_id": "h1"}),
     );
     assert_eq!(v["port"]["status"], "DOWN");
     assert_eq!(v["port"]["binding:vif_type"], "ovs");
@@ -181,15 +179,13 @@ async fn bind_activates_flag_and_bulk_create() {
 
 #[tokio::test]
 async fn indexed_filters_at_scale() {
-    let sim = start(SimConfig::default()).await;
-    let h = sim.handle();
-    let net = network_with_subnet(&h, "big", "10.0.0.0/16");
+    let (sim, h, net) = start_with_network("big", "10.0.0.0/16").await;
     for i in 0..20_000 {
         let tags = if i % 1000 == 0 { json!(["k"]) } else { json!([]) };
-        let (st, _) = h.request(
-            "POST",
-            "/v2.0/ports",
-            Some(json!({"port": {"network_id": net, "device_id": format!("vm-{i}"), "tags": tags}})),
+        let (st, _) = create(
+            &h,
+            "port",
+            json!({"network_id": net, "device_id": format!("vm-{i}"), "tags": tags}),
         );
         assert_eq!(st, 201);
     }
@@ -214,14 +210,8 @@ async fn indexed_filters_at_scale() {
 /// Seeded garbage never yields a 5xx (nor a panic).
 #[tokio::test]
 async fn garbage_input_never_500() {
-    let sim = start(SimConfig::default()).await;
-    let h = sim.handle();
-    let t = h.create_default_topology("p");
-    let (_, p) = h.request(
-        "POST",
-        "/v2.0/ports",
-        Some(json!({"port": {"network_id": t.private_network_id}})),
-    );
+    let (sim, h, t) = start_with_topology("p").await;
+    let (_, p) = create(&h, "port", json!({"network_id": t.private_network_id}));
     let pid = id_of(&p, "port");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let values = [
@@ -321,10 +311,8 @@ async fn garbage_input_never_500() {
 /// reserves no address: the whole body is validated before any allocation.
 #[tokio::test]
 async fn failed_port_create_leaks_no_fixed_ip() {
-    let sim = start(SimConfig::default()).await;
-    let h = sim.handle();
     // A /29: the pool is .2 to .6, five addresses.
-    let net = network_with_subnet(&h, "small", "10.9.0.0/29");
+    let (sim, h, net) = start_with_network("small", "10.9.0.0/29").await;
     let (_, v) = h.request("GET", &format!("/v2.0/subnets?network_id={net}"), None);
     let subnet = v["subnets"][0]["id"].as_str().expect("subnet").to_string();
     let bad_bodies = [
@@ -339,15 +327,11 @@ async fn failed_port_create_leaks_no_fixed_ip() {
     ];
     for round in 0..3 {
         for body in &bad_bodies {
-            let (st, v) = h.request("POST", "/v2.0/ports", Some(json!({ "port": body })));
+            let (st, v) = create(&h, "port", body.clone());
             assert_eq!(st, 400, "round {round}: {body} -> {v}");
         }
     }
-    let (st, v) = h.request(
-        "POST",
-        "/v2.0/ports",
-        Some(json!({"port": {"network_id": net, "description": 5}})),
-    );
+    let (st, v) = create(&h, "port", json!({"network_id": net, "description": 5}));
     assert_eq!(st, 400);
     assert_eq!(
         v["NeutronError"]["message"],
@@ -355,18 +339,18 @@ async fn failed_port_create_leaks_no_fixed_ip() {
     );
     assert_eq!(h.port_count(), 0);
     // The exact address is still free, then the other four still auto-allocate.
-    let (st, v) = h.request(
-        "POST",
-        "/v2.0/ports",
-        Some(json!({"port": {"network_id": net, "fixed_ips": [{"ip_address": "10.9.0.3"}]}})),
+    let (st, v) = create(
+        &h,
+        "port",
+        json!({"network_id": net, "fixed_ips": [{"ip_address": "10.9.0.3"}]}),
     );
     assert_eq!(st, 201, "{v}");
     assert_eq!(v["port"]["fixed_ips"][0]["ip_address"], "10.9.0.3");
     for _ in 0..4 {
-        let (st, v) = h.request("POST", "/v2.0/ports", Some(json!({"port": {"network_id": net}})));
+        let (st, v) = create(&h, "port", json!({"network_id": net}));
         assert_eq!(st, 201, "{v}");
     }
-    let (st, v) = h.request("POST", "/v2.0/ports", Some(json!({"port": {"network_id": net}})));
+    let (st, v) = create(&h, "port", json!({"network_id": net}));
     assert_eq!(st, 409);
     assert_eq!(v["NeutronError"]["type"], "IpAddressGenerationFailure");
     sim.shutdown().await;
@@ -376,9 +360,7 @@ async fn failed_port_create_leaks_no_fixed_ip() {
 /// `network:floatingip` port (nor its address) behind.
 #[tokio::test]
 async fn failed_fip_create_leaves_no_port() {
-    let sim = start(SimConfig::default()).await;
-    let h = sim.handle();
-    let t = h.create_default_topology("demo");
+    let (sim, h, t) = start_with_topology("demo").await;
     let before = h.port_count();
     let pub_net = &t.public_network_id;
     for (attr, value) in [
@@ -390,7 +372,7 @@ async fn failed_fip_create_leaves_no_port() {
         for ip in [json!(null), json!("172.24.4.77")] {
             let mut fip = json!({"floating_network_id": pub_net, "floating_ip_address": ip});
             fip[attr] = value.clone();
-            let (st, v) = h.request("POST", "/v2.0/floatingips", Some(json!({"floatingip": fip})));
+            let (st, v) = create(&h, "floatingip", fip.clone());
             assert_eq!(st, 400, "{fip} -> {v}");
         }
     }
@@ -398,10 +380,10 @@ async fn failed_fip_create_leaves_no_port() {
     let (_, v) = h.request("GET", "/v2.0/ports?device_owner=network:floatingip", None);
     assert_eq!(v, json!({"ports": []}));
     // The requested address was not left reserved.
-    let (st, v) = h.request(
-        "POST",
-        "/v2.0/floatingips",
-        Some(json!({"floatingip": {"floating_network_id": pub_net, "floating_ip_address": "172.24.4.77"}})),
+    let (st, v) = create(
+        &h,
+        "floatingip",
+        json!({"floating_network_id": pub_net, "floating_ip_address": "172.24.4.77"}),
     );
     assert_eq!(st, 201, "{v}");
     sim.shutdown().await;

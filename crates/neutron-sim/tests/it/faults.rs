@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use std::ops::Range;
 use std::time::Duration;
 
 use common::{client, network_with_subnet, send, start, try_send};
@@ -23,6 +24,27 @@ async fn fixture(cfg: SimConfig) -> Fixture {
     Fixture { sim, h, net }
 }
 
+/// A fixture (default configuration) with `rules` added once it is set up.
+async fn fixture_with_faults(rules: impl IntoIterator<Item = FaultRule>) -> Fixture {
+    let f = fixture(SimConfig::default()).await;
+    for rule in rules {
+        f.h.add_fault(rule);
+    }
+    f
+}
+
+/// Asserts that the (virtual) time since `start` lies in `ms`, in milliseconds.
+fn assert_took(start: Instant, ms: Range<u64>) {
+    let took = start.elapsed();
+    let range = Duration::from_millis(ms.start)..Duration::from_millis(ms.end);
+    assert!(range.contains(&took), "{took:?} not in {range:?}");
+}
+
+/// A rule on port creates.
+fn on_port_create(action: FaultAction) -> FaultRule {
+    FaultRule::new("ports.create", action)
+}
+
 impl Fixture {
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.sim.url())
@@ -30,6 +52,10 @@ impl Fixture {
     async fn create(&self, c: &reqwest::Client, device: &str) -> reqwest::Result<(u16, Value)> {
         let body = json!({"port": {"network_id": self.net, "device_id": device}});
         try_send(c.post(self.url("/v2.0/ports")).json(&body)).await
+    }
+    /// Creates a port with a client that waits up to `timeout`, and expects an answer.
+    async fn create_answered(&self, timeout: Duration, device: &str) -> (u16, Value) {
+        self.create(&client(timeout), device).await.expect("answer")
     }
     /// Creates a port with a client that gives up after `timeout`, and expects it to.
     async fn create_times_out(&self, timeout: Duration, device: &str) {
@@ -52,20 +78,16 @@ impl Fixture {
 
 #[tokio::test(start_paused = true)]
 async fn latency_fixed_and_random_range() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(FaultRule::new(
+    let f = fixture_with_faults([FaultRule::new(
         "ports.list",
         FaultAction::Latency { ms: 1500, max_ms: None },
-    ));
+    )])
+    .await;
     let c = client(Duration::from_secs(3600));
     let t0 = Instant::now();
     let (st, _) = send(c.get(f.url("/v2.0/ports"))).await;
-    let elapsed = t0.elapsed();
+    assert_took(t0, 1500..1510);
     assert_eq!(st, 200);
-    assert!(
-        elapsed >= Duration::from_millis(1500) && elapsed < Duration::from_millis(1510),
-        "{elapsed:?}"
-    );
     // Other operations are not delayed.
     let t0 = Instant::now();
     f.create(&c, "d").await.expect("create");
@@ -82,11 +104,7 @@ async fn latency_fixed_and_random_range() {
     for _ in 0..5 {
         let t0 = Instant::now();
         send(c.get(f.url("/v2.0/networks"))).await;
-        let e = t0.elapsed();
-        assert!(
-            e >= Duration::from_millis(100) && e < Duration::from_millis(210),
-            "{e:?}"
-        );
+        assert_took(t0, 100..210);
     }
     assert_eq!(f.h.stats().outcome("networks.list", "ok"), 5);
     f.sim.shutdown().await;
@@ -94,9 +112,11 @@ async fn latency_fixed_and_random_range() {
 
 #[tokio::test(start_paused = true)]
 async fn error_500_and_503_before_commit() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Error { status: 503 }).nth(1));
-    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Error { status: 500 }).nth(2));
+    let f = fixture_with_faults([
+        on_port_create(FaultAction::Error { status: 503 }).nth(1),
+        on_port_create(FaultAction::Error { status: 500 }).nth(2),
+    ])
+    .await;
     let c = client(Duration::from_secs(30));
     let (st, v) = f.create(&c, "e1").await.expect("response");
     assert_eq!(st, 503);
@@ -122,8 +142,7 @@ async fn error_500_and_503_before_commit() {
 
 #[tokio::test(start_paused = true)]
 async fn reset_before_commit() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Reset).times(1));
+    let f = fixture_with_faults([on_port_create(FaultAction::Reset).times(1)]).await;
     let c = client(Duration::from_secs(30));
     let t0 = Instant::now();
     let err = f.create(&c, "r1").await.expect_err("connection reset, no response");
@@ -150,8 +169,7 @@ async fn reset_before_commit() {
 
 #[tokio::test(start_paused = true)]
 async fn commit_then_drop() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(FaultRule::new("ports.create", FaultAction::CommitThenDrop));
+    let f = fixture_with_faults([on_port_create(FaultAction::CommitThenDrop)]).await;
     let t0 = Instant::now();
     f.create_times_out(Duration::from_secs(5), "cd").await;
     assert_eq!(t0.elapsed(), Duration::from_secs(5));
@@ -162,24 +180,13 @@ async fn commit_then_drop() {
 
 #[tokio::test(start_paused = true)]
 async fn commit_then_answer_late() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(FaultRule::new(
-        "ports.create",
-        FaultAction::CommitThenDelay { ms: 8000 },
-    ));
+    let f = fixture_with_faults([on_port_create(FaultAction::CommitThenDelay { ms: 8000 })]).await;
     // A patient client gets the 201 after 8 s.
     let t0 = Instant::now();
-    let (st, v) = f
-        .create(&client(Duration::from_secs(60)), "late")
-        .await
-        .expect("answer");
+    let (st, v) = f.create_answered(Duration::from_secs(60), "late").await;
     assert_eq!(st, 201);
     assert_eq!(v["port"]["device_id"], "late");
-    let e = t0.elapsed();
-    assert!(
-        e >= Duration::from_millis(8000) && e < Duration::from_millis(8010),
-        "{e:?}"
-    );
+    assert_took(t0, 8000..8010);
     // An impatient one times out, but the port exists.
     f.create_times_out(Duration::from_secs(2), "late2").await;
     assert_eq!(f.ports_of("late2"), 1);
@@ -189,17 +196,12 @@ async fn commit_then_answer_late() {
 
 #[tokio::test(start_paused = true)]
 async fn delayed_commit_port_appears_after_client_gave_up() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(
-        FaultRule::new(
-            "ports.create",
-            FaultAction::DelayedCommit {
-                ms: 10_000,
-                status: None,
-            },
-        )
-        .times(1),
-    );
+    let f = fixture_with_faults([on_port_create(FaultAction::DelayedCommit {
+        ms: 10_000,
+        status: None,
+    })
+    .times(1)])
+    .await;
     let t0 = Instant::now();
     f.create_times_out(Duration::from_secs(3), "race").await;
     assert_eq!(t0.elapsed(), Duration::from_secs(3));
@@ -210,20 +212,14 @@ async fn delayed_commit_port_appears_after_client_gave_up() {
     assert_eq!(f.ports_of("race"), 1, "present after 10 s");
     // With a status: the error comes at once, the commit still happens later.
     f.h.add_fault(
-        FaultRule::new(
-            "ports.create",
-            FaultAction::DelayedCommit {
-                ms: 4000,
-                status: Some(500),
-            },
-        )
+        on_port_create(FaultAction::DelayedCommit {
+            ms: 4000,
+            status: Some(500),
+        })
         .times(1),
     );
     let t1 = Instant::now();
-    let (st, _) = f
-        .create(&client(Duration::from_secs(30)), "race2")
-        .await
-        .expect("answer");
+    let (st, _) = f.create_answered(Duration::from_secs(30), "race2").await;
     assert_eq!(st, 500);
     assert!(t1.elapsed() < Duration::from_millis(10));
     assert_eq!(f.ports_of("race2"), 0);
@@ -237,8 +233,7 @@ async fn delayed_commit_port_appears_after_client_gave_up() {
 /// long it waits; then it is handled as if it had just arrived.
 #[tokio::test(start_paused = true)]
 async fn a_held_call_waits_for_the_release() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Hold).times(1));
+    let f = fixture_with_faults([on_port_create(FaultAction::Hold).times(1)]).await;
     let c = client(Duration::from_secs(3600));
     let held = tokio::spawn({
         let body = json!({"port": {"network_id": f.net, "device_id": "held"}});
@@ -261,8 +256,7 @@ async fn a_held_call_waits_for_the_release() {
 
 #[tokio::test(start_paused = true)]
 async fn nth_call_rule() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(FaultRule::new("ports.create", FaultAction::Error { status: 500 }).nth(3));
+    let f = fixture_with_faults([on_port_create(FaultAction::Error { status: 500 }).nth(3)]).await;
     let c = client(Duration::from_secs(30));
     let mut codes = Vec::new();
     for i in 0..5 {
@@ -307,17 +301,14 @@ async fn probability_rule_is_seeded() {
 
 #[tokio::test(start_paused = true)]
 async fn body_and_query_match_rules() {
-    let f = fixture(SimConfig::default()).await;
-    f.h.add_fault(
-        FaultRule::new("ports.create", FaultAction::Error { status: 500 })
-            .body_matches(json!({"port": {"device_id": "victim"}})),
-    );
-    f.h.add_fault(
+    let f = fixture_with_faults([
+        on_port_create(FaultAction::Error { status: 500 }).body_matches(json!({"port": {"device_id": "victim"}})),
         FaultRule::new("ports.list", FaultAction::Error { status: 503 })
             .query_param("device_id", "victim")
             .times(1),
-    );
-    f.h.add_fault(FaultRule::new("ports.list", FaultAction::Error { status: 500 }).query_contains("name=boom"));
+        FaultRule::new("ports.list", FaultAction::Error { status: 500 }).query_contains("name=boom"),
+    ])
+    .await;
     let c = client(Duration::from_secs(30));
     assert_eq!(f.create(&c, "other").await.expect("r").0, 201);
     assert_eq!(f.create(&c, "victim").await.expect("r").0, 500);
@@ -380,21 +371,28 @@ async fn admin_endpoints_faults_stats_reset() {
     f.sim.shutdown().await;
 }
 
+/// `text` (JSON or TOML) as a config, checked for its seed and its first rule's action.
+fn parsed_config(text: &str, seed: u64, action: FaultAction) -> SimConfig {
+    let c = SimConfig::from_text(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(c.seed, seed);
+    assert_eq!(c.faults[0].action, action);
+    c
+}
+
 #[test]
 fn config_from_json_and_toml() {
     let json_cfg = r#"{"seed": 7, "bind_activates": false, "extensions": ["binding"],
         "faults": [{"op": "ports.create", "action": {"kind": "delayed_commit", "ms": 500, "status": 503},
                     "body": {"port": {"device_id": "x"}}, "times": 2}]}"#;
-    let c = SimConfig::from_text(json_cfg).expect("json");
-    assert_eq!(c.seed, 7);
-    assert!(!c.bind_activates);
-    assert_eq!(
-        c.faults[0].action,
+    let c = parsed_config(
+        json_cfg,
+        7,
         FaultAction::DelayedCommit {
             ms: 500,
-            status: Some(503)
-        }
+            status: Some(503),
+        },
     );
+    assert!(!c.bind_activates);
     assert_eq!(c.faults[0].times, Some(2));
     let toml_cfg = r#"
         seed = 9
@@ -404,14 +402,13 @@ fn config_from_json_and_toml() {
         probability = 0.25
         action = { kind = "latency", ms = 100, max_ms = 300 }
     "#;
-    let c = SimConfig::from_text(toml_cfg).expect("toml");
-    assert_eq!(c.seed, 9);
-    assert_eq!(
-        c.faults[0].action,
+    let c = parsed_config(
+        toml_cfg,
+        9,
         FaultAction::Latency {
             ms: 100,
-            max_ms: Some(300)
-        }
+            max_ms: Some(300),
+        },
     );
     assert_eq!(c.faults[0].probability, Some(0.25));
     assert!(

@@ -11,7 +11,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use common::{client, id_of, send, start};
+use common::{client, id_of, send, start, start_with_topology};
 use neutron_sim::SimConfig;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -188,9 +188,7 @@ async fn plugged_changed_fip_unplugged_deleted() {
 #[tokio::test(start_paused = true)]
 async fn retried_with_backoff_and_never_blocks_the_api() {
     let (nova, mut rx) = fake_nova(2).await;
-    let sim = start(SimConfig::default()).await;
-    let h = sim.handle();
-    let topo = h.create_default_topology("demo");
+    let (sim, h, topo) = start_with_topology("demo").await;
     let api = Api {
         c: client(Duration::from_secs(30)),
         base: sim.url(),

@@ -7,11 +7,15 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use chrono::{DateTime, Utc};
 use netcache_compute::lifecycle::virt::{FakeVirt, VirtDriver};
 use netcache_compute::prelude::*;
-use netcache_compute::{Compute, ComputeConfig, CreateServer, RequestContext};
+use netcache_compute::{Compute, ComputeConfig, CrashPoint, CreateServer, RequestContext};
+use netcache_domain::change::Change;
+use netcache_domain::intent::{IntentState, PortIntent};
+use netcache_domain::network_info::NetworkInfo;
 use netcache_domain::server::{NetworkRequest, NetworkRequests};
-use netcache_domain::{NetworkId, PortId, ServerId};
+use netcache_domain::{HostName, IntentId, NetworkId, PortId, ServerId};
 use netcache_neutron::{Auth, ClientConfig, HttpNeutron, Tap, TapCall};
 use neutron_sim::{DefaultTopology, NeutronSim, RunningSim, SimConfig, SimHandle};
 use serde_json::{Value, json};
@@ -137,9 +141,14 @@ impl Harness {
 
     /// Boots a server with one port on `private` and waits for the build.
     pub async fn boot(&self) -> ServerId {
+        self.boot_with_ports(1).await
+    }
+
+    /// Boots a server with `ports` new ports on `private` and waits for the build.
+    pub async fn boot_with_ports(&self, ports: usize) -> ServerId {
         let server = self
             .compute
-            .create_server(&Self::ctx(), self.boot_request(1))
+            .create_server(&Self::ctx(), self.boot_request(ports))
             .await
             .unwrap();
         self.compute.settle().await;
@@ -192,6 +201,21 @@ impl Harness {
         port["port"].clone()
     }
 
+    /// Writes an empty cache over the server's, at its generation: as another
+    /// writer would, or a cache the heal pass must fill again.
+    pub async fn empty_cache(&self, server: ServerId) {
+        let store = self.compute.store();
+        let stored = store.cache(server).await.unwrap();
+        store
+            .commit(vec![Change::WriteCache {
+                server_id: server,
+                info: NetworkInfo::default(),
+                expected_generation: stored.generation,
+            }])
+            .await
+            .unwrap();
+    }
+
     pub async fn cached_port_ids(&self, server: ServerId) -> Vec<String> {
         self.compute
             .network_info(server)
@@ -210,4 +234,32 @@ pub fn config() -> ComputeConfig {
     config.gc.interval = std::time::Duration::ZERO;
     config.retention.interval = std::time::Duration::ZERO;
     config
+}
+
+/// `config` with a simulated crash at `point`.
+pub fn crashing_at(point: CrashPoint, config: ComputeConfig) -> ComputeConfig {
+    ComputeConfig {
+        crash_at: Some(point),
+        ..config
+    }
+}
+
+/// An intent of `server` to create a port on `net` at host1, with no port yet.
+pub fn intent(server: ServerId, position: i64, state: IntentState, now: DateTime<Utc>) -> PortIntent {
+    PortIntent {
+        id: IntentId(uuid::Uuid::new_v4()),
+        server_id: server,
+        attempt: 1,
+        position,
+        host: HostName::from("host1"),
+        network_id: NetworkId::from("net"),
+        fixed_ip: None,
+        tag: None,
+        state,
+        port_id: None,
+        adopted: false,
+        reason: None,
+        created_at: now,
+        updated_at: now,
+    }
 }

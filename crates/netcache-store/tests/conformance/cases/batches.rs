@@ -35,11 +35,7 @@ async fn populate(store: &dyn Store) -> Populated {
 fn valid_changes(p: &Populated, newcomer: &Server, generation: i64) -> Vec<Change> {
     vec![
         Change::InsertServer(newcomer.clone()),
-        Change::WriteCache {
-            server_id: newcomer.id,
-            info: network_info(),
-            expected_generation: 0,
-        },
+        write_cache(newcomer.id, network_info(), 0),
         Change::InsertVif(vif(newcomer.id, "p-new", 0)),
         Change::InsertIntent(intent(newcomer.id, 0, at(4))),
         Change::StartAction(action(newcomer.id, "req-new", at(4), vec![event("e", at(4))])),
@@ -47,32 +43,18 @@ fn valid_changes(p: &Populated, newcomer: &Server, generation: i64) -> Vec<Chang
             name: "renamed".into(),
             ..p.server.clone()
         }),
-        Change::WriteCache {
-            server_id: p.server.id,
-            info: network_info(),
-            expected_generation: generation,
-        },
+        write_cache(p.server.id, network_info(), generation),
         Change::UpdateVif(VifRecord {
             state: VifState::Attached,
             ..p.vif.clone()
         }),
-        Change::UpdateIntent {
-            intent: resolved(&p.intent, IntentState::Created, Some("p1"), false),
-            expected: IntentState::Pending,
-        },
-        Change::AddActionEvent {
-            server_id: p.server.id,
-            request_id: "req-1".into(),
-            event: event("e2", at(5)),
-        },
+        resolve_pending(resolved(&p.intent, IntentState::Created, Some("p1"), false)),
+        add_event(p.server.id, "req-1", event("e2", at(5))),
         Change::UpsertGhostSighting(ghost("g2", GhostOwner::Foreign, at(5))),
         Change::DeleteGhostSighting {
             port_id: PortId::from("g1"),
         },
-        Change::DeleteVif {
-            server_id: p.server.id,
-            port_id: p.vif.port_id.clone(),
-        },
+        delete_vif(p.server.id, p.vif.port_id.clone()),
     ]
 }
 
@@ -93,18 +75,10 @@ pub async fn a_failed_batch_applies_nothing(db: &Db) {
         intent: p.intent.clone(),
         expected: IntentState::Failed,
     };
-    let stale_cache = Change::WriteCache {
-        server_id: p.server.id,
-        info: NetworkInfo::default(),
-        expected_generation: 5,
-    };
+    let stale_cache = write_cache(p.server.id, NetworkInfo::default(), 5);
     let port_taken = Change::InsertVif(vif(newcomer.id, "p1", 3));
     let missing_vif = Change::UpdateVif(vif(p.server.id, "ghost-port", 9));
-    let missing_action = Change::AddActionEvent {
-        server_id: p.server.id,
-        request_id: "req-none".into(),
-        event: event("e", at(9)),
-    };
+    let missing_action = add_event(p.server.id, "req-none", event("e", at(9)));
     // The batch deletes p1's record before the failing change: take the port the
     // batch itself gave to the newcomer instead.
     let port_taken_in_batch = Change::InsertVif(vif(p.server.id, "p-new", 5));
@@ -153,15 +127,7 @@ pub async fn data_survives_reopen(db: &Db) {
     };
     let p = populate(&*db.store).await;
     let generation = db.store.cache(p.server.id).await.unwrap().generation;
-    commit(
-        &*db.store,
-        vec![Change::WriteCache {
-            server_id: p.server.id,
-            info: network_info(),
-            expected_generation: generation,
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![write_cache(p.server.id, network_info(), generation)]).await;
     let before = snapshot(&*db.store, &[p.server.id]).await;
     assert_eq!(before.servers.len(), 1, "populated");
 
@@ -170,11 +136,7 @@ pub async fn data_survives_reopen(db: &Db) {
     // And the reopened store takes writes that continue from the stored state.
     commit(
         &*reopened,
-        vec![Change::WriteCache {
-            server_id: p.server.id,
-            info: NetworkInfo::default(),
-            expected_generation: generation + 1,
-        }],
+        vec![write_cache(p.server.id, NetworkInfo::default(), generation + 1)],
     )
     .await;
     assert_eq!(db.store.cache(p.server.id).await.unwrap().generation, generation + 2);
@@ -184,27 +146,13 @@ pub async fn data_survives_reopen(db: &Db) {
 pub async fn concurrent_writers_on_one_row_one_wins(db: &Db) {
     let original = bare_server("p", at(0));
     insert_server(&*db.store, &original).await;
-    // Two processes on the same database when the backend allows it.
-    let other = db.reopen().await.unwrap_or_else(|| db.store.clone());
-    let mut tasks = Vec::new();
-    for i in 0..8 {
-        let store = if i % 2 == 0 { db.store.clone() } else { other.clone() };
-        let update = Server {
+    let updates = (0..8).map(|i| {
+        vec![Change::UpdateServer(Server {
             name: format!("writer-{i}"),
             ..original.clone()
-        };
-        tasks.push(tokio::spawn(async move {
-            store.commit(vec![Change::UpdateServer(update)]).await
-        }));
-    }
-    let mut wins = 0;
-    for task in tasks {
-        match task.await.unwrap() {
-            Ok(()) => wins += 1,
-            Err(Error::Conflict(_)) => {}
-            Err(other) => panic!("a writer failed other than by conflict: {other}"),
-        }
-    }
+        })]
+    });
+    let wins = race(db, updates, Error::is_conflict).await;
     assert_eq!(wins, 1);
     let stored = db.store.server(original.id).await.unwrap().unwrap();
     assert_eq!(stored.generation, 1);

@@ -8,6 +8,14 @@ use netcache_domain::quota::{Cost, ServerCount};
 
 use super::*;
 
+/// Soft-deletes flavor `id` at `at(seconds)`.
+fn delete_flavor(id: &str, seconds: i64) -> Change {
+    Change::DeleteFlavor {
+        id: id.into(),
+        at: at(seconds),
+    }
+}
+
 fn custom(id: &str, name: &str) -> Flavor {
     Flavor {
         id: id.into(),
@@ -65,14 +73,10 @@ pub async fn flavors_round_trip_and_are_unique_among_live_ones(db: &Db) {
             .await,
     );
 
-    let delete = |id: &str| Change::DeleteFlavor {
-        id: id.into(),
-        at: at(1),
-    };
-    commit(&*db.store, vec![delete("x-1")]).await;
+    commit(&*db.store, vec![delete_flavor("x-1", 1)]).await;
     assert_eq!(db.store.flavor("x-1").await.unwrap(), None);
     assert_eq!(db.store.flavors().await.unwrap().len(), 5, "gone from the list");
-    assert_not_found(db.store.commit(vec![delete("x-1")]).await);
+    assert_not_found(db.store.commit(vec![delete_flavor("x-1", 1)]).await);
     // A deleted flavor's id and name are free again.
     let again = Flavor {
         is_public: true,
@@ -132,14 +136,7 @@ pub async fn flavor_access_and_extra_specs_change_only_live_flavors(db: &Db) {
     assert_eq!(stored.extra_specs, BTreeMap::from([("a".to_owned(), "3".to_owned())]));
     assert_eq!(stored.description, None);
 
-    commit(
-        &*db.store,
-        vec![Change::DeleteFlavor {
-            id: "f".into(),
-            at: at(2),
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![delete_flavor("f", 2)]).await;
     for change in [
         access("p3"),
         remove("p2"),
@@ -179,14 +176,7 @@ pub async fn a_server_keeps_its_flavor_snapshot_and_is_counted_from_it(db: &Db) 
         ],
     )
     .await;
-    commit(
-        &*db.store,
-        vec![Change::DeleteFlavor {
-            id: "big".into(),
-            at: at(3),
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![delete_flavor("big", 3)]).await;
     assert_eq!(
         db.store.server(kept.id).await.unwrap(),
         Some(kept.clone()),

@@ -33,58 +33,31 @@ pub async fn intents_round_trip_in_every_state(db: &Db) {
 pub async fn update_intent_requires_the_expected_state(db: &Db) {
     let s = bare_server("p", at(0));
     let pending = intent(s.id, 0, at(1));
-    commit(
-        &*db.store,
-        vec![Change::InsertServer(s.clone()), Change::InsertIntent(pending.clone())],
-    )
-    .await;
+    insert_servers_with(&*db.store, &[&s], vec![Change::InsertIntent(pending.clone())]).await;
 
     let created = resolved(&pending, IntentState::Created, Some("port-1"), true);
-    commit(
-        &*db.store,
-        vec![Change::UpdateIntent {
-            intent: created.clone(),
-            expected: IntentState::Pending,
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![resolve_pending(created.clone())]).await;
     assert_eq!(db.store.intent(pending.id).await.unwrap(), Some(created.clone()));
 
     // A second resolver that also saw it pending must not overwrite the outcome.
     let abandoned = resolved(&pending, IntentState::Abandoned, None, false);
-    assert_conflict(
-        db.store
-            .commit(vec![Change::UpdateIntent {
-                intent: abandoned,
-                expected: IntentState::Pending,
-            }])
-            .await,
-    );
+    assert_conflict(db.store.commit(vec![resolve_pending(abandoned)]).await);
     assert_eq!(db.store.intent(pending.id).await.unwrap(), Some(created));
 
     // An intent that does not exist is in no state.
-    assert_conflict(
-        db.store
-            .commit(vec![Change::UpdateIntent {
-                intent: intent(s.id, 1, at(2)),
-                expected: IntentState::Pending,
-            }])
-            .await,
-    );
+    assert_conflict(db.store.commit(vec![resolve_pending(intent(s.id, 1, at(2)))]).await);
 }
 
 pub async fn pending_intents_span_servers_oldest_first(db: &Db) {
-    let a = bare_server("p", at(0));
-    let b = bare_server("p", at(1));
+    let [a, b] = two_servers();
     let a_late = intent(a.id, 1, at(30));
     let b_early = intent(b.id, 0, at(10));
     let a_early = intent(a.id, 0, at(20));
     let done = resolved(&intent(b.id, 1, at(5)), IntentState::Created, Some("x"), false);
-    commit(
+    insert_servers_with(
         &*db.store,
+        &[&a, &b],
         vec![
-            Change::InsertServer(a.clone()),
-            Change::InsertServer(b.clone()),
             Change::InsertIntent(a_late.clone()),
             Change::InsertIntent(done),
             Change::InsertIntent(b_early.clone()),
@@ -97,14 +70,8 @@ pub async fn pending_intents_span_servers_oldest_first(db: &Db) {
         vec![b_early.clone(), a_early.clone(), a_late.clone()]
     );
 
-    commit(
-        &*db.store,
-        vec![Change::UpdateIntent {
-            intent: resolved(&a_early, IntentState::Failed, None, false),
-            expected: IntentState::Pending,
-        }],
-    )
-    .await;
+    let failed = resolved(&a_early, IntentState::Failed, None, false);
+    commit(&*db.store, vec![resolve_pending(failed)]).await;
     assert_eq!(db.store.pending_intents().await.unwrap(), vec![b_early, a_late]);
     assert_eq!(
         db.store.intent_counts().await.unwrap(),

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use chrono::Duration;
+use netcache_domain::action::ActionEvent;
 use netcache_domain::cache::FoundRight;
 use netcache_domain::change::Change;
 use netcache_domain::ghost::GhostOwner;
@@ -54,7 +55,70 @@ async fn commit(store: &dyn Store, changes: Vec<Change>) {
 }
 
 async fn insert_server(store: &dyn Store, server: &Server) {
-    commit(store, vec![Change::InsertServer(server.clone())]).await;
+    insert_servers_with(store, &[server], vec![]).await;
+}
+
+/// Inserts `servers` and then applies `rows` (theirs, typically) in the same batch.
+async fn insert_servers_with(store: &dyn Store, servers: &[&Server], rows: Vec<Change>) {
+    let inserts = servers.iter().map(|s| Change::InsertServer((*s).clone()));
+    commit(store, inserts.chain(rows).collect()).await;
+}
+
+/// Two bare servers of project `p`, created a second apart (not yet inserted).
+fn two_servers() -> [Server; 2] {
+    [bare_server("p", at(0)), bare_server("p", at(1))]
+}
+
+fn write_cache(server_id: ServerId, info: NetworkInfo, expected_generation: i64) -> Change {
+    Change::WriteCache {
+        server_id,
+        info,
+        expected_generation,
+    }
+}
+
+fn delete_vif(server_id: ServerId, port_id: PortId) -> Change {
+    Change::DeleteVif { server_id, port_id }
+}
+
+/// Records `intent`'s new state, provided the stored one is still pending.
+fn resolve_pending(intent: PortIntent) -> Change {
+    Change::UpdateIntent {
+        intent,
+        expected: IntentState::Pending,
+    }
+}
+
+fn add_event(server_id: ServerId, request_id: &str, event: ActionEvent) -> Change {
+    Change::AddActionEvent {
+        server_id,
+        request_id: request_id.into(),
+        event,
+    }
+}
+
+/// Commits `batches` all at once, alternating between this store and a second
+/// process on the same database (when the backend allows one), and counts those
+/// that applied; every other one must have failed with an error `lost` accepts.
+async fn race(db: &Db, batches: impl IntoIterator<Item = Vec<Change>>, lost: fn(&Error) -> bool) -> usize {
+    let other = db.reopen().await.unwrap_or_else(|| db.store.clone());
+    let tasks: Vec<_> = batches
+        .into_iter()
+        .enumerate()
+        .map(|(i, batch)| {
+            let store = if i % 2 == 0 { db.store.clone() } else { other.clone() };
+            tokio::spawn(async move { store.commit(batch).await })
+        })
+        .collect();
+    let mut applied = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(()) => applied += 1,
+            Err(error) if lost(&error) => {}
+            Err(error) => panic!("a racer failed other than by losing the race: {error}"),
+        }
+    }
+    applied
 }
 
 #[track_caller]

@@ -310,26 +310,14 @@ pub async fn a_quota_claim_applies_its_batch_only_if_it_fits(db: &Db) {
 /// Invariant 23.
 pub async fn racing_quota_claims_never_pass_the_limit(db: &Db) {
     commit(&*db.store, vec![set("p", None, &[(Resource::Instances, 3)])]).await;
-    // Two processes on the same database when the backend allows it.
-    let other = db.reopen().await.unwrap_or_else(|| db.store.clone());
-    let mut tasks = Vec::new();
-    for i in 0..8 {
-        let store = if i % 2 == 0 { db.store.clone() } else { other.clone() };
-        let server = small_server("p", "alice", i);
-        tasks.push(tokio::spawn(async move {
-            store
-                .commit(vec![server_claim("p", "alice", 1), Change::InsertServer(server)])
-                .await
-        }));
-    }
-    let mut passed = 0;
-    for task in tasks {
-        match task.await.unwrap() {
-            Ok(()) => passed += 1,
-            Err(Error::OverQuota(_)) => {}
-            Err(other) => panic!("a claim failed other than by the quota: {other}"),
-        }
-    }
+    let claims = (0..8).map(|i| {
+        vec![
+            server_claim("p", "alice", 1),
+            Change::InsertServer(small_server("p", "alice", i)),
+        ]
+    });
+    let over_quota = |e: &Error| matches!(e, Error::OverQuota(_));
+    let passed = race(db, claims, over_quota).await;
     assert_eq!(passed, 3);
     let live = db.store.server_counts(&ProjectId::from("p")).await.unwrap();
     assert_eq!(live.iter().map(|c| c.servers).sum::<i64>(), 3);

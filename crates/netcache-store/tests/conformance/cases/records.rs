@@ -8,15 +8,7 @@ pub async fn cache_writes_compare_and_swap_on_generation(db: &Db) {
     insert_server(&*db.store, &s).await;
     let info = network_info();
 
-    commit(
-        &*db.store,
-        vec![Change::WriteCache {
-            server_id: s.id,
-            info: info.clone(),
-            expected_generation: 0,
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![write_cache(s.id, info.clone(), 0)]).await;
     let stored = db.store.cache(s.id).await.unwrap();
     assert_eq!(
         stored,
@@ -31,24 +23,12 @@ pub async fn cache_writes_compare_and_swap_on_generation(db: &Db) {
     // A writer that read generation 0 lost the race.
     assert_conflict(
         db.store
-            .commit(vec![Change::WriteCache {
-                server_id: s.id,
-                info: NetworkInfo::default(),
-                expected_generation: 0,
-            }])
+            .commit(vec![write_cache(s.id, NetworkInfo::default(), 0)])
             .await,
     );
     assert_eq!(db.store.cache(s.id).await.unwrap(), stored);
 
-    commit(
-        &*db.store,
-        vec![Change::WriteCache {
-            server_id: s.id,
-            info: NetworkInfo::default(),
-            expected_generation: 1,
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![write_cache(s.id, NetworkInfo::default(), 1)]).await;
     assert_eq!(
         db.store.cache(s.id).await.unwrap(),
         StoredCache {
@@ -63,11 +43,7 @@ pub async fn cache_writes_compare_and_swap_on_generation(db: &Db) {
     ));
     assert_conflict(
         db.store
-            .commit(vec![Change::WriteCache {
-                server_id: ServerId(uuid::Uuid::new_v4()),
-                info,
-                expected_generation: 0,
-            }])
+            .commit(vec![write_cache(ServerId(uuid::Uuid::new_v4()), info, 0)])
             .await,
     );
 }
@@ -96,11 +72,10 @@ pub async fn actions_are_newest_first_with_events_in_order(db: &Db) {
     let attach = action(s.id, "req-attach", at(10), vec![]);
     // Same start time as `attach`: the later insert is the newer.
     let heal = action(s.id, "req-heal", at(10), vec![]);
-    commit(
+    insert_servers_with(
         &*db.store,
+        &[&s, &other],
         vec![
-            Change::InsertServer(s.clone()),
-            Change::InsertServer(other.clone()),
             Change::StartAction(create.clone()),
             Change::StartAction(attach.clone()),
             Change::StartAction(heal.clone()),
@@ -114,16 +89,8 @@ pub async fn actions_are_newest_first_with_events_in_order(db: &Db) {
     commit(
         &*db.store,
         vec![
-            Change::AddActionEvent {
-                server_id: s.id,
-                request_id: "req-attach".into(),
-                event: third.clone(),
-            },
-            Change::AddActionEvent {
-                server_id: s.id,
-                request_id: "req-create".into(),
-                event: fourth.clone(),
-            },
+            add_event(s.id, "req-attach", third.clone()),
+            add_event(s.id, "req-create", fourth.clone()),
         ],
     )
     .await;
@@ -140,15 +107,8 @@ pub async fn actions_are_newest_first_with_events_in_order(db: &Db) {
     assert_eq!(db.store.actions(ServerId(uuid::Uuid::new_v4())).await.unwrap(), vec![]);
 
     // Events of an action that does not exist (here: of another server) are refused.
-    assert_not_found(
-        db.store
-            .commit(vec![Change::AddActionEvent {
-                server_id: other.id,
-                request_id: "req-attach".into(),
-                event: event("x", at(20)),
-            }])
-            .await,
-    );
+    let elsewhere = add_event(other.id, "req-attach", event("x", at(20)));
+    assert_not_found(db.store.commit(vec![elsewhere]).await);
     // The same request twice is a conflict.
     assert_conflict(db.store.commit(vec![Change::StartAction(create)]).await);
 }
@@ -158,15 +118,8 @@ pub async fn ghost_sightings_upsert_by_port(db: &Db) {
     let ours = ghost("g-ours", GhostOwner::Ours { intent: Some(intent) }, at(5));
     let unnamed = ghost("g-unnamed", GhostOwner::Ours { intent: None }, at(1));
     let foreign = ghost("g-foreign", GhostOwner::Foreign, at(3));
-    commit(
-        &*db.store,
-        vec![
-            Change::UpsertGhostSighting(ours.clone()),
-            Change::UpsertGhostSighting(unnamed.clone()),
-            Change::UpsertGhostSighting(foreign.clone()),
-        ],
-    )
-    .await;
+    let sightings = [&ours, &unnamed, &foreign].map(|g| Change::UpsertGhostSighting(g.clone()));
+    commit(&*db.store, sightings.into()).await;
     assert_eq!(
         db.store.ghost_sightings().await.unwrap(),
         vec![unnamed.clone(), foreign.clone(), ours.clone()]
@@ -213,16 +166,16 @@ pub async fn vif_changes_advance_the_cache_generation(db: &Db) {
     let read = db.store.cache(s.id).await.unwrap().generation;
     commit(&*db.store, vec![Change::InsertVif(vif(s.id, "p1", 0))]).await;
     // A cache computed before the VIF change may not be written after it.
-    assert_conflict(
-        db.store
-            .commit(vec![Change::WriteCache {
-                server_id: s.id,
-                info: network_info(),
-                expected_generation: read,
-            }])
-            .await,
-    );
+    assert_conflict(db.store.commit(vec![write_cache(s.id, network_info(), read)]).await);
     assert_eq!(db.store.cache(s.id).await.unwrap().generation, read + 1);
+}
+
+/// Reports a foreign port on `server` and says whether the sighting was recorded.
+async fn sighting_is_recorded(store: &dyn Store, server: ServerId, port: &str) -> bool {
+    let mut g = ghost(port, GhostOwner::Foreign, at(1));
+    g.device_id = server.to_string();
+    commit(store, vec![Change::UpsertGhostSighting(g)]).await;
+    store.ghost_sighting(&PortId::from(port)).await.unwrap().is_some()
 }
 
 /// Invariant 16.
@@ -230,29 +183,10 @@ pub async fn ghost_sightings_skip_recorded_ports_and_busy_servers(db: &Db) {
     let s = server("p1", at(0));
     insert_server(&*db.store, &s).await;
     commit(&*db.store, vec![Change::InsertVif(vif(s.id, "recorded", 0))]).await;
-    let sighting = |port: &str| {
-        let mut g = ghost(port, GhostOwner::Foreign, at(1));
-        g.device_id = s.id.to_string();
-        Change::UpsertGhostSighting(g)
-    };
-    commit(&*db.store, vec![sighting("recorded")]).await;
-    assert!(
-        db.store
-            .ghost_sighting(&PortId::from("recorded"))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(!sighting_is_recorded(&*db.store, s.id, "recorded").await);
     let op = operation(s.id, OperationParams::Build, &owner("n", "1"), at(10));
     commit(&*db.store, vec![insert_op(&op, 30)]).await;
-    commit(&*db.store, vec![sighting("mid-create")]).await;
-    assert!(
-        db.store
-            .ghost_sighting(&PortId::from("mid-create"))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(!sighting_is_recorded(&*db.store, s.id, "mid-create").await);
     commit(
         &*db.store,
         vec![Change::FinishOperation {
@@ -262,12 +196,5 @@ pub async fn ghost_sightings_skip_recorded_ports_and_busy_servers(db: &Db) {
         }],
     )
     .await;
-    commit(&*db.store, vec![sighting("mid-create")]).await;
-    assert!(
-        db.store
-            .ghost_sighting(&PortId::from("mid-create"))
-            .await
-            .unwrap()
-            .is_some()
-    );
+    assert!(sighting_is_recorded(&*db.store, s.id, "mid-create").await);
 }

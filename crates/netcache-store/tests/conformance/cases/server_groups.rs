@@ -136,21 +136,9 @@ pub async fn a_group_placement_is_recorded_only_at_the_generation_read(db: &Db) 
 pub async fn racing_placements_in_one_group_one_wins(db: &Db) {
     let g = group("p", "alice", 1, GroupPolicy::AntiAffinity);
     commit(&*db.store, vec![Change::InsertServerGroup(g.clone())]).await;
-    let other = db.reopen().await.unwrap_or_else(|| db.store.clone());
-    let mut tasks = Vec::new();
-    for i in 0..6 {
-        let store = if i % 2 == 0 { db.store.clone() } else { other.clone() };
-        let batch = join(&g, 0, &on("h1", "p", i + 2));
-        tasks.push(tokio::spawn(async move { store.commit(batch).await }));
-    }
-    let mut won = 0;
-    for task in tasks {
-        match task.await.unwrap() {
-            Ok(()) => won += 1,
-            Err(Error::GroupMoved(_)) => {}
-            Err(other) => panic!("a placement failed other than by the swap: {other}"),
-        }
-    }
+    let placements = (0..6).map(|i| join(&g, 0, &on("h1", "p", i + 2)));
+    let moved = |e: &Error| matches!(e, Error::GroupMoved(_));
+    let won = race(db, placements, moved).await;
     assert_eq!(won, 1);
     assert_eq!(db.store.group_members(g.id).await.unwrap().len(), 1);
 }

@@ -37,15 +37,7 @@ pub async fn servers_round_trip_every_field(db: &Db) {
         deleted_at: Some(at(50)),
         ..bare_server("proj-b", at(2))
     };
-    commit(
-        &*db.store,
-        vec![
-            Change::InsertServer(full.clone()),
-            Change::InsertServer(bare.clone()),
-            Change::InsertServer(no_networks.clone()),
-        ],
-    )
-    .await;
+    insert_servers_with(&*db.store, &[&full, &bare, &no_networks], vec![]).await;
 
     assert_eq!(db.store.server(full.id).await.unwrap(), Some(full.clone()));
     assert_eq!(db.store.server(bare.id).await.unwrap(), Some(bare.clone()));
@@ -168,6 +160,20 @@ pub async fn servers_are_oldest_first_and_filtered(db: &Db) {
     assert_eq!(db.store.servers(&nobody).await.unwrap(), vec![]);
 }
 
+/// Commits `update` and reads it back: as written, now at `generation`.
+async fn update_server(store: &dyn Store, update: &Server, generation: i64) -> Server {
+    commit(store, vec![Change::UpdateServer(update.clone())]).await;
+    let stored = store.server(update.id).await.unwrap().unwrap();
+    assert_eq!(
+        stored,
+        Server {
+            generation,
+            ..update.clone()
+        }
+    );
+    stored
+}
+
 pub async fn update_server_compares_and_swaps_the_generation(db: &Db) {
     let original = bare_server("p", at(0));
     insert_server(&*db.store, &original).await;
@@ -176,15 +182,7 @@ pub async fn update_server_compares_and_swaps_the_generation(db: &Db) {
     active.id = original.id;
     active.vm_state = VmState::Active;
     active.generation = 0;
-    commit(&*db.store, vec![Change::UpdateServer(active.clone())]).await;
-    let stored = db.store.server(original.id).await.unwrap().unwrap();
-    assert_eq!(
-        stored,
-        Server {
-            generation: 1,
-            ..active.clone()
-        }
-    );
+    let stored = update_server(&*db.store, &active, 1).await;
 
     // A writer that read generation 0 lost the race.
     let stale = Server {
@@ -219,15 +217,7 @@ pub async fn access_ips_are_set_and_cleared_with_the_row(db: &Db) {
         access_ip_v6: Some("0000:0000:0000:0000:0000:babe:220.12.22.2".parse().unwrap()),
         ..original.clone()
     };
-    commit(&*db.store, vec![Change::UpdateServer(with_ips.clone())]).await;
-    let stored = db.store.server(original.id).await.unwrap().unwrap();
-    assert_eq!(
-        stored,
-        Server {
-            generation: 1,
-            ..with_ips
-        }
-    );
+    let stored = update_server(&*db.store, &with_ips, 1).await;
     assert_eq!(
         stored.access_ip_v6.map(|ip| ip.to_string()).as_deref(),
         Some("::babe:dc0c:1602")
@@ -238,14 +228,7 @@ pub async fn access_ips_are_set_and_cleared_with_the_row(db: &Db) {
         access_ip_v6: None,
         ..stored
     };
-    commit(&*db.store, vec![Change::UpdateServer(cleared.clone())]).await;
-    assert_eq!(
-        db.store.server(original.id).await.unwrap().unwrap(),
-        Server {
-            generation: 2,
-            ..cleared
-        }
-    );
+    update_server(&*db.store, &cleared, 2).await;
 }
 
 pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
@@ -295,51 +278,31 @@ pub async fn watched_servers_are_the_live_and_the_recently_deleted(db: &Db) {
     let unsettled_only = DeletedWatch { every: false, ..every };
     let mut want_unsettled = vec![live.id, unsettled[0].0.id, unsettled[1].0.id];
     want_unsettled.sort();
+    // The ids of `limit` watched servers in `range`, after `after`.
+    let page =
+        async |watch, range, after, limit| ids(&db.store.watched_servers(watch, range, after, limit).await.unwrap());
     assert_eq!(
-        ids(&db.store.watched_servers(unsettled_only, whole, None, 10).await.unwrap()),
+        page(unsettled_only, whole, None, 10).await,
         want_unsettled,
         "without `every`, a deleted server only while a create of it is pending or abandoned"
     );
     // A keyset page at a time.
-    let first = db.store.watched_servers(every, whole, None, 1).await.unwrap();
-    assert_eq!(ids(&first), want[..1]);
-    let next = db
-        .store
-        .watched_servers(every, whole, Some(first[0].id), 1)
-        .await
-        .unwrap();
-    assert_eq!(ids(&next), want[1..2]);
-    let rest = db
-        .store
-        .watched_servers(every, whole, Some(next[0].id), 10)
-        .await
-        .unwrap();
-    assert_eq!(ids(&rest), want[2..]);
-    let after_last = db
-        .store
-        .watched_servers(every, whole, rest.last().map(|s| s.id), 1)
-        .await
-        .unwrap();
+    let first = page(every, whole, None, 1).await;
+    assert_eq!(first, want[..1]);
+    let next = page(every, whole, Some(first[0]), 1).await;
+    assert_eq!(next, want[1..2]);
+    let rest = page(every, whole, Some(next[0]), 10).await;
+    assert_eq!(rest, want[2..]);
+    let after_last = page(every, whole, rest.last().copied(), 1).await;
     assert!(after_last.is_empty(), "{after_last:?}");
     let unsettled_after = |after: ServerId| want_unsettled.iter().copied().find(|id| *id > after);
-    let next = db
-        .store
-        .watched_servers(unsettled_only, whole, Some(first[0].id), 1)
-        .await
-        .unwrap();
     assert_eq!(
-        ids(&next),
-        unsettled_after(first[0].id).into_iter().collect::<Vec<_>>(),
+        page(unsettled_only, whole, Some(first[0]), 1).await,
+        unsettled_after(first[0]).into_iter().collect::<Vec<_>>(),
         "the same pages without `every`"
     );
     // A range of ids (a heal shard's), both ends included, paged the same way.
     let (low, high) = (want[1], want[want.len() - 2]);
-    let inner = db.store.watched_servers(every, (low, high), None, 10).await.unwrap();
-    assert_eq!(ids(&inner), want[1..want.len() - 1]);
-    let inner_rest = db
-        .store
-        .watched_servers(every, (low, high), Some(low), 10)
-        .await
-        .unwrap();
-    assert_eq!(ids(&inner_rest), want[2..want.len() - 1]);
+    assert_eq!(page(every, (low, high), None, 10).await, want[1..want.len() - 1]);
+    assert_eq!(page(every, (low, high), Some(low), 10).await, want[2..want.len() - 1]);
 }

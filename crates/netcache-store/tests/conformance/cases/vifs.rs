@@ -3,13 +3,8 @@
 use super::*;
 
 pub async fn vifs_round_trip_by_position(db: &Db) {
-    let s = bare_server("p", at(0));
-    let other = bare_server("p", at(1));
-    commit(
-        &*db.store,
-        vec![Change::InsertServer(s.clone()), Change::InsertServer(other.clone())],
-    )
-    .await;
+    let [s, other] = two_servers();
+    insert_servers_with(&*db.store, &[&s, &other], vec![]).await;
     let third = vif(s.id, "p3", 2);
     let first = preexisting_vif(s.id, "p1", 0);
     let second = VifRecord {
@@ -49,31 +44,21 @@ pub async fn vifs_round_trip_by_position(db: &Db) {
     };
     commit(&*db.store, vec![Change::UpdateVif(releasing.clone())]).await;
     assert_eq!(db.store.vif_by_port(&second.port_id).await.unwrap(), Some(releasing));
-    commit(
-        &*db.store,
-        vec![Change::DeleteVif {
-            server_id: s.id,
-            port_id: first.port_id.clone(),
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![delete_vif(s.id, first.port_id.clone())]).await;
     assert_eq!(db.store.vif_by_port(&first.port_id).await.unwrap(), None);
     assert_eq!(db.store.vifs(s.id).await.unwrap().len(), 2);
 }
 
+/// [`two_servers`], the first with a VIF record of `port` at position 0, inserted in one batch.
+async fn two_servers_one_record(store: &dyn Store, port: &str) -> ([Server; 2], VifRecord) {
+    let [s, other] = two_servers();
+    let record = vif(s.id, port, 0);
+    insert_servers_with(store, &[&s, &other], vec![Change::InsertVif(record.clone())]).await;
+    ([s, other], record)
+}
+
 pub async fn missing_vifs_are_not_found(db: &Db) {
-    let s = bare_server("p", at(0));
-    let other = bare_server("p", at(1));
-    let record = vif(s.id, "p1", 0);
-    commit(
-        &*db.store,
-        vec![
-            Change::InsertServer(s.clone()),
-            Change::InsertServer(other.clone()),
-            Change::InsertVif(record.clone()),
-        ],
-    )
-    .await;
+    let ([s, other], record) = two_servers_one_record(&*db.store, "p1").await;
 
     assert_not_found(db.store.commit(vec![Change::UpdateVif(vif(s.id, "p2", 1))]).await);
     // The port exists, but in another server's records.
@@ -84,10 +69,7 @@ pub async fn missing_vifs_are_not_found(db: &Db) {
     assert_not_found(db.store.commit(vec![Change::UpdateVif(wrong_server)]).await);
     assert_not_found(
         db.store
-            .commit(vec![Change::DeleteVif {
-                server_id: other.id,
-                port_id: record.port_id.clone(),
-            }])
+            .commit(vec![delete_vif(other.id, record.port_id.clone())])
             .await,
     );
     // A record of a server that does not exist.
@@ -100,18 +82,7 @@ pub async fn missing_vifs_are_not_found(db: &Db) {
 }
 
 pub async fn a_port_is_in_at_most_one_servers_records(db: &Db) {
-    let a = bare_server("p", at(0));
-    let b = bare_server("p", at(1));
-    let record = vif(a.id, "shared", 0);
-    commit(
-        &*db.store,
-        vec![
-            Change::InsertServer(a.clone()),
-            Change::InsertServer(b.clone()),
-            Change::InsertVif(record.clone()),
-        ],
-    )
-    .await;
+    let ([a, b], record) = two_servers_one_record(&*db.store, "shared").await;
 
     assert_conflict(db.store.commit(vec![Change::InsertVif(vif(b.id, "shared", 0))]).await);
     assert_conflict(db.store.commit(vec![Change::InsertVif(vif(a.id, "shared", 3))]).await);
@@ -130,8 +101,7 @@ pub async fn a_port_is_in_at_most_one_servers_records(db: &Db) {
 }
 
 pub async fn releasing_vifs_span_servers(db: &Db) {
-    let a = bare_server("p", at(0));
-    let b = bare_server("p", at(1));
+    let [a, b] = two_servers();
     let releasing = |server, port, position| VifRecord {
         state: VifState::Releasing,
         ..vif(server, port, position)
@@ -139,11 +109,10 @@ pub async fn releasing_vifs_span_servers(db: &Db) {
     let a1 = releasing(a.id, "a1", 1);
     let a0 = releasing(a.id, "a0", 0);
     let b0 = releasing(b.id, "b0", 0);
-    commit(
+    insert_servers_with(
         &*db.store,
+        &[&a, &b],
         vec![
-            Change::InsertServer(a.clone()),
-            Change::InsertServer(b.clone()),
             Change::InsertVif(a1.clone()),
             Change::InsertVif(vif(a.id, "attached", 2)),
             Change::InsertVif(VifRecord {
@@ -168,14 +137,7 @@ pub async fn releasing_vifs_span_servers(db: &Db) {
     assert_eq!(found, vec![a0, a1, b0.clone()]);
 
     // Once released (record deleted), it is no longer listed.
-    commit(
-        &*db.store,
-        vec![Change::DeleteVif {
-            server_id: b.id,
-            port_id: b0.port_id,
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![delete_vif(b.id, b0.port_id)]).await;
     assert_eq!(db.store.releasing_vifs().await.unwrap().len(), 2);
 }
 
@@ -196,11 +158,7 @@ pub async fn vifs_and_caches_of_a_set_of_servers_cost_one_statement_per_128(db: 
         changes.push(Change::InsertVif(vif(s.id, &format!("b{i}"), 1)));
         changes.push(Change::InsertVif(vif(s.id, &format!("a{i}"), 0)));
     }
-    changes.push(Change::WriteCache {
-        server_id: servers[1].id,
-        info: network_info(),
-        expected_generation: 0,
-    });
+    changes.push(write_cache(servers[1].id, network_info(), 0));
     commit(&*db.store, changes).await;
     let mut ids: Vec<ServerId> = servers.iter().map(|s| s.id).collect();
     ids.push(deleted.id);
@@ -241,15 +199,7 @@ pub async fn vifs_and_caches_of_a_set_of_servers_cost_one_statement_per_128(db: 
 /// conflict), and the next write of the cache or its VIF records ends it.
 pub async fn what_heal_found_of_a_cache_stands_at_its_generation_only(db: &Db) {
     let [a, b] = [bare_server("p", at(1)), bare_server("p", at(2))];
-    commit(
-        &*db.store,
-        vec![
-            Change::InsertServer(a.clone()),
-            Change::InsertServer(b.clone()),
-            Change::InsertVif(vif(b.id, "p1", 0)),
-        ],
-    )
-    .await;
+    insert_servers_with(&*db.store, &[&a, &b], vec![Change::InsertVif(vif(b.id, "p1", 0))]).await;
     // Both halves' top bits set: the columns are signed.
     let found = FoundRight::from_columns(-2, i64::MIN);
     let record = |server: &Server, generation| Change::RecordFoundRight {
@@ -274,15 +224,7 @@ pub async fn what_heal_found_of_a_cache_stands_at_its_generation_only(db: &Db) {
         "a VIF record of a changed since"
     );
     commit(&*db.store, vec![record(&a, 1)]).await;
-    commit(
-        &*db.store,
-        vec![Change::WriteCache {
-            server_id: a.id,
-            info: network_info(),
-            expected_generation: 1,
-        }],
-    )
-    .await;
+    commit(&*db.store, vec![write_cache(a.id, network_info(), 1)]).await;
     let generations = db.store.live_cache_generations().await.unwrap();
     assert_eq!(found_right(&generations, &a), None, "a's cache was written since");
 }

@@ -94,6 +94,30 @@ pub async fn send(request: reqwest::RequestBuilder) -> (u16, Value) {
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// A policy table checked: each row's `method path body` sent as each of
+/// `callers`, whose statuses the row lists in the same order; every wrong
+/// status is gathered into one failure, and every 403 must be in Nova's words.
+pub async fn check_policy_table<Who: Copy + std::fmt::Debug, const N: usize>(
+    table: &[(reqwest::Method, String, Option<Value>, [u16; N])],
+    callers: [Who; N],
+    call: impl AsyncFn(Who, reqwest::Method, &str, Option<Value>) -> (u16, Value),
+) {
+    let mut wrong = Vec::new();
+    for (method, path, body, expected) in table {
+        for (who, want) in callers.iter().zip(expected) {
+            let (got, answer) = call(*who, method.clone(), path, body.clone()).await;
+            if got != *want {
+                wrong.push(format!("{method} {path} as {who:?}: {got}, want {want}: {answer}"));
+            }
+            if got == 403 {
+                let message = answer["forbidden"]["message"].as_str().unwrap_or_default();
+                assert!(message.starts_with("Policy doesn't allow"), "{method} {path}: {answer}");
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// Whether a JSON body holds `ip` as a whole string value. A substring test
 /// is wrong here: `10.12.0.2` is inside `10.12.0.23`, and a real Neutron picks
 /// addresses at random.
@@ -156,9 +180,7 @@ impl TestApp {
         settings.retention.interval = 0.0;
         // Tests boot more servers in one project than Nova's default quotas
         // allow (10); the quota tests put the defaults back (`tweak`).
-        settings.quota.instances = -1;
-        settings.quota.cores = -1;
-        settings.quota.ram = -1;
+        settings.quota.unlimit_servers();
         (options.tweak)(&mut settings);
         let app = App::start(&settings).await.unwrap();
         sim.handle().reset_stats();
