@@ -8,7 +8,7 @@ mod common;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, IMAGE, error_message};
-use netcache_testenv::json::{items, strings};
+use netcache_testenv::json::{items, sorted_strings};
 use serde_json::{Value, json};
 
 /// A boot request with `fields`, without networks ("none", from 2.37).
@@ -447,14 +447,7 @@ async fn lists_filter_by_tags_lock_and_change_time_from_their_microversions() {
         *id = booted(&api, 52, boot(json!({"name": name, "tags": tags}))).await;
         assert_eq!(api.built(id).await, "ACTIVE");
     }
-    let names = |body: Value| -> Vec<String> {
-        let mut names: Vec<String> = strings(&body, "servers", "name")
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        names.sort();
-        names
-    };
+    let names = |body: Value| -> Vec<String> { sorted_strings(&body, "servers", "name") };
     for (query, expected) in [
         ("tags=a,b", vec!["ab"]),
         ("tags=b", vec!["ab", "b"]),

@@ -12,17 +12,16 @@ use serde_json::{Value, json};
 
 const MEMBER: &str = "member,reader";
 
-async fn as_project(
-    api: &Api,
-    project: &str,
-    roles: &str,
-    method: Method,
-    uri: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let headers = [("x-project-id", project), ("x-roles", roles)];
-    let (status, _, body) = api.call_with_headers(method, uri, &headers, body).await;
-    (status, body)
+/// Callers: members of `demo` and of `other`, and a reader of `other`.
+const DEMO_MEMBER: &[(&str, &str)] = &[("x-project-id", "demo"), ("x-roles", MEMBER)];
+const OTHER_MEMBER: &[(&str, &str)] = &[("x-project-id", "other"), ("x-roles", MEMBER)];
+const OTHER_READER: &[(&str, &str)] = &[("x-project-id", "other"), ("x-roles", "reader")];
+
+/// `who`'s create of a group `name`.
+async fn create_as(api: &Api, who: &[(&str, &str)], name: &str) -> (StatusCode, Value) {
+    let body = json!({"security_group": {"name": name, "description": ""}});
+    api.at_as(1, who, Method::POST, "/v2.1/os-security-groups", Some(body))
+        .await
 }
 
 async fn create_group(api: &Api, name: &str) -> Value {
@@ -94,7 +93,7 @@ async fn a_group_is_made_shown_renamed_and_deleted_in_neutron_with_novas_views()
     );
 
     let default_uri = format!("/v2.1/os-security-groups/{}", default["id"].as_str().unwrap());
-    let (status, body) = as_project(&api, "demo", MEMBER, Method::DELETE, &default_uri, None).await;
+    let (status, body) = api.at_as(1, DEMO_MEMBER, Method::DELETE, &default_uri, None).await;
     assert_eq!(
         status,
         StatusCode::BAD_REQUEST,
@@ -260,15 +259,7 @@ async fn rules_are_checked_as_nova_checks_them_and_shown_as_nova_shows_them() {
 async fn a_caller_sees_their_projects_groups_and_an_admin_all_of_them() {
     let api = Api::start().await;
     let mine = create_group(&api, "mine").await;
-    let (status, theirs) = as_project(
-        &api,
-        "other",
-        MEMBER,
-        Method::POST,
-        "/v2.1/os-security-groups",
-        Some(json!({"security_group": {"name": "theirs", "description": ""}})),
-    )
-    .await;
+    let (status, theirs) = create_as(&api, OTHER_MEMBER, "theirs").await;
     assert_eq!(status, StatusCode::OK, "{theirs}");
     let theirs = &theirs["security_group"];
     assert_eq!(theirs["tenant_id"], "other");
@@ -282,15 +273,15 @@ async fn a_caller_sees_their_projects_groups_and_an_admin_all_of_them() {
     let (_, all) = api.get("/v2.1/os-security-groups?all_tenants=1").await;
     assert!(ids(&all).contains(&mine["id"].as_str().unwrap().to_owned()));
     assert!(ids(&all).contains(&theirs["id"].as_str().unwrap().to_owned()));
-    let (_, own) = as_project(
-        &api,
-        "other",
-        MEMBER,
-        Method::GET,
-        "/v2.1/os-security-groups?all_tenants=1",
-        None,
-    )
-    .await;
+    let (_, own) = api
+        .at_as(
+            1,
+            OTHER_MEMBER,
+            Method::GET,
+            "/v2.1/os-security-groups?all_tenants=1",
+            None,
+        )
+        .await;
     assert!(
         !ids(&own).contains(&mine["id"].as_str().unwrap().to_owned()),
         "a member's all_tenants is ignored"
@@ -299,20 +290,12 @@ async fn a_caller_sees_their_projects_groups_and_an_admin_all_of_them() {
 
     let uri = format!("/v2.1/os-security-groups/{}", mine["id"].as_str().unwrap());
     for method in [Method::GET, Method::DELETE] {
-        let (status, _) = as_project(&api, "other", MEMBER, method.clone(), &uri, None).await;
+        let (status, _) = api.at_as(1, OTHER_MEMBER, method.clone(), &uri, None).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{method}: another project's group");
     }
-    let (status, _) = as_project(&api, "other", MEMBER, Method::POST, "/v2.1/os-security-group-rules", Some(json!({"security_group_rule": {"parent_group_id": mine["id"], "ip_protocol": "tcp", "from_port": 1, "to_port": 2}}))).await;
+    let (status, _) = api.at_as(1, OTHER_MEMBER, Method::POST, "/v2.1/os-security-group-rules", Some(json!({"security_group_rule": {"parent_group_id": mine["id"], "ip_protocol": "tcp", "from_port": 1, "to_port": 2}}))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _) = as_project(
-        &api,
-        "other",
-        "reader",
-        Method::POST,
-        "/v2.1/os-security-groups",
-        Some(json!({"security_group": {"name": "x", "description": ""}})),
-    )
-    .await;
+    let (status, _) = create_as(&api, OTHER_READER, "x").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "a reader makes nothing");
 
     let (_, limited) = api.get("/v2.1/os-security-groups?limit=1").await;

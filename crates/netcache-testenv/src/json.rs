@@ -22,3 +22,11 @@ pub fn strings<'a>(body: &'a Value, list: &str, field: &str) -> Vec<&'a str> {
         })
         .collect()
 }
+
+/// [`strings`], owned and sorted: for lists whose order is not what is checked.
+#[must_use]
+pub fn sorted_strings(body: &Value, list: &str, field: &str) -> Vec<String> {
+    let mut strings: Vec<String> = strings(body, list, field).into_iter().map(str::to_owned).collect();
+    strings.sort();
+    strings
+}

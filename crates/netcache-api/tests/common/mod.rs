@@ -165,6 +165,23 @@ impl Api {
         (status, body)
     }
 
+    /// `GET uri` (whose query names an unknown `foo`) as `who`: answered at
+    /// `2.(from - 1)`, refused from `2.from` in jsonschema's words, as Nova's
+    /// query schemas with `additionalProperties: false` refuse it.
+    pub async fn assert_unknown_query_refused_from(&self, from: u16, who: &[(&str, &str)], uri: &str) {
+        let (status, body) = self.at_as(from - 1, who, Method::GET, uri, None).await;
+        assert_eq!(status, StatusCode::OK, "2.{} {uri}: {body}", from - 1);
+        let (status, body) = self.at_as(from, who, Method::GET, uri, None).await;
+        assert_eq!(
+            (status, error_message(&body)),
+            (
+                StatusCode::BAD_REQUEST,
+                "Additional properties are not allowed ('foo' was unexpected)"
+            ),
+            "2.{from} {uri}"
+        );
+    }
+
     /// `POST /v2.1/servers` at 2.37, where `"networks": "none"` is allowed.
     pub async fn post_boot(&self, body: Value) -> (StatusCode, Value) {
         let headers = [("openstack-api-version", "compute 2.37")];

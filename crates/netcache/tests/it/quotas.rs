@@ -8,7 +8,7 @@ use crate::common;
 
 use common::{IMAGE, Options, PROJECT, TestApp};
 use netcache_app::settings::QuotaSettings;
-use netcache_testenv::json::strings;
+use netcache_testenv::json::{sorted_strings, strings};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -62,12 +62,7 @@ async fn boot(t: &TestApp, fields: Value) -> (u16, Value) {
 async fn server_names(t: &TestApp) -> Vec<String> {
     let (status, body) = t.get("/servers").await;
     assert_eq!(status, 200, "{body}");
-    let mut names: Vec<String> = strings(&body, "servers", "name")
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    names.sort();
-    names
+    sorted_strings(&body, "servers", "name")
 }
 
 #[track_caller]
