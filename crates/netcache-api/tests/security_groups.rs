@@ -8,6 +8,7 @@ mod common;
 
 use axum::http::{Method, StatusCode};
 use common::{Api, error_message};
+use netcache_testenv::json::items;
 use serde_json::{Value, json};
 
 const MEMBER: &str = "member,reader";
@@ -46,7 +47,7 @@ async fn create_rule(api: &Api, rule: Value) -> (StatusCode, Value) {
 }
 
 fn listed(body: &Value) -> Vec<Value> {
-    body["security_groups"].as_array().unwrap().clone()
+    items(body, "security_groups").to_vec()
 }
 
 #[tokio::test]

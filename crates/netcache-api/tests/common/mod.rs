@@ -14,6 +14,7 @@ use netcache_api::{ApiConfig, AppState};
 use netcache_compute::lifecycle::virt::FakeVirt;
 use netcache_compute::{Compute, ComputeConfig};
 use netcache_neutron::{Auth, ClientConfig, HttpNeutron};
+use netcache_testenv::json::strings;
 use neutron_sim::{NeutronSim, RunningSim, SimConfig};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -228,10 +229,5 @@ pub fn error_message(body: &Value) -> &str {
 
 /// The ids of a list answer's `collection` (`servers`, `flavors`), in order.
 pub fn ids_of(body: &Value, collection: &str) -> Vec<String> {
-    body[collection]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| item["id"].as_str().unwrap().to_owned())
-        .collect()
+    strings(body, collection, "id").into_iter().map(str::to_owned).collect()
 }

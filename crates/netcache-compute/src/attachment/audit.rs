@@ -2,9 +2,8 @@
 //! holds, ghosts, lost ports and unresolved intents. Read-only: it writes
 //! nothing, so it can run beside a live service.
 
-use std::sync::Arc;
-
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

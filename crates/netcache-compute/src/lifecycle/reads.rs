@@ -35,9 +35,6 @@ pub trait ServerReads: Send + Sync {
     /// decoded no further; a server without a cache has no entry.
     async fn addresses_of(&self, ids: &[ServerId]) -> Result<HashMap<ServerId, CacheAddresses>>;
 
-    /// Servers of a project (all when `None`), the deleted ones too if asked.
-    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>>;
-
     /// At most `limit` servers of a project (all when `None`) in `order`, after
     /// `after` if given: one keyset page from the store (newest first on the
     /// statements planned for it).
@@ -78,16 +75,6 @@ impl ServerReads for Arc<Compute> {
             .into_iter()
             .map(|(id, text)| Ok((id, text.addresses()?)))
             .collect::<netcache_store::Result<_>>()?)
-    }
-
-    async fn servers(&self, project: Option<&str>, include_deleted: bool) -> Result<Vec<Server>> {
-        Ok(self
-            .store
-            .servers(&ServerFilter {
-                project_id: project.map(ProjectId::from),
-                include_deleted,
-            })
-            .await?)
     }
 
     async fn servers_page(

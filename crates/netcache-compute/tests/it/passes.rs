@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 use netcache_compute::prelude::*;
-use netcache_compute::{CrashPoint, Error};
+use netcache_compute::{CrashPoint, Error, Sort, SortKey};
 use netcache_domain::ServerId;
 use netcache_domain::change::Change;
 use netcache_domain::intent::IntentState;
@@ -181,13 +181,18 @@ async fn a_service_started_without_neutron_serves_reads_and_boots_once_neutron_a
         ..SimConfig::default()
     };
     let h = Harness::with_sim(config(), down).await;
-    assert!(h.compute.servers(None, false).await.unwrap().is_empty());
+    let newest_first = [Sort {
+        key: SortKey::CreatedAt,
+        descending: true,
+    }];
+    let servers = async |include_deleted| {
+        let page = h.compute.servers_page(None, include_deleted, &newest_first, None, 10);
+        page.await.unwrap()
+    };
+    assert!(servers(false).await.is_empty());
     let refused = h.compute.create_server(&Harness::ctx(), h.boot_request(1)).await;
     assert!(matches!(refused, Err(Error::NeutronNotReady(_))), "{refused:?}");
-    assert!(
-        h.compute.servers(None, true).await.unwrap().is_empty(),
-        "nothing was accepted"
-    );
+    assert!(servers(true).await.is_empty(), "nothing was accepted");
     h.sim().clear_faults();
     let server = h.boot().await;
     assert_eq!(h.ports_of(server).len(), 1);

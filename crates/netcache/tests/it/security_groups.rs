@@ -7,7 +7,7 @@ use crate::common;
 use netcache_compute::prelude::*;
 
 use common::{Options, PROJECT, TestApp};
-use netcache_testenv::json::items;
+use netcache_testenv::json::{items, sorted_strings};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -117,14 +117,7 @@ async fn a_boot_puts_every_port_it_creates_in_its_groups_and_the_server_shows_th
         };
         assert_eq!(groups, want, "{port}");
     }
-    let shown = t.server(id).await["security_groups"].clone();
-    let mut shown: Vec<String> = shown
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["name"].as_str().unwrap().to_owned())
-        .collect();
-    shown.sort();
+    let shown = sorted_strings(&t.server(id).await, "security_groups", "name");
     assert_eq!(shown, ["default", "web"]);
 
     // No groups (or `default` alone): Neutron's default, and Nova's `default` echoed.

@@ -7,6 +7,7 @@
 use crate::common;
 
 use common::{IMAGE, TestApp};
+use netcache_testenv::json::strings;
 use serde_json::{Value, json};
 
 fn names(body: &Value) -> Vec<String> {
@@ -18,12 +19,7 @@ fn ids(body: &Value) -> Vec<String> {
 }
 
 fn field_of_servers(body: &Value, field: &str) -> Vec<String> {
-    body["servers"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no servers in {body}"))
-        .iter()
-        .map(|s| s[field].as_str().unwrap().to_owned())
-        .collect()
+    strings(body, "servers", field).into_iter().map(str::to_owned).collect()
 }
 
 /// Boots `name` with no network, one after the other (so creation times order them).

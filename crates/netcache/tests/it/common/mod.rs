@@ -15,6 +15,7 @@ use netcache_app::app::App;
 use netcache_app::settings::Settings;
 use netcache_domain::ServerId;
 use netcache_domain::intent::PortIntent;
+use netcache_testenv::json::sorted_strings;
 use neutron_sim::{DefaultTopology, FaultRule, NeutronSim, RunningSim, SimConfig, SimHandle};
 use serde_json::{Value, json};
 
@@ -127,14 +128,7 @@ pub fn shows_ip(body: &Value, ip: &str) -> bool {
 
 /// Sorted port ids of an `interfaceAttachments` body.
 pub fn attachment_port_ids(body: &Value) -> Vec<String> {
-    let mut ids: Vec<String> = body["interfaceAttachments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["port_id"].as_str().unwrap().to_owned())
-        .collect();
-    ids.sort();
-    ids
+    sorted_strings(body, "interfaceAttachments", "port_id")
 }
 
 /// The ports Neutron gives the server, once the build created `n` of them: the

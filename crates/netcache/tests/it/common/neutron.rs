@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use netcache_testenv::json::strings;
 use serde_json::{Value, json};
 
 pub struct Backdoor {
@@ -59,11 +60,9 @@ impl Backdoor {
 
     pub async fn extensions(&self) -> Vec<String> {
         let (_, body) = self.call(reqwest::Method::GET, "/extensions", None).await;
-        body["extensions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["alias"].as_str().unwrap().to_owned())
+        strings(&body, "extensions", "alias")
+            .into_iter()
+            .map(str::to_owned)
             .collect()
     }
 
