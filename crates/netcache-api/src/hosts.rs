@@ -21,6 +21,7 @@ use netcache_domain::service::{
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
+use crate::hypervisors::server_counts;
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
 use crate::request::NovaRequest;
@@ -75,24 +76,11 @@ async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(host): P
     version.served_until(LAST_VERSION)?;
     caller.authorize("os_compute_api:os-hosts:show")?;
     compute_service(&state, &host).await?;
-    let compute = &state.compute;
     let mut total = HostUsage::default();
     let mut by_project: BTreeMap<String, HostUsage> = BTreeMap::new();
-    for count in compute
-        .store()
-        .server_counts_by_host()
-        .await
-        .map_err(netcache_compute::Error::from)?
-        .into_iter()
-        .filter(|c| c.host.as_str() == host)
-    {
-        let servers = u64::try_from(count.servers).unwrap_or_default();
-        let flavor = crate::hypervisors::flavor_snapshot(&state, &count.flavor_ref).await;
-        total.add(flavor.as_ref(), servers);
-        by_project
-            .entry(count.project_id.to_string())
-            .or_default()
-            .add(flavor.as_ref(), servers);
+    for count in server_counts(&state).await?.iter().filter(|c| c.host.as_str() == host) {
+        count.add_to(&mut total);
+        count.add_to(by_project.entry(count.project_id.to_string()).or_default());
     }
     let resource = |project: &str, cpu: u64, memory_mb: u64, disk_gb: u64| json!({"resource": {"host": host, "project": project, "cpu": cpu, "memory_mb": memory_mb, "disk_gb": disk_gb}});
     let mut resources = vec![

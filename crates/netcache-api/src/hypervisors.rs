@@ -11,13 +11,13 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::routing::get;
 use axum::{Json, Router};
 use netcache_compute::StoredService;
 use netcache_domain::flavor::FlavorSnapshot;
 use netcache_domain::service::{HOST_LOCAL_GB, HOST_MEMORY_MB, HOST_VCPUS, HostUsage};
-use netcache_domain::{HostName, ServerId};
+use netcache_domain::{HostName, ProjectId, ServerId};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
@@ -118,19 +118,48 @@ pub(crate) async fn flavor_snapshot(state: &AppState, flavor_ref: &str) -> Optio
     }
 }
 
-/// Every host's hypervisor, by service id; with each one's servers if asked.
-async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hypervisor>> {
-    let compute = &state.compute;
-    let mut usage: HashMap<HostName, HostUsage> = HashMap::new();
-    for count in compute
+/// How many live servers of one flavor a project has on a host, with that
+/// flavor: what a host's usage (`os-hosts`, `os-hypervisors`) is summed from.
+pub(crate) struct CountedServers {
+    pub host: HostName,
+    pub project_id: ProjectId,
+    flavor: Option<FlavorSnapshot>,
+    servers: u64,
+}
+
+impl CountedServers {
+    /// Adds these servers to `usage`.
+    pub fn add_to(&self, usage: &mut HostUsage) {
+        usage.add(self.flavor.as_ref(), self.servers);
+    }
+}
+
+/// Every host's live servers, counted by project and flavor.
+pub(crate) async fn server_counts(state: &AppState) -> ApiResult<Vec<CountedServers>> {
+    let mut counts = Vec::new();
+    for count in state
+        .compute
         .store()
         .server_counts_by_host()
         .await
         .map_err(netcache_compute::Error::from)?
     {
-        let servers = u64::try_from(count.servers).unwrap_or_default();
-        let flavor = flavor_snapshot(state, &count.flavor_ref).await;
-        usage.entry(count.host).or_default().add(flavor.as_ref(), servers);
+        counts.push(CountedServers {
+            flavor: flavor_snapshot(state, &count.flavor_ref).await,
+            servers: u64::try_from(count.servers).unwrap_or_default(),
+            host: count.host,
+            project_id: count.project_id,
+        });
+    }
+    Ok(counts)
+}
+
+/// Every host's hypervisor, by service id; with each one's servers if asked.
+async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hypervisor>> {
+    let compute = &state.compute;
+    let mut usage: HashMap<HostName, HostUsage> = HashMap::new();
+    for count in server_counts(state).await? {
+        count.add_to(usage.entry(count.host.clone()).or_default());
     }
     let mut found = Vec::new();
     for service in state.services().services().await? {
@@ -282,7 +311,7 @@ async fn by_pattern(
 }
 
 /// Every host's figures summed (gone at 2.88: Nova's 404).
-async fn statistics(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+async fn statistics(NovaRequest { state, caller, version }: NovaRequest) -> ApiResult<Json<Value>> {
     version.served_until(87)?;
     caller.authorize("os_compute_api:os-hypervisors:statistics")?;
     let found = hypervisors(&state, false).await?;
