@@ -78,6 +78,13 @@ fn aggregate_id(text: &str) -> ApiResult<i64> {
         .map_err(|_| ApiError::NotFound(format!("Aggregate {text} could not be found.")))
 }
 
+/// The aggregate id `text` names, once the caller may `rule` (Nova checks its
+/// policy before the id).
+fn authorized_id(caller: &Caller, rule: &'static str, text: &str) -> ApiResult<i64> {
+    caller.authorize(rule)?;
+    aggregate_id(text)
+}
+
 async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     QueryParams::none_from_2_102(version, query)?;
     caller.authorize("os_compute_api:os-aggregates:index")?;
@@ -97,15 +104,21 @@ fn zone_field(fields: &serde_json::Map<String, Value>) -> ApiResult<Option<Optio
         .transpose()
 }
 
-async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
-    let body: Value = wire::parse_body(&body)?;
-    let top = schema::object(None, &body, &["aggregate"], &["aggregate"])?;
-    let fields = schema::object(
+/// The `aggregate` of a create's or an update's body, as Nova's schemas
+/// check it: an object of `name` and `availability_zone`, with `required`.
+fn aggregate_fields<'a>(body: &'a Value, required: &[&str]) -> ApiResult<&'a serde_json::Map<String, Value>> {
+    let top = schema::object(None, body, &["aggregate"], &["aggregate"])?;
+    schema::object(
         Some("aggregate"),
         &top["aggregate"],
         &["name", "availability_zone"],
-        &["name"],
-    )?;
+        required,
+    )
+}
+
+async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
+    let body: Value = wire::parse_body(&body)?;
+    let fields = aggregate_fields(&body, &["name"])?;
     let name = schema::name_of("name", &fields["name"])?;
     let zone = zone_field(fields)?.flatten();
     caller.authorize("os_compute_api:os-aggregates:create")?;
@@ -114,8 +127,7 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
 }
 
 async fn show(NovaRead(NovaRequest { state, caller, version }, id): NovaRead<String>) -> ApiResult<Json<Value>> {
-    caller.authorize("os_compute_api:os-aggregates:show")?;
-    let id = aggregate_id(&id)?;
+    let id = authorized_id(&caller, "os_compute_api:os-aggregates:show", &id)?;
     Ok(answer(&state.aggregates().aggregate(id).await?, version))
 }
 
@@ -125,20 +137,14 @@ async fn update(
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     let body: Value = wire::parse_body(&body)?;
-    let top = schema::object(None, &body, &["aggregate"], &["aggregate"])?;
-    let fields = schema::object(
-        Some("aggregate"),
-        &top["aggregate"],
-        &["name", "availability_zone"],
-        &[],
-    )?;
+    let fields = aggregate_fields(&body, &[])?;
     if fields.is_empty() {
         return Err(schema::invalid(
             "aggregate",
-            &top["aggregate"],
+            &body["aggregate"],
             &format!(
                 "{} is not valid under any of the given schemas",
-                schema::python_repr(&top["aggregate"])
+                schema::python_repr(&body["aggregate"])
             ),
         ));
     }
@@ -150,8 +156,7 @@ async fn update(
         .map(|zone| (ZONE_KEY.to_owned(), zone))
         .into_iter()
         .collect();
-    caller.authorize("os_compute_api:os-aggregates:update")?;
-    let id = aggregate_id(&id)?;
+    let id = authorized_id(&caller, "os_compute_api:os-aggregates:update", &id)?;
     let aggregate = state
         .aggregates()
         .update_aggregate(id, name, metadata, ZoneAction::Update)
@@ -161,8 +166,7 @@ async fn update(
 
 /// Answered 200 with no body, as Nova's.
 async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
-    caller.authorize("os_compute_api:os-aggregates:delete")?;
-    let id = aggregate_id(&id)?;
+    let id = authorized_id(&caller, "os_compute_api:os-aggregates:delete", &id)?;
     state.aggregates().delete_aggregate(id).await?;
     Ok(StatusCode::OK)
 }
@@ -183,12 +187,12 @@ async fn action(
             let fields = schema::object(Some(name), argument, &["host"], &["host"])?;
             let host = schema::fqdn("host", &fields["host"])?;
             let adding = name == "add_host";
-            caller.authorize(if adding {
+            let rule = if adding {
                 "os_compute_api:os-aggregates:add_host"
             } else {
                 "os_compute_api:os-aggregates:remove_host"
-            })?;
-            let id_number = aggregate_id(&id)?;
+            };
+            let id_number = authorized_id(&caller, rule, &id)?;
             let aggregates = state.aggregates();
             let aggregate = if adding {
                 aggregates.add_aggregate_host(id_number, &host).await?
@@ -211,8 +215,7 @@ async fn action(
             schema::object(None, &body, &["set_metadata"], &["set_metadata"])?;
             let fields = schema::object(Some(name), argument, &["metadata"], &["metadata"])?;
             let metadata = schema::metadata_with_null("metadata", &fields["metadata"])?;
-            caller.authorize("os_compute_api:os-aggregates:set_metadata")?;
-            let id = aggregate_id(&id)?;
+            let id = authorized_id(&caller, "os_compute_api:os-aggregates:set_metadata", &id)?;
             let aggregate = state
                 .aggregates()
                 .update_aggregate(id, None, metadata, ZoneAction::UpdateMetadata)
@@ -254,8 +257,7 @@ async fn cache_images(
         }
         ids.push(text);
     }
-    caller.authorize("compute:aggregates:images")?;
-    let aggregate = aggregate_id(&id)?;
+    let aggregate = authorized_id(&caller, "compute:aggregates:images", &id)?;
     let unique: std::collections::BTreeSet<&&str> = ids.iter().collect();
     if unique.len() != ids.len() {
         return Err(ApiError::BadRequest("Duplicate images in request".into()));

@@ -51,7 +51,7 @@ fn specs(field: &str, value: &Value) -> ApiResult<BTreeMap<String, String>> {
 }
 
 async fn list(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    caller.authorize_project("os_compute_api:os-flavor-extra-specs:index", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-flavor-extra-specs:index")?;
     let flavor = state.flavors().flavor(&caller.ctx, &id).await?;
     Ok(Json(json!({"extra_specs": flavor.extra_specs})))
 }
@@ -61,7 +61,7 @@ async fn show(
     caller: Caller,
     Path((id, key)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    caller.authorize_project("os_compute_api:os-flavor-extra-specs:show", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-flavor-extra-specs:show")?;
     let flavor = state.flavors().flavor(&caller.ctx, &id).await?;
     let value = flavor
         .extra_specs

@@ -54,7 +54,7 @@ pub(crate) fn view<'a>(state: &'a AppState, caller: &Caller, version: Microversi
         base: &state.config.public_url,
         version,
         extra_specs: caller
-            .authorize_project("os_compute_api:os-flavor-extra-specs:index", &caller.ctx.project_id)
+            .authorize_own_project("os_compute_api:os-flavor-extra-specs:index")
             .is_ok(),
     }
 }

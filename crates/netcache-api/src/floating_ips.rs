@@ -9,7 +9,7 @@
 use std::net::IpAddr;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -43,9 +43,9 @@ fn view(f: &PooledFloatingIp) -> Value {
     })
 }
 
-async fn list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-floating-ips:list", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-floating-ips:list")?;
     let found = state.floating_ips().project_floating_ips(&caller.project()).await?;
     let views: Vec<Value> = found.iter().map(view).collect();
     Ok(Json(json!({"floating_ips": views})))
@@ -53,7 +53,7 @@ async fn list(State(state): State<AppState>, caller: Caller, version: Microversi
 
 async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-floating-ips:show", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-floating-ips:show")?;
     let found = state.floating_ips().floating_ip(&id, &caller.neutron_scope()).await?;
     Ok(Json(json!({"floating_ip": view(&found)})))
 }
@@ -83,7 +83,7 @@ fn requested_pool(body: &Bytes) -> ApiResult<Option<String>> {
 async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let pool = requested_pool(&body)?;
-    caller.authorize_project("os_compute_api:os-floating-ips:create", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-floating-ips:create")?;
     let made = state
         .floating_ips()
         .allocate_floating_ip(&caller.project(), pool.as_deref())
@@ -93,7 +93,7 @@ async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes
 
 async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<StatusCode> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-floating-ips:delete", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-floating-ips:delete")?;
     state
         .floating_ips()
         .release_floating_ip(&id, &caller.neutron_scope())
@@ -101,7 +101,7 @@ async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): P
     Ok(StatusCode::ACCEPTED)
 }
 
-async fn pools(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+async fn pools(NovaRequest { state, caller, version }: NovaRequest) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     caller.authorize("os_compute_api:os-floating-ip-pools")?;
     let networks = state.floating_ips().floating_ip_pools().await?;

@@ -5,18 +5,19 @@
 //! would select them all or none, and are not applied. Deleting one is
 //! Glance's refusal as Nova answers it (403): the catalog is read-only.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::images::{IMAGES, find};
 use crate::microversion::Microversion;
 use crate::query_params::RawQuery;
+use crate::request::NovaRequest;
 use crate::services::last_value;
 use crate::wire::{Image, links};
-use crate::{AppState, Caller};
 
 /// The last microversion of the proxy.
 const LAST_VERSION: u16 = 35;
@@ -94,21 +95,11 @@ fn listed_in(
     Ok(Json(json!({"images": images})))
 }
 
-async fn index(
-    State(state): State<AppState>,
-    _caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn index(NovaRequest { state, version, .. }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     listed_in(&state, version, query, basic)
 }
 
-async fn detail(
-    State(state): State<AppState>,
-    _caller: Caller,
-    version: Microversion,
-    query: RawQuery,
-) -> ApiResult<Json<Value>> {
+async fn detail(NovaRequest { state, version, .. }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {
     listed_in(&state, version, query, full)
 }
 
@@ -116,17 +107,12 @@ fn image(id: &str) -> ApiResult<&'static Image> {
     find(id).ok_or_else(|| ApiError::NotFound("Image not found.".into()))
 }
 
-async fn show(
-    State(state): State<AppState>,
-    _caller: Caller,
-    version: Microversion,
-    Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn show(NovaRequest { state, version, .. }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     Ok(Json(json!({"image": full(&state, image(&id)?)})))
 }
 
-async fn delete(_caller: Caller, version: Microversion, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn delete(NovaRequest { version, .. }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     image(&id)?;
     Err(ApiError::Forbidden("You are not allowed to delete the image.".into()))

@@ -6,7 +6,7 @@
 //! subnet). Their creates, deletes and actions are nova-network's, answered
 //! 410 at every microversion as Nova does.
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use netcache_domain::neutron::Network;
@@ -120,7 +120,7 @@ impl Proxy {
 
 async fn listed(proxy: Proxy, state: &AppState, caller: &Caller, version: Microversion) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project(proxy.rule(false), &caller.ctx.project_id)?;
+    caller.authorize_own_project(proxy.rule(false))?;
     let networks = state.networks().visible_networks(scope(caller).as_ref()).await?;
     let views: Vec<Value> = networks.iter().map(|n| proxy.view(n, caller)).collect();
     Ok(Json(json!({"networks": views})))
@@ -134,7 +134,7 @@ async fn shown(
     id: &str,
 ) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project(proxy.rule(true), &caller.ctx.project_id)?;
+    caller.authorize_own_project(proxy.rule(true))?;
     let network = state
         .networks()
         .visible_network(&NetworkId::from(id), scope(caller).as_ref())
@@ -143,7 +143,7 @@ async fn shown(
     Ok(Json(json!({"network": proxy.view(&network, caller)})))
 }
 
-async fn list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+async fn list(NovaRequest { state, caller, version }: NovaRequest) -> ApiResult<Json<Value>> {
     listed(Proxy::Networks, &state, &caller, version).await
 }
 
@@ -151,7 +151,7 @@ async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Pat
     shown(Proxy::Networks, &state, &caller, version, &id).await
 }
 
-async fn tenant_list(State(state): State<AppState>, caller: Caller, version: Microversion) -> ApiResult<Json<Value>> {
+async fn tenant_list(NovaRequest { state, caller, version }: NovaRequest) -> ApiResult<Json<Value>> {
     listed(Proxy::TenantNetworks, &state, &caller, version).await
 }
 

@@ -469,22 +469,32 @@ impl Parser<'_> {
         self.tokens.get(self.at).is_some_and(|t| t.eq_ignore_ascii_case(word))
     }
 
-    fn or(&mut self) -> Result<Check, String> {
-        let mut any = vec![self.and()?];
-        while self.peek_is("or") {
+    /// One or more `operand`s joined by `word`: the one alone, or `join` of
+    /// them all.
+    fn joined(
+        &mut self,
+        word: &str,
+        operand: fn(&mut Self) -> Result<Check, String>,
+        join: fn(Vec<Check>) -> Check,
+    ) -> Result<Check, String> {
+        let mut checks = vec![operand(self)?];
+        while self.peek_is(word) {
             self.at += 1;
-            any.push(self.and()?);
+            checks.push(operand(self)?);
         }
-        Ok(if any.len() == 1 { any.remove(0) } else { Check::Or(any) })
+        Ok(if checks.len() == 1 {
+            checks.remove(0)
+        } else {
+            join(checks)
+        })
+    }
+
+    fn or(&mut self) -> Result<Check, String> {
+        self.joined("or", Self::and, Check::Or)
     }
 
     fn and(&mut self) -> Result<Check, String> {
-        let mut all = vec![self.not()?];
-        while self.peek_is("and") {
-            self.at += 1;
-            all.push(self.not()?);
-        }
-        Ok(if all.len() == 1 { all.remove(0) } else { Check::And(all) })
+        self.joined("and", Self::not, Check::And)
     }
 
     fn not(&mut self) -> Result<Check, String> {
@@ -536,6 +546,12 @@ impl Caller {
     pub fn authorize_project(&self, rule: &'static str, project: &str) -> ApiResult<()> {
         let own = project == self.ctx.project_id;
         allowed(rule, self.policy.allows_on(rule, &self.ctx.roles, own))
+    }
+
+    /// The same for a request on the caller's own project (Nova's target where
+    /// the request names none: the proxies, flavor extra specs).
+    pub fn authorize_own_project(&self, rule: &'static str) -> ApiResult<()> {
+        self.authorize_project(rule, &self.ctx.project_id)
     }
 
     /// The same for a request on no project (Nova's empty target): a project

@@ -21,7 +21,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
 use crate::query_params::{QueryParams, RawQuery};
 use crate::request::NovaRequest;
-use crate::{AppState, schema, wire};
+use crate::{AppState, Caller, schema, wire};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -87,17 +87,26 @@ fn user_id(query: RawQuery, version: Microversion) -> ApiResult<Option<String>> 
     Ok(query.first_given("user_id").map(str::to_owned))
 }
 
+/// The project `id` and the user in it `?user_id=` names, once the caller may
+/// `rule` on that project (Nova checks its policy before the query).
+fn project_and_user(
+    caller: &Caller,
+    version: Microversion,
+    rule: &'static str,
+    id: &str,
+    query: RawQuery,
+) -> ApiResult<(ProjectId, Option<String>)> {
+    caller.authorize_project(rule, id)?;
+    Ok((ProjectId::from(id), user_id(query, version)?))
+}
+
 async fn show(
     NovaRequest { state, caller, version }: NovaRequest,
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
-    caller.authorize_project("os_compute_api:os-quota-sets:show", &id)?;
-    let user = user_id(query, version)?;
-    let quotas = state
-        .quotas()
-        .quota_usage(&ProjectId::from(id.as_str()), user.as_deref())
-        .await?;
+    let (project, user) = project_and_user(&caller, version, "os_compute_api:os-quota-sets:show", &id, query)?;
+    let quotas = state.quotas().quota_usage(&project, user.as_deref()).await?;
     Ok(Json(quota_set_view(Some(&id), &quotas.limits, version)))
 }
 
@@ -106,12 +115,8 @@ async fn detail(
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<Json<Value>> {
-    caller.authorize_project("os_compute_api:os-quota-sets:detail", &id)?;
-    let user = user_id(query, version)?;
-    let quotas = state
-        .quotas()
-        .quota_usage(&ProjectId::from(id.as_str()), user.as_deref())
-        .await?;
+    let (project, user) = project_and_user(&caller, version, "os_compute_api:os-quota-sets:detail", &id, query)?;
+    let quotas = state.quotas().quota_usage(&project, user.as_deref()).await?;
     Ok(Json(quota_set_detail_view(&id, &quotas.limits, &quotas.usage, version)))
 }
 
@@ -131,12 +136,11 @@ async fn update(
     query: RawQuery,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
-    caller.authorize_project("os_compute_api:os-quota-sets:update", &id)?;
-    let user = user_id(query, version)?;
+    let (project, user) = project_and_user(&caller, version, "os_compute_api:os-quota-sets:update", &id, query)?;
     let (limits, force) = parse_update(&body, version)?;
     let limits = state
         .quotas()
-        .set_quotas(&ProjectId::from(id.as_str()), user.as_deref(), limits, force)
+        .set_quotas(&project, user.as_deref(), limits, force)
         .await?;
     Ok(Json(quota_set_view(None, &limits, version)))
 }
@@ -147,12 +151,8 @@ async fn delete(
     Path(id): Path<String>,
     query: RawQuery,
 ) -> ApiResult<StatusCode> {
-    caller.authorize_project("os_compute_api:os-quota-sets:delete", &id)?;
-    let user = user_id(query, version)?;
-    state
-        .quotas()
-        .delete_quotas(&ProjectId::from(id.as_str()), user.as_deref())
-        .await?;
+    let (project, user) = project_and_user(&caller, version, "os_compute_api:os-quota-sets:delete", &id, query)?;
+    state.quotas().delete_quotas(&project, user.as_deref()).await?;
     Ok(StatusCode::ACCEPTED)
 }
 

@@ -60,7 +60,7 @@ async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
     version.served_until(LAST_VERSION)?;
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let (limit, offset) = (count(&pairs, "limit")?, count(&pairs, "offset")?);
-    caller.authorize_project("os_compute_api:os-security-groups:get", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-security-groups:get")?;
     // A non-admin's `all_tenants` is ignored, as Nova ignores it.
     let every_project = last_value(&pairs, "all_tenants").is_some() && caller.is_admin();
     let project = (!every_project).then(|| caller.project());
@@ -82,7 +82,7 @@ async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQue
 
 async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-security-groups:show", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-security-groups:show")?;
     let found = state
         .security_groups()
         .security_group(group_id(&id)?, &caller.neutron_scope())
@@ -132,7 +132,7 @@ fn open_object<'a>(field: Option<&str>, value: &'a Value, required: &[&str]) -> 
 async fn create(NovaRequest { state, caller, version }: NovaRequest, body: Bytes) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let (name, description) = name_and_description(&body)?;
-    caller.authorize_project("os_compute_api:os-security-groups:create", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-security-groups:create")?;
     let group = state
         .security_groups()
         .create_security_group(&caller.project(), &name, &description)
@@ -151,7 +151,7 @@ async fn update(
 ) -> ApiResult<Json<Value>> {
     version.served_until(LAST_VERSION)?;
     let (name, description) = name_and_description(&body)?;
-    caller.authorize_project("os_compute_api:os-security-groups:update", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-security-groups:update")?;
     let id = group_id(&id)?;
     let found = state
         .security_groups()
@@ -162,7 +162,7 @@ async fn update(
 
 async fn delete(NovaRequest { state, caller, version }: NovaRequest, Path(id): Path<String>) -> ApiResult<StatusCode> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-security-groups:delete", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-security-groups:delete")?;
     state
         .security_groups()
         .delete_security_group(group_id(&id)?, &caller.neutron_scope())
@@ -227,7 +227,7 @@ async fn create_rule(NovaRequest { state, caller, version }: NovaRequest, body: 
         cidr: text(rule.get("cidr")),
         group_id: uuid_field(rule, "group_id")?,
     };
-    caller.authorize_project("os_compute_api:os-security-groups:rule:create", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-security-groups:rule:create")?;
     let (made, source) = state
         .security_groups()
         .create_security_group_rule(&parent, &caller.neutron_scope(), &request)
@@ -242,7 +242,7 @@ async fn delete_rule(
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
     version.served_until(LAST_VERSION)?;
-    caller.authorize_project("os_compute_api:os-security-groups:rule:delete", &caller.ctx.project_id)?;
+    caller.authorize_own_project("os_compute_api:os-security-groups:rule:delete")?;
     state
         .security_groups()
         .delete_security_group_rule(group_id(&id)?, &caller.neutron_scope())

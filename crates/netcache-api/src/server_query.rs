@@ -461,6 +461,11 @@ mod tests {
         items.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
     }
 
+    /// The query of `items` at 2.1, as an admin or not, with the default limit.
+    fn parse_at_2_1(items: &[(&str, &str)], admin: bool) -> ApiResult<ServerQuery> {
+        ServerQuery::parse(&pairs(items), admin, MAX_LIMIT, Microversion::MIN)
+    }
+
     #[test]
     fn bad_values_are_novas_400s_and_unknown_keys_are_ignored() {
         for bad in [
@@ -473,18 +478,9 @@ mod tests {
             [("ip", "(")],
             [("ip", "")],
         ] {
-            assert!(
-                ServerQuery::parse(&pairs(&bad), false, MAX_LIMIT, Microversion::MIN).is_err(),
-                "{bad:?}"
-            );
+            assert!(parse_at_2_1(&bad, false).is_err(), "{bad:?}");
         }
-        let q = ServerQuery::parse(
-            &pairs(&[("flavor_id", "x"), ("limit", "5000")]),
-            false,
-            MAX_LIMIT,
-            Microversion::MIN,
-        )
-        .unwrap();
+        let q = parse_at_2_1(&[("flavor_id", "x"), ("limit", "5000")], false).unwrap();
         assert_eq!(q.paging.limit, Some(MAX_LIMIT));
     }
 
@@ -553,8 +549,7 @@ mod tests {
             "2011-01-24T17:08",
             "2011-01-24T18:08:00+01:00",
         ] {
-            let q =
-                ServerQuery::parse(&pairs(&[("changes-since", text)]), false, MAX_LIMIT, Microversion::MIN).unwrap();
+            let q = parse_at_2_1(&[("changes-since", text)], false).unwrap();
             assert_eq!(
                 q.changes_since.unwrap(),
                 "2011-01-24T17:08:00Z".parse::<DateTime<Utc>>().unwrap(),
@@ -565,17 +560,15 @@ mod tests {
 
     #[test]
     fn admin_filters_are_ignored_for_others() {
-        let q = ServerQuery::parse(
-            &pairs(&[
+        let q = parse_at_2_1(
+            &[
                 ("deleted", "true"),
                 ("host", "h1"),
                 ("ip6", "fd"),
                 ("tenant_id", "p"),
                 ("sort_key", "host"),
-            ]),
+            ],
             false,
-            MAX_LIMIT,
-            Microversion::MIN,
         )
         .unwrap();
         assert!(!q.deleted);
@@ -583,13 +576,7 @@ mod tests {
         assert!(q.ip6.is_none());
         assert!(q.project.is_none());
         assert_eq!(q.order, [sort(SortKey::CreatedAt, true)]);
-        let q = ServerQuery::parse(
-            &pairs(&[("deleted", "true"), ("sort_key", "host")]),
-            true,
-            MAX_LIMIT,
-            Microversion::MIN,
-        )
-        .unwrap();
+        let q = parse_at_2_1(&[("deleted", "true"), ("sort_key", "host")], true).unwrap();
         assert!(q.deleted);
         assert_eq!(q.order, [sort(SortKey::Host, true), sort(SortKey::CreatedAt, true)]);
     }
