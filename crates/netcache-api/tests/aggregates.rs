@@ -230,6 +230,11 @@ async fn novas_refusals_come_in_its_order_and_words() {
 async fn only_an_admin_may_touch_aggregates() {
     let api = Api::start().await;
     let id = made(&api, "agg", None).await;
+    // An action of the aggregate and the rule it is refused by.
+    let action = |body: Value, rule| {
+        let uri = format!("/v2.1/os-aggregates/{id}/action");
+        (Method::POST, uri, Some(body), rule)
+    };
     let calls: Vec<(Method, String, Option<Value>, &str)> = vec![
         (Method::GET, "/v2.1/os-aggregates".into(), None, "index"),
         (
@@ -246,24 +251,9 @@ async fn only_an_admin_may_touch_aggregates() {
             "update",
         ),
         (Method::DELETE, format!("/v2.1/os-aggregates/{id}"), None, "delete"),
-        (
-            Method::POST,
-            format!("/v2.1/os-aggregates/{id}/action"),
-            Some(json!({"add_host": {"host": "host1"}})),
-            "add_host",
-        ),
-        (
-            Method::POST,
-            format!("/v2.1/os-aggregates/{id}/action"),
-            Some(json!({"remove_host": {"host": "host1"}})),
-            "remove_host",
-        ),
-        (
-            Method::POST,
-            format!("/v2.1/os-aggregates/{id}/action"),
-            Some(json!({"set_metadata": {"metadata": {}}})),
-            "set_metadata",
-        ),
+        action(json!({"add_host": {"host": "host1"}}), "add_host"),
+        action(json!({"remove_host": {"host": "host1"}}), "remove_host"),
+        action(json!({"set_metadata": {"metadata": {}}}), "set_metadata"),
     ];
     for (method, uri, body, rule) in calls {
         let (status, answer) = api.at_as(41, &[("x-roles", "member,reader")], method, &uri, body).await;
@@ -362,16 +352,14 @@ async fn an_aggregates_zone_holds_its_hosts_and_the_servers_placed_there() {
 
     // A boot asking for the zone lands on its one host, and shows the zone.
     for _ in 0..3 {
-        let server = api.boot_with(json!({"availability_zone": "az1"})).await;
-        assert_eq!(api.built(&server).await, "ACTIVE");
+        let server = api.boot_active_with(json!({"availability_zone": "az1"})).await;
         let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
         assert_eq!(shown["server"]["OS-EXT-SRV-ATTR:host"], "host2");
         assert_eq!(shown["server"]["OS-EXT-AZ:availability_zone"], "az1");
     }
     // Else a server is in its host's zone.
     for _ in 0..3 {
-        let server = api.boot("plain").await;
-        assert_eq!(api.built(&server).await, "ACTIVE");
+        let server = api.boot_active("plain").await;
         let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
         let zone = if shown["server"]["OS-EXT-SRV-ATTR:host"] == "host2" {
             "az1"

@@ -23,18 +23,9 @@ async fn as_caller(
     uri: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let version = if uri.ends_with("/action") {
-        "compute 2.43"
-    } else {
-        "compute 2.35"
-    };
-    let headers = [
-        ("x-project-id", project),
-        ("x-roles", roles),
-        ("openstack-api-version", version),
-    ];
-    let (status, _, body) = api.call_with_headers(method, uri, &headers, body).await;
-    (status, body)
+    let minor = if uri.ends_with("/action") { 43 } else { 35 };
+    let who = [("x-project-id", project), ("x-roles", roles)];
+    api.at_as(minor, &who, method, uri, body).await
 }
 
 /// The same as the harness's admin of `demo`.
@@ -57,9 +48,7 @@ async fn action(api: &Api, server: &str, name: &str, address: &str) -> (StatusCo
 
 /// An ACTIVE server of `demo` on its private network (routed to `public`).
 async fn routed_server(api: &Api, name: &str) -> String {
-    let id = api.boot_with(json!({"name": name, "networks": "auto"})).await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
-    id
+    api.boot_active_with(json!({"name": name, "networks": "auto"})).await
 }
 
 /// The addresses of `kind` (`fixed`, `floating`) the server's view shows.
@@ -76,17 +65,24 @@ async fn addresses(api: &Api, server: &str, kind: &str) -> Vec<String> {
     found
 }
 
-/// An ACTIVE server of project `other`, on a network of its own.
-async fn their_server(api: &Api) -> String {
+/// A network `name` of `project` in the embedded Neutron with one subnet of
+/// `cidr` (no router to any pool); its id.
+fn project_network(api: &Api, name: &str, project: &str, cidr: &str) -> String {
     let sim = api.sim();
     let (_, net) = sim.request(
         "POST",
         "/v2.0/networks",
-        Some(json!({"network": {"name": "theirs", "project_id": "other"}})),
+        Some(json!({"network": {"name": name, "project_id": project}})),
     );
     let net = net["network"]["id"].as_str().unwrap().to_owned();
-    let subnet = json!({"subnet": {"network_id": net, "ip_version": 4, "cidr": "10.88.0.0/24", "project_id": "other"}});
+    let subnet = json!({"subnet": {"network_id": net, "ip_version": 4, "cidr": cidr, "project_id": project}});
     assert_eq!(sim.request("POST", "/v2.0/subnets", Some(subnet)).0, 201);
+    net
+}
+
+/// An ACTIVE server of project `other`, on a network of its own.
+async fn their_server(api: &Api) -> String {
+    let net = project_network(api, "theirs", "other", "10.88.0.0/24");
     let server =
         json!({"server": {"name": "theirs", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": net}]}});
     let (status, made) = as_caller(api, "other", MEMBER, Method::POST, "/v2.1/servers", Some(server)).await;
@@ -326,8 +322,7 @@ async fn the_actions_are_refused_in_novas_order_and_words() {
     );
 
     // A server with no port: Nova's empty info cache.
-    let bare = api.boot_with(json!({"name": "bare", "networks": "none"})).await;
-    assert_eq!(api.built(&bare).await, "ACTIVE");
+    let bare = api.boot_active_with(json!({"name": "bare", "networks": "none"})).await;
     let (status, body) = action(&api, &bare, "addFloatingIp", ip).await;
     assert_eq!(
         (status, error_message(&body)),
@@ -344,19 +339,10 @@ async fn the_actions_are_refused_in_novas_order_and_words() {
 #[tokio::test]
 async fn a_server_whose_subnet_has_no_router_to_the_pool_is_refused_with_neutrons_reason() {
     let api = Api::start().await;
-    let sim = api.sim();
-    let (_, net) = sim.request(
-        "POST",
-        "/v2.0/networks",
-        Some(json!({"network": {"name": "isolated", "project_id": "demo"}})),
-    );
-    let net = net["network"]["id"].as_str().unwrap().to_owned();
-    let subnet = json!({"subnet": {"network_id": net, "ip_version": 4, "cidr": "10.77.0.0/24", "project_id": "demo"}});
-    assert_eq!(sim.request("POST", "/v2.0/subnets", Some(subnet)).0, 201);
+    let net = project_network(&api, "isolated", "demo", "10.77.0.0/24");
     let server = api
-        .boot_with(json!({"name": "isolated", "networks": [{"uuid": net}]}))
+        .boot_active_with(json!({"name": "isolated", "networks": [{"uuid": net}]}))
         .await;
-    assert_eq!(api.built(&server).await, "ACTIVE");
     let fip = allocate(&api, "public").await;
     let ip = fip["ip"].as_str().unwrap();
     let fixed = addresses(&api, &server, "fixed").await.remove(0);

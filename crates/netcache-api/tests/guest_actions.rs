@@ -26,8 +26,7 @@ async fn status_becomes(api: &Api, id: &str, want: &str) {
 #[tokio::test]
 async fn rescue_boots_a_rescue_guest_and_unrescue_brings_the_server_back() {
     let api = Api::start().await;
-    let id = api.boot("vm").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("vm").await;
 
     let (status, body) = action(&api, &id, json!({"rescue": {"adminPass": "s3cret"}})).await;
     assert_eq!(status, StatusCode::OK, "Nova's 200 (not 202): {body}");

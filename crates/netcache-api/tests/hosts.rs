@@ -14,12 +14,9 @@ use nova_schema::assert_satisfies;
 use nova_schema::hosts as schema;
 use serde_json::{Value, json};
 
-const V2_42: &str = "compute 2.42";
-
+/// A call at 2.42, the last microversion of `os-hosts`, as `roles`.
 async fn call(api: &Api, method: Method, uri: &str, roles: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let headers = [("openstack-api-version", V2_42), ("x-roles", roles)];
-    let (status, _, body) = api.call_with_headers(method, uri, &headers, body).await;
-    (status, body)
+    api.at_as(42, &[("x-roles", roles)], method, uri, body).await
 }
 
 async fn admin(api: &Api, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
@@ -33,8 +30,7 @@ fn host_names(listed: &Value) -> Vec<&str> {
 #[tokio::test]
 async fn hosts_are_the_enabled_compute_hosts_of_the_zone_with_their_usage_by_project() {
     let api = Api::start().await;
-    let server = api.boot_with(json!({"flavorRef": "3"})).await;
-    assert_eq!(api.built(&server).await, "ACTIVE");
+    let server = api.boot_active_with(json!({"flavorRef": "3"})).await;
     let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
     let busy = shown["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned();
 

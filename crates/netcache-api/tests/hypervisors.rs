@@ -23,8 +23,7 @@ async fn checked(api: &Api, version: u16, uri: &str, schema: &Value) -> Value {
 #[tokio::test]
 async fn hypervisors_are_the_hosts_with_novas_views_per_microversion() {
     let api = Api::start().await;
-    let server = api.boot_with(json!({"flavorRef": "3"})).await;
-    assert_eq!(api.built(&server).await, "ACTIVE");
+    let server = api.boot_active_with(json!({"flavorRef": "3"})).await;
     let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
     let busy = shown["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned();
 
@@ -96,8 +95,7 @@ async fn hypervisors_are_the_hosts_with_novas_views_per_microversion() {
 #[tokio::test]
 async fn before_2_53_search_and_servers_have_routes_and_uptime_is_the_fake_drivers_501() {
     let api = Api::start().await;
-    let server = api.boot_with(json!({})).await;
-    assert_eq!(api.built(&server).await, "ACTIVE");
+    let server = api.boot_active_with(json!({})).await;
     let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
     let busy = shown["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned();
 

@@ -19,8 +19,7 @@ async fn get(api: &Api, minor: u16, admin: bool, uri: &str) -> (StatusCode, Valu
 
 /// A built server and the request id of its create action.
 async fn server_with_actions(api: &Api) -> (String, String) {
-    let id = api.boot("vm").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("vm").await;
     let (status, _) = api
         .call(
             Method::POST,

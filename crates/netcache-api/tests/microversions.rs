@@ -41,10 +41,14 @@ async fn shown(api: &Api, minor: u16, id: &str) -> Value {
 
 /// A member's view (no `OS-EXT-SRV-ATTR:*`, no `host_status`).
 async fn shown_to_member(api: &Api, minor: u16, id: &str) -> Value {
-    let version = format!("compute 2.{minor}");
-    let headers = [("openstack-api-version", version.as_str()), ("x-roles", "member")];
-    let (status, _, body) = api
-        .call_with_headers(Method::GET, &format!("/v2.1/servers/{id}"), &headers, None)
+    let (status, body) = api
+        .at_as(
+            minor,
+            &[("x-roles", "member")],
+            Method::GET,
+            &format!("/v2.1/servers/{id}"),
+            None,
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["server"].clone()
@@ -199,12 +203,13 @@ async fn a_requested_host_is_refused_rather_than_ignored() {
             "{body}"
         );
 
-        let member = [("x-roles", "member,reader"), ("openstack-api-version", "compute 2.74")];
-        let (status, _, body) = api
-            .call_with_headers(
+        let member = [("x-roles", "member,reader")];
+        let (status, body) = api
+            .at_as(
+                74,
+                &member,
                 Method::POST,
                 "/v2.1/servers",
-                &member,
                 Some(boot_at(74, fields.clone())),
             )
             .await;
@@ -269,8 +274,7 @@ async fn several_servers_of_one_boot_share_a_reservation_are_numbered_and_listed
 #[tokio::test]
 async fn server_tags_are_kept_as_nova_keeps_them() {
     let api = Api::start().await;
-    let id = api.boot("tagged").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("tagged").await;
     let tags = format!("/v2.1/servers/{id}/tags");
     let (status, _) = api.at(25, Method::GET, &tags, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "no tags before 2.26");
@@ -315,8 +319,7 @@ async fn server_tags_are_kept_as_nova_keeps_them() {
 #[tokio::test]
 async fn a_lock_keeps_its_reason_until_the_unlock() {
     let api = Api::start().await;
-    let id = api.boot("locked").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("locked").await;
     let action = format!("/v2.1/servers/{id}/action");
     let reason = json!({"lock": {"locked_reason": "maintenance"}});
     let (status, _) = api.at(72, Method::POST, &action, Some(reason.clone())).await;
@@ -351,8 +354,7 @@ async fn a_lock_keeps_its_reason_until_the_unlock() {
 #[tokio::test]
 async fn an_update_sets_description_and_hostname_and_answers_the_whole_server_from_2_75() {
     let api = Api::start().await;
-    let id = api.boot("edited").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("edited").await;
     let uri = format!("/v2.1/servers/{id}");
     let (status, _) = api
         .at(18, Method::PUT, &uri, Some(json!({"server": {"description": "d"}})))

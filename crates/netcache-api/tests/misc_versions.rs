@@ -15,8 +15,7 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn each_event_name_is_accepted_from_its_version() {
     let api = Api::start().await;
-    let id = api.boot("vm").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("vm").await;
     for (name, since) in [
         ("volume-extended", 51),
         ("power-update", 76),
@@ -87,8 +86,7 @@ async fn fixed_ip_actions_are_gone_from_2_44() {
 #[tokio::test]
 async fn interfaces_take_a_tag_from_2_49_and_show_it_from_2_70() {
     let api = Api::start().await;
-    let id = api.boot("vm").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("vm").await;
     let uri = format!("/v2.1/servers/{id}/os-interface");
     let tagged = json!({"interfaceAttachment": {"tag": "nic1"}});
     let (status, body) = api.at(48, Method::POST, &uri, Some(tagged.clone())).await;
@@ -159,8 +157,7 @@ async fn extensions_refuse_query_parameters_from_2_102() {
 #[tokio::test]
 async fn trigger_crash_dump_from_2_17_records_its_action_and_refuses_as_nova() {
     let api = Api::start().await;
-    let id = api.boot("vm").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("vm").await;
     let action = format!("/v2.1/servers/{id}/action");
     let dump = json!({"trigger_crash_dump": null});
 
@@ -177,12 +174,12 @@ async fn trigger_crash_dump_from_2_17_records_its_action_and_refuses_as_nova() {
     assert!(names.contains(&"trigger_crash_dump"), "{names:?}");
 
     // A member's lock refuses a member's dump (an admin's goes through locks).
-    let member = [("x-roles", "member,reader"), ("openstack-api-version", "compute 2.17")];
-    let (status, _, body) = api
-        .call_with_headers(Method::POST, &action, &member, Some(json!({"lock": null})))
+    let member = [("x-roles", "member,reader")];
+    let (status, body) = api
+        .at_as(17, &member, Method::POST, &action, Some(json!({"lock": null})))
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    let (status, _, body) = api.call_with_headers(Method::POST, &action, &member, Some(dump)).await;
+    let (status, body) = api.at_as(17, &member, Method::POST, &action, Some(dump)).await;
     assert_eq!(status, StatusCode::CONFLICT, "a locked server: {body}");
     assert_eq!(message(&body), format!("Instance {id} is locked"));
 }
@@ -190,8 +187,7 @@ async fn trigger_crash_dump_from_2_17_records_its_action_and_refuses_as_nova() {
 #[tokio::test]
 async fn the_server_password_is_empty_without_a_metadata_service() {
     let api = Api::start().await;
-    let id = api.boot("vm").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("vm").await;
     let uri = format!("/v2.1/servers/{id}/os-server-password");
     let (status, body) = api.get(&uri).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -209,7 +205,7 @@ async fn the_server_password_is_empty_without_a_metadata_service() {
 /// plugin is Nova's 400. Without the keyword (2.1) such a boot has no network.
 #[tokio::test]
 async fn auto_with_no_network_asks_neutron_to_allocate_one() {
-    let other = |minor: &'static str| [("x-project-id", "other"), ("openstack-api-version", minor)];
+    let other = [("x-project-id", "other")];
     let boot = |networks: Value| {
         let mut server = json!({"name": "auto", "flavorRef": "1", "imageRef": common::IMAGE});
         if !networks.is_null() {
@@ -219,24 +215,14 @@ async fn auto_with_no_network_asks_neutron_to_allocate_one() {
     };
 
     let api = Api::start_with(neutron_sim::SimConfig::default().with_extension("auto-allocated-topology")).await;
-    let (status, _, body) = api
-        .call_with_headers(
-            Method::POST,
-            "/v2.1/servers",
-            &other("compute 2.37"),
-            Some(boot(json!("auto"))),
-        )
+    let (status, body) = api
+        .at_as(37, &other, Method::POST, "/v2.1/servers", Some(boot(json!("auto"))))
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let id = body["server"]["id"].as_str().unwrap().to_owned();
     assert_eq!(api.built(&id).await, "ACTIVE", "(an admin's look)");
-    let (_, _, shown) = api
-        .call_with_headers(
-            Method::GET,
-            &format!("/v2.1/servers/{id}"),
-            &other("compute 2.37"),
-            None,
-        )
+    let (_, shown) = api
+        .at_as(37, &other, Method::GET, &format!("/v2.1/servers/{id}"), None)
         .await;
     assert!(
         shown["server"]["addresses"].get("auto_allocated_network").is_some(),
@@ -244,26 +230,16 @@ async fn auto_with_no_network_asks_neutron_to_allocate_one() {
     );
 
     let api = Api::start().await;
-    let (status, _, body) = api
-        .call_with_headers(
-            Method::POST,
-            "/v2.1/servers",
-            &other("compute 2.37"),
-            Some(boot(json!("auto"))),
-        )
+    let (status, body) = api
+        .at_as(37, &other, Method::POST, "/v2.1/servers", Some(boot(json!("auto"))))
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(
         message(&body),
         "Unable to automatically allocate a network for project other"
     );
-    let (status, _, body) = api
-        .call_with_headers(
-            Method::POST,
-            "/v2.1/servers",
-            &other("compute 2.1"),
-            Some(boot(Value::Null)),
-        )
+    let (status, body) = api
+        .at_as(1, &other, Method::POST, "/v2.1/servers", Some(boot(Value::Null)))
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "no networks at 2.1: {body}");
 }

@@ -112,6 +112,11 @@ async fn a_group_is_made_shown_renamed_and_deleted_in_neutron_with_novas_views()
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(error_message(&body), format!("Security group {id} does not exist"));
 
+    // A create of `group`, and the status it is refused with.
+    let create = |group: Value, expected| {
+        let body = json!({ "security_group": group });
+        (Method::POST, "/v2.1/os-security-groups", Some(body), expected)
+    };
     for (method, uri, body, expected) in [
         (
             Method::GET,
@@ -131,24 +136,12 @@ async fn a_group_is_made_shown_renamed_and_deleted_in_neutron_with_novas_views()
             Some(json!({"security_group": {"name": "x", "description": "y"}})),
             StatusCode::NOT_FOUND,
         ),
-        (
-            Method::POST,
-            "/v2.1/os-security-groups",
-            Some(json!({"security_group": {"name": "x"}})),
+        create(json!({"name": "x"}), StatusCode::BAD_REQUEST),
+        create(
+            json!({"name": "x".repeat(256), "description": ""}),
             StatusCode::BAD_REQUEST,
         ),
-        (
-            Method::POST,
-            "/v2.1/os-security-groups",
-            Some(json!({"security_group": {"name": "x".repeat(256), "description": ""}})),
-            StatusCode::BAD_REQUEST,
-        ),
-        (
-            Method::POST,
-            "/v2.1/os-security-groups",
-            Some(json!({"security_group": {"name": "default", "description": ""}})),
-            StatusCode::FORBIDDEN,
-        ),
+        create(json!({"name": "default", "description": ""}), StatusCode::FORBIDDEN),
     ] {
         let (status, answer) = api.call(method.clone(), uri, body).await;
         assert_eq!(status, expected, "{method} {uri}: {answer}");
@@ -309,8 +302,7 @@ async fn a_caller_sees_their_projects_groups_and_an_admin_all_of_them() {
 async fn a_group_a_server_is_in_cannot_be_deleted_until_the_server_is_gone() {
     let api = Api::start().await;
     let group = create_group(&api, "web").await;
-    let server = api.boot_with(json!({"networks": "auto"})).await;
-    assert_eq!(api.built(&server).await, "ACTIVE");
+    let server = api.boot_active_with(json!({"networks": "auto"})).await;
     let (status, body) = api
         .call(
             Method::POST,

@@ -262,14 +262,13 @@ async fn a_boot_takes_access_addresses_and_metadata() {
     let api = Api::start().await;
     let alt = netcache_api::images::IMAGES[1].id;
     let id = api
-        .boot_with(json!({
+        .boot_active_with(json!({
             "imageRef": alt,
             "accessIPv4": "1.1.1.1",
             "accessIPv6": "::babe:202:202",
             "metadata": {"role": "web", "a-b_c:d. e": ""},
         }))
         .await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
     let (_, shown) = api.get(&format!("/v2.1/servers/{id}")).await;
     assert_satisfies("GET /servers/{id}", &nova_schema::get_server(), &shown);
     let server = &shown["server"];
@@ -364,8 +363,7 @@ async fn a_boot_is_refused_as_nova_refuses_it() {
 #[tokio::test]
 async fn metadata_is_listed_set_replaced_shown_and_deleted_as_in_nova() {
     let api = Api::start().await;
-    let id = api.boot_with(json!({"metadata": {"a": "1"}})).await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active_with(json!({"metadata": {"a": "1"}})).await;
     let all = format!("/v2.1/servers/{id}/metadata");
     let item = |key: &str| format!("/v2.1/servers/{id}/metadata/{key}");
     let metadata_schema = nova_schema::server_metadata();
@@ -417,8 +415,7 @@ async fn metadata_is_listed_set_replaced_shown_and_deleted_as_in_nova() {
 #[tokio::test]
 async fn metadata_calls_refuse_as_nova_does() {
     let api = Api::start().await;
-    let id = api.boot_with(json!({"metadata": {"a": "1"}})).await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active_with(json!({"metadata": {"a": "1"}})).await;
     let all = format!("/v2.1/servers/{id}/metadata");
     let item = |key: &str| format!("/v2.1/servers/{id}/metadata/{key}");
     let bad = StatusCode::BAD_REQUEST;

@@ -9,7 +9,7 @@ mod nova_schema;
 
 use axum::http::{Method, StatusCode};
 use common::Api;
-use netcache_testenv::json::items;
+use netcache_testenv::json::strings;
 use netcache_testenv::poll::until;
 use nova_schema::assert_satisfies;
 use nova_schema::server_groups as schema;
@@ -38,6 +38,11 @@ fn assert_error(got: (StatusCode, Value), status: StatusCode, kind: &str, messag
     let (got_status, body) = got;
     assert_eq!(got_status, status, "{body}");
     assert_eq!(body[kind]["message"], message, "{body}");
+}
+
+#[track_caller]
+fn assert_bad_request(got: (StatusCode, Value), message: &str) {
+    assert_error(got, StatusCode::BAD_REQUEST, "badRequest", message);
 }
 
 #[tokio::test]
@@ -83,44 +88,34 @@ async fn groups_are_created_listed_shown_and_deleted_in_each_versions_view() {
 #[tokio::test]
 async fn bad_requests_get_novas_words() {
     let api = Api::start().await;
-    assert_error(
+    assert_bad_request(
         create(&api, 1, json!({"name": "g", "policies": ["soft-affinity"]})).await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         "Invalid input for field/attribute 0. Value: soft-affinity. 'soft-affinity' is not one of ['anti-affinity', 'affinity']",
     );
-    assert_error(
+    assert_bad_request(
         create(&api, 1, json!({"name": "g", "policy": "affinity"})).await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         "Invalid input for field/attribute server_group. Value: {'name': 'g', 'policy': 'affinity'}. 'policies' is a required property",
     );
-    assert_error(
+    assert_bad_request(
         create(
             &api,
             64,
             json!({"name": "g", "policy": "affinity", "rules": {"max_server_per_host": 2}}),
         )
         .await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         "Only anti-affinity policy supports rules.",
     );
-    assert_error(
+    assert_bad_request(
         create(
             &api,
             64,
             json!({"name": "g", "policy": "anti-affinity", "rules": {"max_server_per_host": 0}}),
         )
         .await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         "Invalid input for field/attribute max_server_per_host. Value: 0. 0 is less than the minimum of 1",
     );
-    assert_error(
+    assert_bad_request(
         api.at(75, Method::GET, "/v2.1/os-server-groups?foo=1", None).await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         "Additional properties are not allowed ('foo' was unexpected)",
     );
     let (status, _) = api.at(74, Method::GET, "/v2.1/os-server-groups?foo=1", None).await;
@@ -139,20 +134,12 @@ async fn lists_page_with_limit_and_offset_and_an_admin_sees_all_projects() {
     for name in ["a", "b", "c"] {
         create(&api, 1, json!({"name": name, "policies": ["affinity"]})).await;
     }
-    let names = |body: &Value| -> Vec<String> {
-        items(body, "server_groups")
-            .iter()
-            .map(|g| g["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let (_, page) = api.get("/v2.1/os-server-groups?limit=1&offset=1").await;
-    assert_eq!(names(&page), ["b"]);
+    assert_eq!(strings(&page, "server_groups", "name"), ["b"]);
     let (_, all) = api.get("/v2.1/os-server-groups?all_projects=True").await;
-    assert_eq!(names(&all), ["a", "b", "c"]);
-    assert_error(
+    assert_eq!(strings(&all, "server_groups", "name"), ["a", "b", "c"]);
+    assert_bad_request(
         api.get("/v2.1/os-server-groups?limit=x").await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         "Invalid input for query parameters limit. Value: x. 'x' does not match '^[0-9]*$'",
     );
 }
@@ -196,18 +183,14 @@ async fn quotas_count_groups_and_refuse_past_the_limit() {
 async fn a_boot_joins_its_group_and_shows_it_from_2_71_on_show_only() {
     let api = Api::start().await;
     let unknown = "8f6a2a5e-6a65-4f8c-9f2e-1b1c0a7f6d11";
-    assert_error(
+    assert_bad_request(
         api.call(Method::POST, "/v2.1/servers", Some(boot(json!({"group": unknown}))))
             .await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         &format!("Instance group {unknown} could not be found."),
     );
-    assert_error(
+    assert_bad_request(
         api.call(Method::POST, "/v2.1/servers", Some(boot(json!({"group": "x"}))))
             .await,
-        StatusCode::BAD_REQUEST,
-        "badRequest",
         "Invalid input for field/attribute group. Value: x. 'x' is not valid under any of the given schemas",
     );
     let (_, group) = create(&api, 1, json!({"name": "g", "policies": ["affinity"]})).await;

@@ -228,8 +228,7 @@ async fn from_2_53_a_service_is_changed_by_uuid() {
 #[tokio::test]
 async fn a_compute_service_with_servers_is_not_deleted() {
     let api = Api::start().await;
-    let server = api.boot("vm").await;
-    assert_eq!(api.built(&server).await, "ACTIVE");
+    let server = api.boot_active("vm").await;
     let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
     let busy = shown["server"]["OS-EXT-SRV-ATTR:host"].as_str().unwrap().to_owned();
     let services = services_at(&api, 1, "").await;
@@ -277,8 +276,7 @@ async fn a_disabled_host_gets_no_new_server_and_with_none_left_a_boot_fails_as_n
         assert_eq!(status, StatusCode::OK);
     }
     for _ in 0..2 {
-        let server = api.boot("vm").await;
-        assert_eq!(api.built(&server).await, "ACTIVE");
+        let server = api.boot_active("vm").await;
         let (_, shown) = api.get(&format!("/v2.1/servers/{server}")).await;
         assert_eq!(shown["server"]["OS-EXT-SRV-ATTR:host"], "host3");
     }

@@ -44,15 +44,9 @@ async fn admin_get(api: &Api, minor: u16, uri: &str) -> Value {
 
 /// Boots a server of `flavor` in `project` (as its admin); answers its id once ACTIVE.
 async fn boot_in(api: &Api, project: &str, flavor: &str) -> String {
-    let headers = [
-        ("openstack-api-version", "compute 2.37"),
-        ("x-project-id", project),
-        ("x-roles", ADMIN),
-    ];
+    let who = [("x-project-id", project), ("x-roles", ADMIN)];
     let body = json!({"server": {"name": "vm", "flavorRef": flavor, "imageRef": common::IMAGE, "networks": "none"}});
-    let (status, _, body) = api
-        .call_with_headers(Method::POST, "/v2.1/servers", &headers, Some(body))
-        .await;
+    let (status, body) = api.at_as(37, &who, Method::POST, "/v2.1/servers", Some(body)).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let id = body["server"]["id"].as_str().unwrap().to_owned();
     assert_eq!(api.built(&id).await, "ACTIVE");

@@ -648,8 +648,7 @@ async fn create_response_and_version_documents() {
 #[tokio::test]
 async fn rebuild_and_console_output_answers() {
     let api = Api::start().await;
-    let id = api.boot("web-1").await;
-    assert_eq!(api.built(&id).await, "ACTIVE");
+    let id = api.boot_active("web-1").await;
     let action = format!("/v2.1/servers/{id}/action");
 
     let length = json!({"os-getConsoleOutput": {"length": 2}});

@@ -143,6 +143,19 @@ impl Api {
         body["server"]["id"].as_str().unwrap().to_owned()
     }
 
+    /// Boots `name` (as [`Api::boot`]) and waits until it is ACTIVE; returns the id.
+    pub async fn boot_active(&self, name: &str) -> String {
+        self.boot_active_with(json!({"name": name})).await
+    }
+
+    /// Boots with `fields` (as [`Api::boot_with`]) and waits until the server
+    /// is ACTIVE; returns the id.
+    pub async fn boot_active_with(&self, fields: Value) -> String {
+        let id = self.boot_with(fields).await;
+        assert_eq!(self.built(&id).await, "ACTIVE");
+        id
+    }
+
     /// A call at microversion `2.minor` (as the harness's admin).
     pub async fn at(&self, minor: u16, method: Method, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
         self.at_as(minor, &[], method, uri, body).await
