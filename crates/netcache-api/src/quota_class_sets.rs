@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::microversion::Microversion;
-use crate::quota_sets::quota_value;
+use crate::quota_sets::{dropped, quota_value};
 use crate::request::{NovaRead, NovaRequest};
 use crate::{AppState, schema, wire};
 
@@ -55,15 +55,7 @@ const SCHEMA_ORDER: [Resource; 14] = [
 /// Whether an update at `version` refuses `resource` (Nova's `update_v250`,
 /// `update_v257`).
 fn refused(version: Microversion, resource: Resource) -> bool {
-    match resource {
-        Resource::FixedIps | Resource::FloatingIps | Resource::SecurityGroups | Resource::SecurityGroupRules => {
-            version.at_least(50)
-        }
-        Resource::InjectedFiles | Resource::InjectedFileContentBytes | Resource::InjectedFilePathBytes => {
-            version.at_least(57)
-        }
-        _ => false,
-    }
+    dropped(version, resource, 50)
 }
 
 /// Whether the views of `version` leave `resource` out: what an update refuses,

@@ -35,19 +35,26 @@ pub fn routes() -> Router<AppState> {
 const MIN_LIMIT: i64 = -1;
 const MAX_LIMIT: i64 = 0x7FFF_FFFF;
 
-/// Whether `version` leaves `resource` out (Nova's `FILTERED_QUOTAS_v236`,
-/// `FILTERED_QUOTAS_v257`; the limits view leaves the same out).
-#[must_use]
-pub fn left_out(version: Microversion, resource: Resource) -> bool {
+/// Whether `resource` is gone at `version`: a nova-network one from
+/// `2.nova_network_gone`, a personality one (`injected_file*`) from 2.57.
+/// Quota sets drop the nova-network ones at 2.36, quota classes at 2.50.
+pub(crate) fn dropped(version: Microversion, resource: Resource, nova_network_gone: u16) -> bool {
     match resource {
         Resource::FixedIps | Resource::FloatingIps | Resource::SecurityGroups | Resource::SecurityGroupRules => {
-            version.at_least(36)
+            version.at_least(nova_network_gone)
         }
         Resource::InjectedFiles | Resource::InjectedFileContentBytes | Resource::InjectedFilePathBytes => {
             version.at_least(57)
         }
         _ => false,
     }
+}
+
+/// Whether `version` leaves `resource` out (Nova's `FILTERED_QUOTAS_v236`,
+/// `FILTERED_QUOTAS_v257`; the limits view leaves the same out).
+#[must_use]
+pub fn left_out(version: Microversion, resource: Resource) -> bool {
+    dropped(version, resource, 36)
 }
 
 /// A quota set view: the limits (with the project's `id` but in an update's
