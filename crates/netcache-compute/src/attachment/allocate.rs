@@ -417,20 +417,8 @@ impl Compute {
             details: Some(PortDetails::of(&bound)),
             ..vif
         };
-        let vifs: Vec<VifRecord> = self
-            .store
-            .vifs(server.id)
-            .await?
-            .into_iter()
-            .map(|v| if v.port_id == vif.port_id { vif.clone() } else { v })
-            .collect();
-        let observed = HashMap::from([(
-            bound.id.clone(),
-            Observed::Present {
-                port: Arc::new(bound),
-                floating_ips: self.floating_ips_of(port_id).await?,
-            },
-        )]);
+        let vifs = with_vif_replaced(self.store.vifs(server.id).await?, &vif);
+        let observed = HashMap::from([(bound.id.clone(), self.observed_present(port_id, bound).await?)]);
         self.commit_with_cache(
             "allocate",
             server.id,
@@ -491,6 +479,16 @@ impl Compute {
             .await?)
     }
 
+    /// `port`, just read from Neutron, as the cache observes it: present, with
+    /// the floating IPs on `port_id` (its id).
+    pub(crate) async fn observed_present(&self, port_id: &PortId, port: Port) -> Result<Observed> {
+        let floating_ips = self.floating_ips_of(port_id).await?;
+        Ok(Observed::Present {
+            port: Arc::new(port),
+            floating_ips,
+        })
+    }
+
     /// Releases a VIF's port: deletes a port netcache created, unbinds a user's.
     /// The record is marked `releasing` first and removed only once Neutron
     /// agreed, so a failed release is never forgotten. Returns whether it is done.
@@ -503,13 +501,7 @@ impl Compute {
                 state: VifState::Releasing,
                 ..vif.clone()
             };
-            let vifs_after: Vec<VifRecord> = self
-                .store
-                .vifs(vif.server_id)
-                .await?
-                .into_iter()
-                .map(|v| if v.port_id == vif.port_id { releasing.clone() } else { v })
-                .collect();
+            let vifs_after = with_vif_replaced(self.store.vifs(vif.server_id).await?, &releasing);
             self.commit_with_cache(
                 "release",
                 vif.server_id,
@@ -578,4 +570,11 @@ impl Compute {
             .await
             .map(|_| ())
     }
+}
+
+/// A server's VIF records with `vif` in place of the record of its port.
+pub(crate) fn with_vif_replaced(vifs: Vec<VifRecord>, vif: &VifRecord) -> Vec<VifRecord> {
+    vifs.into_iter()
+        .map(|v| if v.port_id == vif.port_id { vif.clone() } else { v })
+        .collect()
 }

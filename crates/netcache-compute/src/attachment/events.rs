@@ -162,13 +162,7 @@ impl Compute {
             return Ok(());
         };
         let observed = match port {
-            Some(port) => {
-                let floating_ips = self.floating_ips_of(port_id).await?;
-                Observed::Present {
-                    port: Arc::new(port),
-                    floating_ips,
-                }
-            }
+            Some(port) => self.observed_present(port_id, port).await?,
             None => Observed::Gone,
         };
         let observed = HashMap::from([(vif.port_id.clone(), observed)]);

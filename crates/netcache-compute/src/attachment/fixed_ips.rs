@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use netcache_domain::action::ActionEvent;
-use netcache_domain::cache::Observed;
 use netcache_domain::change::Change;
 use netcache_domain::operation::{Operation, OperationParams};
 use netcache_domain::vif::{PortDetails, VifRecord};
@@ -19,6 +18,7 @@ use netcache_neutron::{FixedIpRequest, PortUpdate};
 use tracing::info;
 
 use crate::attachment::InterfaceOps;
+use crate::attachment::allocate::with_vif_replaced;
 use crate::runner::step::{Context, ErrorPolicy, Next, OperationStep};
 use crate::{AttachRequest, Compute, Error, RequestContext, Result};
 
@@ -115,17 +115,8 @@ impl Compute {
             details: Some(PortDetails::of(&port)),
             ..vif
         };
-        let vifs_after: Vec<VifRecord> = vifs
-            .into_iter()
-            .map(|v| if v.port_id == vif.port_id { vif.clone() } else { v })
-            .collect();
-        let observed = HashMap::from([(
-            port.id.clone(),
-            Observed::Present {
-                floating_ips: self.floating_ips_of(port_id).await?,
-                port: Arc::new(port),
-            },
-        )]);
+        let vifs_after = with_vif_replaced(vifs, &vif);
+        let observed = HashMap::from([(port.id.clone(), self.observed_present(port_id, port).await?)]);
         let host = self
             .store
             .server(server_id)

@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use tokio::task::JoinHandle;
 use tracing::error;
 
-use crate::Compute;
+use crate::{Compute, Error, Result};
 
 impl Compute {
     /// Starts the operation lease/takeover loop, and the heal, GC and purge loops
@@ -22,50 +22,36 @@ impl Compute {
         let mut loops = vec![self.spawn_operation_loops()];
         let heal = &self.config.heal;
         if !heal.interval.is_zero() {
-            let compute = Arc::clone(self);
-            let (interval, jitter) = (heal.interval, heal.jitter);
-            loops.push(tokio::spawn(async move {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                loop {
-                    tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
-                    if let Err(e) = compute.heal_due_shards().await {
-                        pass_failed("heal");
-                        error!(error = %e, "Heal pass failed: {e}");
-                    }
-                }
-            }));
+            loops.push(spawn_pass(
+                Arc::clone(self),
+                (heal.interval, heal.jitter),
+                seed,
+                "heal",
+                |compute| async move { compute.heal_due_shards().await },
+                |e| error!(error = %e, "Heal pass failed: {e}"),
+            ));
         }
         let gc = &self.config.gc;
         if !gc.interval.is_zero() {
-            let compute = Arc::clone(self);
-            let interval = gc.interval;
-            let jitter = interval / 10;
-            loops.push(tokio::spawn(async move {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed.rotate_left(1));
-                loop {
-                    tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
-                    if let Err(e) = compute.gc().await {
-                        pass_failed("gc");
-                        error!(error = %e, "GC pass failed: {e}");
-                    }
-                }
-            }));
+            loops.push(spawn_pass(
+                Arc::clone(self),
+                (gc.interval, gc.interval / 10),
+                seed.rotate_left(1),
+                "gc",
+                |compute| async move { compute.gc().await },
+                |e| error!(error = %e, "GC pass failed: {e}"),
+            ));
         }
         let retention = &self.config.retention;
         if !retention.interval.is_zero() {
-            let compute = Arc::clone(self);
-            let interval = retention.interval;
-            let jitter = interval / 10;
-            loops.push(tokio::spawn(async move {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed.rotate_left(2));
-                loop {
-                    tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
-                    if let Err(e) = compute.purge_expired().await {
-                        pass_failed("purge");
-                        error!(error = %e, "Purge failed: {e}");
-                    }
-                }
-            }));
+            loops.push(spawn_pass(
+                Arc::clone(self),
+                (retention.interval, retention.interval / 10),
+                seed.rotate_left(2),
+                "purge",
+                |compute| async move { compute.purge_expired().await },
+                |e| error!(error = %e, "Purge failed: {e}"),
+            ));
         }
         loops
     }
@@ -88,6 +74,32 @@ impl Compute {
             }
         });
     }
+}
+
+/// Spawns one periodic loop: each `run` waits `interval` plus a jitter of up
+/// to `jitter`, drawn from an RNG seeded with `seed`. A failed run counts
+/// under `pass` and is logged by `log_failure`; the next one runs at its time.
+fn spawn_pass<T, Pass>(
+    compute: Arc<Compute>,
+    (interval, jitter): (Duration, Duration),
+    seed: u64,
+    pass: &'static str,
+    run: impl Fn(Arc<Compute>) -> Pass + Send + 'static,
+    log_failure: fn(&Error),
+) -> JoinHandle<()>
+where
+    Pass: Future<Output = Result<T>> + Send,
+{
+    tokio::spawn(async move {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        loop {
+            tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
+            if let Err(e) = run(Arc::clone(&compute)).await {
+                pass_failed(pass);
+                log_failure(&e);
+            }
+        }
+    })
 }
 
 /// A whole pass of a loop failed (the next one runs at its time).

@@ -37,12 +37,7 @@ impl<DB> Sql<DB> {
                 owner,
                 step,
             } => {
-                let query = Self::owned(sql::HOLD_OPERATION, *server_id, *id, owner)
-                    .bind(step.as_str())
-                    .bind(DB::ts(Utc::now()));
-                if Self::run(conn, query).await? == 0 {
-                    return Err(not_owned(*server_id, *id, owner));
-                }
+                Self::update_owned(conn, sql::HOLD_OPERATION, *server_id, *id, owner, step.as_str()).await?;
             }
             Change::RecordOperationFailure {
                 server_id,
@@ -50,12 +45,7 @@ impl<DB> Sql<DB> {
                 owner,
                 error,
             } => {
-                let query = Self::owned(sql::RECORD_FAILURE, *server_id, *id, owner)
-                    .bind(error.as_str())
-                    .bind(DB::ts(Utc::now()));
-                if Self::run(conn, query).await? == 0 {
-                    return Err(not_owned(*server_id, *id, owner));
-                }
+                Self::update_owned(conn, sql::RECORD_FAILURE, *server_id, *id, owner, error.as_str()).await?;
             }
             Change::FinishOperation { server_id, id, owner } => {
                 let query = Self::owned(sql::FINISH_OPERATION, *server_id, *id, owner);
@@ -112,6 +102,25 @@ impl<DB> Sql<DB> {
                 }
             }
             other => unreachable!("not an operation change: {other:?}"),
+        }
+        Ok(())
+    }
+
+    /// Runs an [`Self::owned`] update that also sets `text` (`$5`) and now
+    /// (`$6`); one that touches no row finds the operation not `owner`'s.
+    async fn update_owned(
+        conn: &mut DB::Connection,
+        statement: &'static str,
+        server: ServerId,
+        id: Uuid,
+        owner: &Owner,
+        text: &str,
+    ) -> Result<()> {
+        let query = Self::owned(statement, server, id, owner)
+            .bind(text)
+            .bind(DB::ts(Utc::now()));
+        if Self::run(conn, query).await? == 0 {
+            return Err(not_owned(server, id, owner));
         }
         Ok(())
     }

@@ -91,14 +91,9 @@ pub async fn a_restarting_process_leaves_a_live_processs_build_alone(admin: Stri
     let t = &pair.a;
     // a's build has recorded its intent; Neutron holds the create.
     t.proxy().inject(Method::POST, "/v2.0/ports", 1, ProxyFault::Gate);
-    let (status, created) = t
-        .post(
-            "/servers",
-            json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": t.topology.private_network_id}]}}),
-        )
+    let id = t
+        .start_boot("vm", json!([{"uuid": t.topology.private_network_id}]))
         .await;
-    assert_eq!(status, 202, "{created}");
-    let id = created["server"]["id"].as_str().unwrap().to_owned();
     t.proxy().gated(1).await;
 
     // b restarts (claiming what is orphaned) and runs GC: a's work is not orphaned.
@@ -152,14 +147,9 @@ pub async fn a_build_sees_plug_events_the_other_process_took(admin: String) {
     };
     let pair = Pair::with(&admin, sim, |s| s.compute.vif_plugging_timeout = 300.0).await;
     let t = &pair.a;
-    let (status, created) = t
-        .post(
-            "/servers",
-            json!({"server": {"name": "w", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": t.topology.private_network_id}]}}),
-        )
+    let id = t
+        .start_boot("w", json!([{"uuid": t.topology.private_network_id}]))
         .await;
-    assert_eq!(status, 202, "{created}");
-    let id = created["server"]["id"].as_str().unwrap().to_owned();
     let port = common::wait_for_ports(t, &id, 1).await.remove(0);
     // The build waits once its cache holds the port (an event before that is
     // remembered only by the process that took it).

@@ -170,23 +170,28 @@ async fn attach_and_detach_by_network_fixed_ip_and_port() {
     assert_nova_error(status, &body, 404);
 
     // Tempest waits for this action event after a detach.
-    let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let detach = items(&actions, "instanceActions")
-        .iter()
-        .find(|a| a["action"] == "detach_interface")
-        .unwrap()
-        .clone();
-    let (_, action) = t
-        .admin_get(&format!(
-            "/servers/{id}/os-instance-actions/{}",
-            detach["request_id"].as_str().unwrap()
-        ))
-        .await;
+    let action = t.instance_action(&id, "detach_interface").await;
     assert_eq!(
         action["instanceAction"]["events"][0]["event"],
         "compute_detach_interface"
     );
     assert_eq!(action["instanceAction"]["events"][0]["result"], "Success");
+}
+
+/// A row of [`bad_input_gets_nova_format_4xx_never_500`]'s table: what is
+/// wrong, the request (its body if it has one) and Nova's status for it.
+type BadInput = (&'static str, reqwest::Method, String, Option<&'static str>, u16);
+
+fn bad_post(what: &'static str, path: impl Into<String>, body: &'static str, expected: u16) -> BadInput {
+    (what, reqwest::Method::POST, path.into(), Some(body), expected)
+}
+
+fn bad_get(what: &'static str, path: impl Into<String>, expected: u16) -> BadInput {
+    (what, reqwest::Method::GET, path.into(), None, expected)
+}
+
+fn bad_delete(what: &'static str, path: impl Into<String>, expected: u16) -> BadInput {
+    (what, reqwest::Method::DELETE, path.into(), None, expected)
 }
 
 /// Invariant 10.
@@ -195,174 +200,88 @@ async fn bad_input_gets_nova_format_4xx_never_500() {
     let t = TestApp::start().await;
     let id = t.boot_on_private().await;
     let missing = "6d3c0c6e-0a9e-4c2a-9e2b-000000000000";
-    let cases: Vec<(&str, reqwest::Method, String, Option<&str>, u16)> = vec![
-        (
-            "malformed JSON",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some("{\"server\": "),
-            400,
-        ),
-        ("empty body", reqwest::Method::POST, "/servers".into(), Some(""), 400),
-        (
-            "not an object",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some("[1, 2]"),
-            400,
-        ),
-        (
-            "missing name",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some(r#"{"server": {"flavorRef": "1"}}"#),
-            400,
-        ),
-        (
-            "missing flavorRef",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some(r#"{"server": {"name": "a"}}"#),
-            400,
-        ),
-        (
+    let interfaces = format!("/servers/{id}/os-interface");
+    let cases = [
+        bad_post("malformed JSON", "/servers", "{\"server\": ", 400),
+        bad_post("empty body", "/servers", "", 400),
+        bad_post("not an object", "/servers", "[1, 2]", 400),
+        bad_post("missing name", "/servers", r#"{"server": {"flavorRef": "1"}}"#, 400),
+        bad_post("missing flavorRef", "/servers", r#"{"server": {"name": "a"}}"#, 400),
+        bad_post(
             "bad network uuid",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "nope"}]}}"#,
-            ),
+            "/servers",
+            r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "nope"}]}}"#,
             400,
         ),
-        (
+        bad_post(
             "bad networks keyword",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": "some"}}"#,
-            ),
+            "/servers",
+            r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": "some"}}"#,
             400,
         ),
-        (
+        bad_post(
             "bad fixed ip",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "fixed_ip": "10.0.0.999"}]}}"#,
-            ),
+            "/servers",
+            r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "fixed_ip": "10.0.0.999"}]}}"#,
             400,
         ),
-        (
+        bad_post(
             "unknown network",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
-            ),
+            "/servers",
+            r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"uuid": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
             400,
         ),
-        (
+        bad_post(
             "unknown port",
-            reqwest::Method::POST,
-            "/servers".into(),
-            Some(
-                r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"port": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
-            ),
+            "/servers",
+            r#"{"server": {"name": "a", "flavorRef": "1", "imageRef": "9b3c1f0e-6f5e-4a34-9a49-7d1c2b0f7a11", "networks": [{"port": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}]}}"#,
             400,
         ),
-        (
-            "unknown server",
-            reqwest::Method::GET,
-            format!("/servers/{missing}"),
-            None,
-            404,
-        ),
-        (
-            "bad server uuid",
-            reqwest::Method::GET,
-            "/servers/not-a-uuid".into(),
-            None,
-            404,
-        ),
-        (
-            "delete unknown server",
-            reqwest::Method::DELETE,
-            format!("/servers/{missing}"),
-            None,
-            404,
-        ),
-        (
-            "ips of unknown network",
-            reqwest::Method::GET,
-            format!("/servers/{id}/ips/nowhere"),
-            None,
-            404,
-        ),
-        (
+        bad_get("unknown server", format!("/servers/{missing}"), 404),
+        bad_get("bad server uuid", "/servers/not-a-uuid", 404),
+        bad_delete("delete unknown server", format!("/servers/{missing}"), 404),
+        bad_get("ips of unknown network", format!("/servers/{id}/ips/nowhere"), 404),
+        bad_get(
             "interfaces of unknown server",
-            reqwest::Method::GET,
             format!("/servers/{missing}/os-interface"),
-            None,
             404,
         ),
-        (
-            "attach malformed",
-            reqwest::Method::POST,
-            format!("/servers/{id}/os-interface"),
-            Some("{"),
-            400,
-        ),
-        (
+        bad_post("attach malformed", &interfaces, "{", 400),
+        bad_post(
             "attach net and port",
-            reqwest::Method::POST,
-            format!("/servers/{id}/os-interface"),
-            Some(
-                r#"{"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000001"}}"#,
-            ),
+            &interfaces,
+            r#"{"interfaceAttachment": {"net_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000", "port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000001"}}"#,
             400,
         ),
-        (
+        bad_post(
             "attach unknown attribute",
-            reqwest::Method::POST,
-            format!("/servers/{id}/os-interface"),
-            Some(r#"{"interfaceAttachment": {"network": "x"}}"#),
+            &interfaces,
+            r#"{"interfaceAttachment": {"network": "x"}}"#,
             400,
         ),
-        (
+        bad_post(
             "attach fixed ip without net",
-            reqwest::Method::POST,
-            format!("/servers/{id}/os-interface"),
-            Some(r#"{"interfaceAttachment": {"fixed_ips": [{"ip_address": "10.0.0.5"}]}}"#),
+            &interfaces,
+            r#"{"interfaceAttachment": {"fixed_ips": [{"ip_address": "10.0.0.5"}]}}"#,
             400,
         ),
-        (
+        bad_post(
             "attach unknown port",
-            reqwest::Method::POST,
-            format!("/servers/{id}/os-interface"),
-            Some(r#"{"interfaceAttachment": {"port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}"#),
+            &interfaces,
+            r#"{"interfaceAttachment": {"port_id": "6d3c0c6e-0a9e-4c2a-9e2b-000000000000"}}"#,
             404,
         ),
-        (
+        bad_delete(
             "detach unknown port",
-            reqwest::Method::DELETE,
             format!("/servers/{id}/os-interface/{missing}"),
-            None,
             404,
         ),
-        (
+        bad_get(
             "unknown action",
-            reqwest::Method::GET,
             format!("/servers/{id}/os-instance-actions/req-nope"),
-            None,
             404,
         ),
-        (
-            "unknown path",
-            reqwest::Method::GET,
-            "/flavors-of-the-month".into(),
-            None,
-            404,
-        ),
+        bad_get("unknown path", "/flavors-of-the-month", 404),
     ];
     for (what, method, path, body, expected) in cases {
         let mut request = t.http.request(method, t.url(&path));
@@ -472,12 +391,7 @@ async fn boot_and_delete_cost_at_most_two_neutron_calls_each() {
     // Attaching a new port on a known network: the create, nothing else.
     let other = t.boot_on_private().await;
     t.neutron().reset_stats();
-    let (status, _) = t
-        .post(
-            &format!("/servers/{other}/os-interface"),
-            json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}}),
-        )
-        .await;
+    let (status, _) = t.attach_on_network(&other, &t.topology.private_network_id).await;
     assert_eq!(status, 200);
     let attach_calls = t.neutron().stats().total();
     assert_eq!(attach_calls, 1, "{:?}", t.neutron().stats());
@@ -486,11 +400,7 @@ async fn boot_and_delete_cost_at_most_two_neutron_calls_each() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_failures_reschedule_then_error_with_ports_released() {
-    let t = TestApp::with(common::Options {
-        tweak: |s| s.compute.failing_hosts = vec!["host1".into(), "host2".into(), "host3".into()],
-        ..common::Options::default()
-    })
-    .await;
+    let t = TestApp::with_every_host_failing().await;
     let id = t.boot_on_private().await;
     let server = t.server(&id).await;
     assert_eq!(server["status"], "ERROR", "{server}");

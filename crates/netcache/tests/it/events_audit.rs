@@ -86,11 +86,7 @@ async fn network_vif_deleted_drops_the_port() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn event_codes_and_overall_status_match_nova() {
-    let t = TestApp::with(Options {
-        tweak: |s| s.compute.failing_hosts = vec!["host1".into(), "host2".into(), "host3".into()],
-        ..Options::default()
-    })
-    .await;
+    let t = TestApp::with_every_host_failing().await;
     // A server with no host: its build found none.
     let (_, created) = t
         .post(

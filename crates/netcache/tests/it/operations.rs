@@ -252,12 +252,7 @@ async fn neutron_refusals_of_an_attach_keep_their_meaning() {
     let net = t.topology.private_network_id.clone();
     for (status, key) in [(409, "conflictingRequest"), (404, "itemNotFound"), (400, "badRequest")] {
         t.fault(FaultRule::new("ports.create", FaultAction::Error { status }).times(1));
-        let (code, body) = t
-            .post(
-                &format!("/servers/{id}/os-interface"),
-                json!({"interfaceAttachment": {"net_id": net}}),
-            )
-            .await;
+        let (code, body) = t.attach_on_network(&id, &net).await;
         assert_eq!(code, status, "{body}");
         assert!(body[key]["message"].is_string(), "{body}");
         assert_eq!(t.interface_port_ids(&id).await.len(), 1);

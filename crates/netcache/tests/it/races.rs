@@ -35,8 +35,19 @@ async fn ops_left(t: &TestApp) -> usize {
     t.app().compute.store().operations().await.unwrap().len()
 }
 
-fn port_path(port: &str) -> String {
-    format!("/v2.0/ports/{port}")
+/// Has the fault proxy hold Neutron's delete of `port` (`fault`: the call, or
+/// only its answer) until the test opens the gate.
+fn hold_port_delete(t: &TestApp, port: &str, fault: ProxyFault) {
+    t.proxy()
+        .inject(Method::DELETE, &format!("/v2.0/ports/{port}"), 1, fault);
+}
+
+/// The server is gone: Nova's 404 for it, none of its ports left in Neutron
+/// and no operation left.
+async fn assert_server_gone(t: &TestApp, id: &str) {
+    assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404);
+    assert!(t.neutron_ports(id).is_empty());
+    assert_eq!(ops_left(t).await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,8 +55,7 @@ async fn a_detach_racing_gc_finishes_and_gc_leaves_its_server_alone() {
     let t = proxied().await;
     let (id, ports) = two_port_server(&t).await;
     // Neutron deletes the port, but the detach does not hear so until released.
-    t.proxy()
-        .inject(Method::DELETE, &port_path(&ports[1]), 1, ProxyFault::GateAnswer);
+    hold_port_delete(&t, &ports[1], ProxyFault::GateAnswer);
     let (status, body) = t
         .call(
             Method::DELETE,
@@ -76,8 +86,7 @@ async fn a_detach_racing_gc_finishes_and_gc_leaves_its_server_alone() {
 async fn a_delete_racing_gc_finishes_and_gc_leaves_its_server_alone() {
     let t = proxied().await;
     let (id, ports) = two_port_server(&t).await;
-    t.proxy()
-        .inject(Method::DELETE, &port_path(&ports[0]), 1, ProxyFault::GateAnswer);
+    hold_port_delete(&t, &ports[0], ProxyFault::GateAnswer);
     let (status, body) = t.call(Method::DELETE, &format!("/servers/{id}"), None).await;
     assert_eq!(status, 204, "{body}");
     t.proxy().gated(1).await;
@@ -86,10 +95,8 @@ async fn a_delete_racing_gc_finishes_and_gc_leaves_its_server_alone() {
     assert_eq!(report.released, 0);
     t.proxy().open_gate();
     t.app().compute.settle().await;
-    assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404);
-    assert!(t.neutron_ports(&id).is_empty());
     assert_eq!(t.proxy().calls()["ports.delete"], 2, "each port deleted once");
-    assert_eq!(ops_left(&t).await, 0);
+    assert_server_gone(&t, &id).await;
 }
 
 /// Heal read Neutron before a detach deleted the port, and writes after it: the
@@ -128,12 +135,7 @@ async fn heal_racing_an_attach_keeps_the_interface_and_sees_no_ghost() {
     let heal = tokio::spawn(async move { compute.heal().await });
     t.proxy().gated(1).await;
     let net = t.topology.private_network_id.clone();
-    let (status, body) = t
-        .post(
-            &format!("/servers/{id}/os-interface"),
-            json!({"interfaceAttachment": {"net_id": net}}),
-        )
-        .await;
+    let (status, body) = t.attach_on_network(&id, &net).await;
     assert_eq!(status, 200, "{body}");
     t.proxy().open_gate();
     let report = heal.await.unwrap().expect("heal passes");
@@ -158,14 +160,7 @@ async fn a_build_waiting_for_plug_events_takes_them_in_one_batch() {
     })
     .await;
     let net = &t.topology.private_network_id;
-    let (status, created) = t
-        .post(
-            "/servers",
-            json!({"server": {"name": "w", "flavorRef": "1", "imageRef": common::IMAGE, "networks": [{"uuid": net}, {"uuid": net}]}}),
-        )
-        .await;
-    assert_eq!(status, 202, "{created}");
-    let id = created["server"]["id"].as_str().unwrap().to_owned();
+    let id = t.start_boot("w", json!([{"uuid": net}, {"uuid": net}])).await;
     let ports = common::wait_for_ports(&t, &id, 2).await;
     let events: Vec<_> = ports
         .iter()
@@ -206,8 +201,7 @@ async fn a_client_that_leaves_mid_attach_still_gets_the_interface_attached() {
 async fn a_client_that_leaves_mid_detach_still_gets_the_port_detached() {
     let t = proxied().await;
     let (id, ports) = two_port_server(&t).await;
-    t.proxy()
-        .inject(Method::DELETE, &port_path(&ports[1]), 1, ProxyFault::Gate);
+    hold_port_delete(&t, &ports[1], ProxyFault::Gate);
     let path = format!("/servers/{id}/os-interface/{}", ports[1]);
     leave_while_neutron_holds(&t, Method::DELETE, &path, None).await;
     assert_eq!(t.interface_port_ids(&id).await, [ports[0].clone()]);
@@ -219,12 +213,9 @@ async fn a_client_that_leaves_mid_detach_still_gets_the_port_detached() {
 async fn a_client_that_leaves_mid_delete_still_gets_the_server_deleted() {
     let t = proxied().await;
     let (id, ports) = two_port_server(&t).await;
-    t.proxy()
-        .inject(Method::DELETE, &port_path(&ports[0]), 1, ProxyFault::Gate);
+    hold_port_delete(&t, &ports[0], ProxyFault::Gate);
     leave_while_neutron_holds(&t, Method::DELETE, &format!("/servers/{id}"), None).await;
-    assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404);
-    assert!(t.neutron_ports(&id).is_empty());
-    assert_eq!(ops_left(&t).await, 0);
+    assert_server_gone(&t, &id).await;
 }
 
 /// Neutron binds the user's port but the answer is lost; the retry's revision
@@ -293,18 +284,11 @@ async fn a_delete_during_an_attach_runs_after_it() {
     let attach = t.attach_held_at_create(&id).await;
     let (status, body) = t.call(Method::DELETE, &format!("/servers/{id}"), None).await;
     assert_eq!(status, 204, "{body}");
-    let (status, _) = t
-        .post(
-            &format!("/servers/{id}/os-interface"),
-            json!({"interfaceAttachment": {"net_id": t.topology.private_network_id}}),
-        )
-        .await;
+    let (status, _) = t.attach_on_network(&id, &t.topology.private_network_id).await;
     assert_eq!(status, 409, "one operation at a time");
     t.proxy().open_gate();
     let (status, body) = attach.await.unwrap();
     assert_eq!(status, 200, "{body}");
     t.app().compute.settle().await;
-    assert_eq!(t.get(&format!("/servers/{id}")).await.0, 404);
-    assert!(t.neutron_ports(&id).is_empty());
-    assert_eq!(ops_left(&t).await, 0);
+    assert_server_gone(&t, &id).await;
 }

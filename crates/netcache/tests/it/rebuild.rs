@@ -5,37 +5,14 @@
 
 use crate::common;
 
-use common::{IMAGE, Options, TestApp};
-use netcache_testenv::json::items;
+use common::{IMAGE, TestApp, act};
 use serde_json::{Value, json};
 
 const IMAGE_ALT: &str = netcache_api::images::IMAGES[1].id;
 const MISSING: &str = "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01";
 
-/// Sends an action and waits for the operation it started.
-async fn act(t: &TestApp, id: &str, body: Value) -> (u16, Value) {
-    let response = t.post(&format!("/servers/{id}/action"), body).await;
-    t.app().compute.settle().await;
-    response
-}
-
 async fn rebuild(t: &TestApp, id: &str, args: Value) -> (u16, Value) {
     act(t, id, json!({ "rebuild": args })).await
-}
-
-/// The instance action named `name`, with its events.
-async fn instance_action(t: &TestApp, id: &str, name: &str) -> Value {
-    let (_, actions) = t.get(&format!("/servers/{id}/os-instance-actions")).await;
-    let found = items(&actions, "instanceActions")
-        .iter()
-        .find(|a| a["action"] == name)
-        .unwrap_or_else(|| panic!("no {name} action: {actions}"))
-        .clone();
-    let request_id = found["request_id"].as_str().unwrap();
-    let (_, detail) = t
-        .admin_get(&format!("/servers/{id}/os-instance-actions/{request_id}"))
-        .await;
-    detail["instanceAction"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,7 +69,7 @@ async fn a_rebuild_reimages_the_server_keeps_its_ports_and_sets_what_was_asked()
     assert_eq!(after["addresses"], before["addresses"], "the same addresses");
     assert_eq!(t.interface_port_ids(&id).await, ports, "the same ports");
     assert_eq!(t.neutron_ports(&id).len(), 1);
-    let action = instance_action(&t, &id, "rebuild").await;
+    let action = t.instance_action(&id, "rebuild").await["instanceAction"].clone();
     assert_eq!(action["events"][0]["event"], "compute_rebuild_instance", "{action}");
     assert_eq!(action["events"][0]["result"], "Success", "{action}");
     // The guest booted the new image.
@@ -134,8 +111,7 @@ async fn a_stopped_server_is_rebuilt_and_stays_stopped() {
 async fn a_failed_rebuild_is_an_error_and_a_rebuild_from_error_recovers() {
     let mut t = TestApp::start().await;
     let id = t.boot_on_private().await;
-    t.restart(|s| s.compute.failing_hosts = vec!["host1".into(), "host2".into(), "host3".into()])
-        .await;
+    t.restart(common::fail_every_host).await;
     assert_eq!(rebuild(&t, &id, json!({"imageRef": IMAGE_ALT})).await.0, 202);
     let failed = t.server(&id).await;
     assert_eq!(failed["status"], "ERROR", "{failed}");
@@ -143,7 +119,7 @@ async fn a_failed_rebuild_is_an_error_and_a_rebuild_from_error_recovers() {
         failed["fault"]["message"].as_str().unwrap().contains("rebuild failed"),
         "{failed}"
     );
-    let action = instance_action(&t, &id, "rebuild").await;
+    let action = t.instance_action(&id, "rebuild").await["instanceAction"].clone();
     assert_eq!(action["events"][0]["result"], "Error", "{action}");
     t.restart(|s| s.compute.failing_hosts.clear()).await;
     assert_eq!(rebuild(&t, &id, json!({"imageRef": IMAGE_ALT})).await.0, 202);
@@ -235,11 +211,7 @@ async fn what_nova_refuses_is_its_4xx_and_changes_nothing() {
 /// rebuild it (409), naming its `launched_at`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_launched_is_not_rebuilt() {
-    let t = TestApp::with(Options {
-        tweak: |s| s.compute.failing_hosts = vec!["host1".into(), "host2".into(), "host3".into()],
-        ..Options::default()
-    })
-    .await;
+    let t = TestApp::with_every_host_failing().await;
     let id = t.boot(json!("none")).await;
     assert_eq!(t.server(&id).await["status"], "ERROR");
     let (code, answer) = rebuild(&t, &id, json!({"imageRef": IMAGE_ALT})).await;

@@ -3,17 +3,9 @@
 
 use crate::common;
 
-use common::TestApp;
+use common::{TestApp, act};
 use netcache_testenv::json::{items, strings};
 use serde_json::{Value, json};
-
-/// Sends an action and waits for the operation it started (Nova answers 202
-/// before the action is done; the tests look at the result).
-async fn act(t: &TestApp, id: &str, body: Value) -> (u16, Value) {
-    let response = t.post(&format!("/servers/{id}/action"), body).await;
-    t.app().compute.settle().await;
-    response
-}
 
 async fn status_and_power(t: &TestApp, id: &str) -> (String, u64) {
     let server = t.server(id).await;
@@ -51,16 +43,7 @@ async fn each_power_action_moves_the_server_as_nova_does() {
     ] {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
-    let stop = items(&actions, "instanceActions")
-        .iter()
-        .find(|a| a["action"] == "stop")
-        .unwrap();
-    let (_, detail) = t
-        .admin_get(&format!(
-            "/servers/{id}/os-instance-actions/{}",
-            stop["request_id"].as_str().unwrap()
-        ))
-        .await;
+    let detail = t.instance_action(&id, "stop").await;
     let event = &detail["instanceAction"]["events"][0];
     assert_eq!(event["event"], "compute_stop_instance", "{detail}");
     assert_eq!(event["result"], "Success", "{detail}");
@@ -94,12 +77,7 @@ async fn an_action_the_state_does_not_allow_is_a_409_and_changes_nothing() {
     assert_eq!(status_and_power(&t, &id).await, ("SHUTOFF".to_owned(), 4));
     // A stopped server still takes an interface, as Nova's does.
     let net = &t.topology.private_network_id;
-    let (code, body) = t
-        .post(
-            &format!("/servers/{id}/os-interface"),
-            json!({"interfaceAttachment": {"net_id": net}}),
-        )
-        .await;
+    let (code, body) = t.attach_on_network(&id, net).await;
     assert_eq!(code, 200, "{body}");
 }
 

@@ -6,18 +6,11 @@
 
 use crate::common;
 
-use common::{Options, TestApp};
+use common::{TestApp, act};
 use netcache_testenv::json::items;
 use serde_json::{Value, json};
 
 const MISSING: &str = "3f4e6a0c-2d1b-4c8e-9f7a-5b6c7d8e9f01";
-
-/// Sends an action and waits for the operation it started.
-async fn act(t: &TestApp, id: &str, body: Value) -> (u16, Value) {
-    let response = t.post(&format!("/servers/{id}/action"), body).await;
-    t.app().compute.settle().await;
-    response
-}
 
 async fn act_as_admin(t: &TestApp, id: &str, body: Value) -> (u16, Value) {
     let response =
@@ -67,11 +60,7 @@ async fn the_console_output_is_what_the_guest_printed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn console_output_refusals_are_novas() {
-    let t = TestApp::with(Options {
-        tweak: |s| s.compute.failing_hosts = vec!["host1".into(), "host2".into(), "host3".into()],
-        ..Options::default()
-    })
-    .await;
+    let t = TestApp::with_every_host_failing().await;
     let id = t.boot(json!("none")).await;
     for (args, message) in [
         (json!({"length": -2}), "-2 is less than the minimum of -1"),

@@ -15,7 +15,7 @@ use netcache_app::app::App;
 use netcache_app::settings::Settings;
 use netcache_domain::ServerId;
 use netcache_domain::intent::PortIntent;
-use netcache_testenv::json::sorted_strings;
+use netcache_testenv::json::{items, sorted_strings};
 use neutron_sim::{DefaultTopology, FaultRule, NeutronSim, RunningSim, SimConfig, SimHandle};
 use serde_json::{Value, json};
 
@@ -56,6 +56,20 @@ impl Default for Options {
             database: None,
         }
     }
+}
+
+/// A tweak under which every compute host fails its spawns: a boot ends in
+/// ERROR, never launched, and a rebuild fails.
+pub fn fail_every_host(settings: &mut Settings) {
+    settings.compute.failing_hosts = vec!["host1".into(), "host2".into(), "host3".into()];
+}
+
+/// Sends a server action and waits for the operation it started (Nova answers
+/// 202 before the action is done; the tests look at the result).
+pub async fn act(t: &TestApp, id: &str, body: Value) -> (u16, Value) {
+    let response = t.post(&format!("/servers/{id}/action"), body).await;
+    t.app().compute.settle().await;
+    response
 }
 
 /// A sim without the `tag-ports-during-bulk-creation` extension.
@@ -145,6 +159,15 @@ pub async fn wait_for_ports(t: &TestApp, id: &str, n: usize) -> Vec<String> {
 impl TestApp {
     pub async fn start() -> Self {
         Self::with(Options::default()).await
+    }
+
+    /// A TestApp whose hosts all fail their spawns ([`fail_every_host`]).
+    pub async fn with_every_host_failing() -> Self {
+        Self::with(Options {
+            tweak: fail_every_host,
+            ..Options::default()
+        })
+        .await
     }
 
     pub async fn with(options: Options) -> Self {
@@ -303,16 +326,22 @@ impl TestApp {
 
     /// Boots a server and waits for its build to finish; returns its id.
     pub async fn boot(&self, networks: Value) -> String {
+        let id = self.start_boot("vm", networks).await;
+        self.app().compute.settle().await;
+        id
+    }
+
+    /// Asks for a server named `name` (Nova's 202) and returns its id at once,
+    /// while its build runs.
+    pub async fn start_boot(&self, name: &str, networks: Value) -> String {
         let (status, body) = self
             .post(
                 "/servers",
-                json!({"server": {"name": "vm", "flavorRef": "1", "imageRef": IMAGE, "networks": networks}}),
+                json!({"server": {"name": name, "flavorRef": "1", "imageRef": IMAGE, "networks": networks}}),
             )
             .await;
         assert_eq!(status, 202, "{body}");
-        let id = body["server"]["id"].as_str().unwrap().to_owned();
-        self.app().compute.settle().await;
-        id
+        body["server"]["id"].as_str().unwrap().to_owned()
     }
 
     pub async fn boot_on_private(&self) -> String {
@@ -323,6 +352,32 @@ impl TestApp {
         let (status, body) = self.get(&format!("/servers/{id}")).await;
         assert_eq!(status, 200, "{body}");
         body["server"].clone()
+    }
+
+    /// The first of a server's instance actions named `name` (Nova lists them
+    /// newest first), as an admin reads it: `{"instanceAction": …}` with its
+    /// events.
+    pub async fn instance_action(&self, id: &str, name: &str) -> Value {
+        let (_, actions) = self.get(&format!("/servers/{id}/os-instance-actions")).await;
+        let found = items(&actions, "instanceActions")
+            .iter()
+            .find(|a| a["action"] == name)
+            .unwrap_or_else(|| panic!("no {name} action: {actions}"));
+        let request_id = found["request_id"].as_str().unwrap();
+        let (_, detail) = self
+            .admin_get(&format!("/servers/{id}/os-instance-actions/{request_id}"))
+            .await;
+        detail
+    }
+
+    /// Attaches a new port on `network` to server `id` (`os-interface`); Nova's
+    /// answer.
+    pub async fn attach_on_network(&self, id: &str, network: &str) -> (u16, Value) {
+        self.post(
+            &format!("/servers/{id}/os-interface"),
+            json!({"interfaceAttachment": {"net_id": network}}),
+        )
+        .await
     }
 
     /// Port ids netcache shows in `/servers/{id}` (through their MACs).

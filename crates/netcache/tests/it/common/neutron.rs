@@ -45,6 +45,13 @@ impl Backdoor {
         super::send(request).await
     }
 
+    /// A call Neutron must answer 200; the answer.
+    async fn call_ok(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let (status, answer) = self.call(method, path, body).await;
+        assert_eq!(status, 200, "{answer}");
+        answer
+    }
+
     pub async fn post(&self, path: &str, body: Value) -> Value {
         let (mut status, mut created) = self.call(reqwest::Method::POST, path, Some(body.clone())).await;
         // A freshly started real Neutron can refuse its very first concurrent
@@ -56,6 +63,11 @@ impl Backdoor {
         }
         assert!(status == 201 || status == 200, "POST {path}: {status} {created}");
         created
+    }
+
+    /// POSTs a new `kind` of resource (`body` is `{kind: …}`); returns its id.
+    pub async fn created_id(&self, kind: &str, path: &str, body: Value) -> String {
+        self.post(path, body).await[kind]["id"].as_str().unwrap().to_owned()
     }
 
     pub async fn extensions(&self) -> Vec<String> {
@@ -73,52 +85,45 @@ impl Backdoor {
         let tag = &uuid::Uuid::new_v4().simple().to_string()[..8];
         let private_name = format!("private-{tag}");
         let private = self
-            .post(
+            .created_id(
+                "network",
                 "/networks",
                 json!({"network": {"name": private_name, "project_id": project}}),
             )
-            .await["network"]["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+            .await;
         let subnet = self
-            .post(
+            .created_id(
+                "subnet",
                 "/subnets",
                 json!({"subnet": {"network_id": private, "ip_version": 4, "cidr": format!("10.{third_octet}.0.0/24"), "project_id": project, "name": format!("sub-{tag}"),
                     "allocation_pools": [{"start": format!("10.{third_octet}.0.2"), "end": format!("10.{third_octet}.0.199")}]}}),
             )
-            .await["subnet"]["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+            .await;
         let public = self
-            .post(
+            .created_id(
+                "network",
                 "/networks",
                 json!({"network": {"name": format!("public-{tag}"), "router:external": true}}),
             )
-            .await["network"]["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+            .await;
         self.post(
             "/subnets",
             json!({"subnet": {"network_id": public, "ip_version": 4, "cidr": format!("172.{}.{third_octet}.0/24", 16 + third_octet % 16), "enable_dhcp": false}}),
         )
         .await;
         let router = self
-            .post("/routers", json!({"router": {"name": format!("router-{tag}"), "project_id": project, "external_gateway_info": {"network_id": public}}}))
-            .await["router"]["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        let (status, body) = self
-            .call(
-                reqwest::Method::PUT,
-                &format!("/routers/{router}/add_router_interface"),
-                Some(json!({"subnet_id": subnet})),
+            .created_id(
+                "router",
+                "/routers",
+                json!({"router": {"name": format!("router-{tag}"), "project_id": project, "external_gateway_info": {"network_id": public}}}),
             )
             .await;
-        assert_eq!(status, 200, "{body}");
+        self.call_ok(
+            reqwest::Method::PUT,
+            &format!("/routers/{router}/add_router_interface"),
+            Some(json!({"subnet_id": subnet})),
+        )
+        .await;
         Networks {
             private,
             private_name,
@@ -128,10 +133,9 @@ impl Backdoor {
     }
 
     pub async fn ports_of(&self, device_id: &str) -> Vec<Value> {
-        let (status, body) = self
-            .call(reqwest::Method::GET, &format!("/ports?device_id={device_id}"), None)
+        let body = self
+            .call_ok(reqwest::Method::GET, &format!("/ports?device_id={device_id}"), None)
             .await;
-        assert_eq!(status, 200, "{body}");
         body["ports"].as_array().unwrap().clone()
     }
 
@@ -150,14 +154,13 @@ impl Backdoor {
     }
 
     pub async fn update_port(&self, id: &str, body: Value) -> Value {
-        let (status, port) = self
-            .call(
+        let port = self
+            .call_ok(
                 reqwest::Method::PUT,
                 &format!("/ports/{id}"),
                 Some(json!({ "port": body })),
             )
             .await;
-        assert_eq!(status, 200, "{port}");
         port["port"].clone()
     }
 
