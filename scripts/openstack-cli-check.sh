@@ -182,6 +182,10 @@ v = eval(sys.argv[1])
 print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$1"
 }
 
+# `first_id LIST < json`: the id of the first item of the list body's LIST
+# (`networks`, `users`…), or an empty line when it lists none.
+first_id() { jq_py '(d["'"$1"'"] or [{"id": ""}])[0]["id"]'; }
+
 # Neutron as admin (noauth: no X-Project-Id; keystone: an admin token); prints
 # the body, fails on HTTP >= 400.
 neutron() {
@@ -227,7 +231,7 @@ keystone() {
 # `ks_project NAME`: the project's id, created (Default domain) if missing.
 ks_project() {
     local id
-    id=$(keystone GET "/projects?name=$1&domain_id=default" | jq_py '(d["projects"] or [{"id": ""}])[0]["id"]')
+    id=$(keystone GET "/projects?name=$1&domain_id=default" | first_id projects)
     if [ -z "$id" ]; then
         id=$(keystone POST /projects "{\"project\":{\"name\":\"$1\",\"domain_id\":\"default\",\"description\":\"scripts/openstack-cli-check.sh\"}}" \
             | jq_py 'd["project"]["id"]')
@@ -243,7 +247,7 @@ ks_project() {
 ks_user() {
     local name=$1 project=$2 role=$3 id body
     body=$(python3 -c 'import json, sys; print(json.dumps({"user": {"password": sys.argv[1]}}))' "$USER_PASSWORD")
-    id=$(keystone GET "/users?name=$name&domain_id=default" | jq_py '(d["users"] or [{"id": ""}])[0]["id"]')
+    id=$(keystone GET "/users?name=$name&domain_id=default" | first_id users)
     if [ -z "$id" ]; then
         body=$(jq_py "dict(d['user'], name='$name', domain_id='default', default_project_id='$project')" <<< "$body")
         id=$(keystone POST /users "{\"user\":$body}" | jq_py 'd["user"]["id"]')
@@ -407,7 +411,7 @@ TAG_EXT=$(neutron GET /extensions | jq_py '"tag-ports-during-bulk-creation" in [
 echo "Neutron lists tag-ports-during-bulk-creation: $TAG_EXT"
 
 step "network $NET (project $PROJECT_LABEL) and public + router1 on Neutron, as admin (curl)"
-PRIVATE=$(neutron GET "/networks?name=$NET&project_id=$PROJECT" | jq_py '(d["networks"] or [{"id": ""}])[0]["id"]')
+PRIVATE=$(neutron GET "/networks?name=$NET&project_id=$PROJECT" | first_id networks)
 if [ -z "$PRIVATE" ]; then
     PRIVATE=$(neutron POST /networks "{\"network\":{\"name\":\"$NET\",\"project_id\":\"$PROJECT\"}}" | jq_py 'd["network"]["id"]')
     neutron POST /subnets "{\"subnet\":{\"name\":\"$NET-subnet\",\"network_id\":\"$PRIVATE\",\"project_id\":\"$PROJECT\",\"ip_version\":4,\"cidr\":\"10.0.0.0/24\"}}" > /dev/null
@@ -416,7 +420,7 @@ else
     echo "network $NET exists: $PRIVATE"
 fi
 if [ "${CHECK_FLOATING_IP:-1}" = 1 ]; then
-    PUBLIC=$(neutron GET '/networks?name=public&router:external=true' | jq_py '(d["networks"] or [{"id": ""}])[0]["id"]')
+    PUBLIC=$(neutron GET '/networks?name=public&router:external=true' | first_id networks)
     if [ -z "$PUBLIC" ]; then
         PUBLIC=$(neutron POST /networks '{"network":{"name":"public","router:external":true,"provider:network_type":"flat","provider:physical_network":"public"}}' | jq_py 'd["network"]["id"]')
         neutron POST /subnets "{\"subnet\":{\"name\":\"public-subnet\",\"network_id\":\"$PUBLIC\",\"ip_version\":4,\"cidr\":\"172.24.4.0/24\",\"enable_dhcp\":false}}" > /dev/null
@@ -424,7 +428,7 @@ if [ "${CHECK_FLOATING_IP:-1}" = 1 ]; then
     else
         echo "external network public exists: $PUBLIC"
     fi
-    ROUTER=$(neutron GET "/routers?name=router1&project_id=$PROJECT" | jq_py '(d["routers"] or [{"id": ""}])[0]["id"]')
+    ROUTER=$(neutron GET "/routers?name=router1&project_id=$PROJECT" | first_id routers)
     if [ -z "$ROUTER" ]; then
         ROUTER=$(neutron POST /routers "{\"router\":{\"name\":\"router1\",\"project_id\":\"$PROJECT\",\"external_gateway_info\":{\"network_id\":\"$PUBLIC\"}}}" | jq_py 'd["router"]["id"]')
         echo "created router1 $ROUTER (gateway public)"

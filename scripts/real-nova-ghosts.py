@@ -363,39 +363,42 @@ class Phase:
         say(f'{role}: ghost port {extra[0]} (Nova allocated {sorted(vifs)})')
         return extra[0]
 
+    def boot_on_net1(self, role, armed):
+        """Boots `role` on net1 and waits for its port create, the proxy's #`armed`, then for ACTIVE."""
+        r = self.rig
+        sid = r.boot(self.name(role), [{'uuid': r.net1}])
+        self.wait_creates(armed)
+        r.wait_active(sid, self.name(role))
+        return sid
+
+    def expect_ghost_shown(self, role):
+        """Waits for heal to show `role`'s ghost port; audit is to name it, gc --apply to remove it."""
+        self.wait_two_ips(role)
+        g = self.ghost_of(role)
+        self.expect.add(('ghost_shown', self.servers[role]['id'], g))
+        self.ghosts.add(g)
+
     def case_a(self):
         r = self.rig
         armed = r.proxy_call('POST', '/_faultproxy/arm?fault=lose-after-commit&hold=30')['armed']
         say(f'case A: the proxy loses the answer of create #{armed} after Neutron commits it')
-        self.servers['A'] = {'id': r.boot(self.name('A'), [{'uuid': r.net1}]), 'nets': {'net1': 1}}
-        self.wait_creates(armed)
-        r.wait_active(self.servers['A']['id'], self.name('A'))
-        self.wait_two_ips('A')
-        g = self.ghost_of('A')
-        self.expect.add(('ghost_shown', self.servers['A']['id'], g))
-        self.ghosts.add(g)
+        self.servers['A'] = {'id': self.boot_on_net1('A', armed), 'nets': {'net1': 1}}
+        self.expect_ghost_shown('A')
 
     def case_c(self):
         r = self.rig
         armed = r.proxy_call('POST', '/_faultproxy/arm?fault=late-commit&hold=30&late=10')['armed']
         say(f'case C: create #{armed} reaches Neutron 10 s late (Nova gives up after 5 s, no retry)')
-        self.servers['C'] = {'id': r.boot(self.name('C'), [{'uuid': r.net1}]), 'nets': {'net1': 1}}
-        self.wait_creates(armed)
-        r.wait_active(self.servers['C']['id'], self.name('C'))
+        self.servers['C'] = {'id': self.boot_on_net1('C', armed), 'nets': {'net1': 1}}
 
     def case_c_finish(self):
-        self.wait_two_ips('C')
-        g = self.ghost_of('C')
-        self.expect.add(('ghost_shown', self.servers['C']['id'], g))
-        self.ghosts.add(g)
+        self.expect_ghost_shown('C')
 
     def case_e2(self):
         r = self.rig
         armed = r.proxy_call('POST', '/_faultproxy/arm?fault=late-commit&hold=30&release=1')['armed']
         say(f'case E2: create #{armed} is held until the server is deleted')
-        sid = r.boot(self.name('E2'), [{'uuid': r.net1}])
-        self.wait_creates(armed)
-        r.wait_active(sid, self.name('E2'))
+        sid = self.boot_on_net1('E2', armed)
         r.delete_server(sid)
         say(f'E2 {sid} deleted; releasing the held create')
         r.proxy_call('POST', '/_faultproxy/release')

@@ -116,10 +116,7 @@ impl ApiClient {
             return Ok(name_or_id.to_owned());
         }
         let listed = self.get(&format!("/servers?{}", query("name", name_or_id))).await?;
-        let ids: Vec<&str> = listed["servers"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let ids: Vec<&str> = list_items(&listed["servers"])
             .filter(|s| s["name"] == name_or_id)
             .filter_map(|s| s["id"].as_str())
             .collect();
@@ -196,12 +193,7 @@ pub fn format_addresses(addresses: &Value) -> String {
         .map(|nets| {
             nets.iter()
                 .map(|(label, ips)| {
-                    let ips: Vec<&str> = ips
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|ip| ip["addr"].as_str())
-                        .collect();
+                    let ips: Vec<&str> = list_items(ips).filter_map(|ip| ip["addr"].as_str()).collect();
                     format!("{label}={}", ips.join(", "))
                 })
                 .collect::<Vec<_>>()
@@ -250,24 +242,36 @@ fn text(v: &Value) -> String {
     }
 }
 
-pub fn print_servers(output: Output, servers: &Value) {
-    print(output, servers, |v| {
-        let rows: Vec<Vec<String>> = v["servers"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|s| {
-                vec![
-                    text(&s["id"]),
-                    text(&s["name"]),
-                    text(&s["status"]),
-                    format_addresses(&s["addresses"]),
-                    text(&s["OS-EXT-SRV-ATTR:host"]),
-                ]
-            })
-            .collect();
-        print_table(&["ID", "Name", "Status", "Networks", "Host"], &rows);
+/// The items of a JSON list; none where `list` is not one (a missing key reads
+/// as `null`).
+pub fn list_items(list: &Value) -> impl Iterator<Item = &Value> {
+    list.as_array().into_iter().flatten()
+}
+
+/// Prints the list `body[key]` as a table under `headers`, a `row` an item.
+fn print_list(output: Output, body: &Value, key: &str, headers: &[&str], row: impl Fn(&Value) -> Vec<String>) {
+    print(output, body, |v| {
+        let rows: Vec<Vec<String>> = list_items(&v[key]).map(row).collect();
+        print_table(headers, &rows);
     });
+}
+
+pub fn print_servers(output: Output, servers: &Value) {
+    print_list(
+        output,
+        servers,
+        "servers",
+        &["ID", "Name", "Status", "Networks", "Host"],
+        |s| {
+            vec![
+                text(&s["id"]),
+                text(&s["name"]),
+                text(&s["status"]),
+                format_addresses(&s["addresses"]),
+                text(&s["OS-EXT-SRV-ATTR:host"]),
+            ]
+        },
+    );
 }
 
 pub fn print_server(output: Output, server: &Value) {
@@ -289,29 +293,22 @@ pub fn print_server(output: Output, server: &Value) {
 }
 
 pub fn print_interfaces(output: Output, interfaces: &Value) {
-    print(output, interfaces, |v| {
-        let rows: Vec<Vec<String>> = v["interfaceAttachments"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|i| {
-                let ips: Vec<String> = i["fixed_ips"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|f| text(&f["ip_address"]))
-                    .collect();
-                vec![
-                    text(&i["port_id"]),
-                    text(&i["net_id"]),
-                    ips.join(", "),
-                    text(&i["mac_addr"]),
-                    text(&i["port_state"]),
-                ]
-            })
-            .collect();
-        print_table(&["Port ID", "Net ID", "IP addresses", "MAC address", "State"], &rows);
-    });
+    print_list(
+        output,
+        interfaces,
+        "interfaceAttachments",
+        &["Port ID", "Net ID", "IP addresses", "MAC address", "State"],
+        |i| {
+            let ips: Vec<String> = list_items(&i["fixed_ips"]).map(|f| text(&f["ip_address"])).collect();
+            vec![
+                text(&i["port_id"]),
+                text(&i["net_id"]),
+                ips.join(", "),
+                text(&i["mac_addr"]),
+                text(&i["port_state"]),
+            ]
+        },
+    );
 }
 
 /// The body of `POST /servers` from CLI flags.

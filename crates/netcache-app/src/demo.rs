@@ -16,7 +16,7 @@ use netcache_neutron::{NeutronApi, PortFilter};
 use neutron_sim::{FaultAction, FaultRule, SimConfig};
 
 use crate::app::App;
-use crate::client::{ApiClient, Progress, format_addresses, print_table};
+use crate::client::{ApiClient, Progress, format_addresses, list_items, print_table};
 use crate::settings::Settings;
 
 /// How long Neutron holds the first create before committing it.
@@ -81,10 +81,7 @@ pub async fn run() -> anyhow::Result<()> {
     let interfaces = api.get(&format!("/servers/{id}/os-interface")).await?;
     println!("\n-- netcache (source of truth): GET /servers/{id}");
     println!("addresses: {}", format_addresses(&server["addresses"]));
-    let attached: Vec<&str> = interfaces["interfaceAttachments"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let attached: Vec<&str> = list_items(&interfaces["interfaceAttachments"])
         .filter_map(|i| i["port_id"].as_str())
         .collect();
     println!("os-interface: {}", attached.join(", "));

@@ -243,20 +243,24 @@ impl Workload {
 
     /// A port of the workload's own on `private`, created through Neutron.
     async fn user_port(&self, idx: u64) -> Option<String> {
+        let port = json!({
+            "network_id": self.networks.user,
+            "project_id": self.project,
+            "name": format!("chaos-user-{idx}"),
+        });
+        self.create_port_recorded(idx, OpKind::CreateUserPort, None, port).await
+    }
+
+    /// Creates `port` straight in Neutron (no netcache process involved) and
+    /// records it as operation `op` on `server`; returns the new port's id.
+    async fn create_port_recorded(&self, idx: u64, op: OpKind, server: Option<String>, port: Value) -> Option<String> {
         let start_ms = self.rec.now_ms();
-        let (outcome, id, note) = self
-            .neutron
-            .create_port(json!({
-                "network_id": self.networks.user,
-                "project_id": self.project,
-                "name": format!("chaos-user-{idx}"),
-            }))
-            .await;
+        let (outcome, id, note) = self.neutron.create_port(port).await;
         self.rec.record(Record {
             seq: idx,
-            op: OpKind::CreateUserPort,
+            op,
             process: None,
-            server: None,
+            server,
             port: id.clone(),
             user_ports: vec![],
             start_ms,
@@ -451,30 +455,15 @@ impl Workload {
         let Some(server) = self.model().pick_server(rng) else {
             return false;
         };
-        let start_ms = self.rec.now_ms();
-        let (outcome, id, note) = self
-            .neutron
-            .create_port(json!({
-                "network_id": self.networks.user,
-                "project_id": self.project,
-                "device_id": server,
-                "device_owner": "compute:foreign",
-                "name": format!("chaos-foreign-{idx}"),
-            }))
-            .await;
-        self.rec.record(Record {
-            seq: idx,
-            op: OpKind::PlantForeign,
-            process: None,
-            server: Some(server),
-            port: id,
-            user_ports: vec![],
-            start_ms,
-            end_ms: self.rec.now_ms(),
-            outcome,
-            ports_seen: vec![],
-            note,
+        let port = json!({
+            "network_id": self.networks.user,
+            "project_id": self.project,
+            "device_id": server,
+            "device_owner": "compute:foreign",
+            "name": format!("chaos-foreign-{idx}"),
         });
+        self.create_port_recorded(idx, OpKind::PlantForeign, Some(server), port)
+            .await;
         true
     }
 

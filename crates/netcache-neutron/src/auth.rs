@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 use url::Url;
 
-use crate::error::outcome_label;
+use crate::error::{outcome_label, snippet};
 use crate::{Error, Result};
 
 /// How netcache authenticates to Neutron.
@@ -309,14 +309,8 @@ fn tokens_url(auth_url: &Url) -> Url {
     url
 }
 
-fn snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
-    match text.char_indices().nth(300) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
-}
+/// Characters of a Keystone answer quoted in an error.
+const SNIPPET_CHARS: usize = 300;
 
 impl Keystone {
     fn pick_endpoint(&self, catalog: &[CatalogEntry]) -> Result<Url> {
@@ -388,7 +382,7 @@ impl Keystone {
             return Err(Error::Auth(format!(
                 "Keystone answered HTTP {}: {}",
                 status.as_u16(),
-                snippet(&body)
+                snippet(&body, SNIPPET_CHARS)
             )));
         }
         let value = subject.ok_or_else(|| Error::Auth("Keystone's answer has no X-Subject-Token header".to_owned()))?;

@@ -27,7 +27,7 @@ use tracing::Instrument;
 use url::Url;
 
 use crate::auth::{Auth, Interface, Keystone, KeystoneCredentials, TokenCache, TokenSource};
-use crate::error::outcome_label;
+use crate::error::{outcome_label, snippet};
 use crate::wire::{self, InvalidField, ListPage};
 use crate::{
     Error, FloatingIpCreate, FloatingIpFilter, FloatingIpTarget, NetworkFilter, NeutronApi, PortCreate, PortFilter,
@@ -157,14 +157,8 @@ pub(crate) fn neutron_base(endpoint: &Url) -> Url {
     url
 }
 
-fn snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
-    match text.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
-}
+/// Characters of a Neutron answer quoted in an error.
+const SNIPPET_CHARS: usize = 200;
 
 fn protocol(operation: &'static str, reason: impl Into<String>) -> Error {
     Error::Protocol {
@@ -201,7 +195,7 @@ fn status_error(operation: &'static str, status: StatusCode, body: &[u8]) -> Err
         .map(|b| b.error);
     let code = status.as_u16();
     if status.is_server_error() {
-        let detail = neutron.map_or_else(|| snippet(body), |n| format!("{}: {n}", n.kind));
+        let detail = neutron.map_or_else(|| snippet(body, SNIPPET_CHARS), |n| format!("{}: {n}", n.kind));
         return Error::Ambiguous {
             operation,
             reason: format!("HTTP {code}: {detail}"),
@@ -210,7 +204,7 @@ fn status_error(operation: &'static str, status: StatusCode, body: &[u8]) -> Err
     if status == StatusCode::UNAUTHORIZED {
         return Error::Auth(format!(
             "Neutron refused the credentials for {operation} (HTTP 401): {}",
-            snippet(body)
+            snippet(body, SNIPPET_CHARS)
         ));
     }
     match neutron {
@@ -227,7 +221,10 @@ fn status_error(operation: &'static str, status: StatusCode, body: &[u8]) -> Err
         // statement about the resource: a bare 404 must not read as "port is gone".
         _ => protocol(
             operation,
-            format!("HTTP {code} without a NeutronError body: {}", snippet(body)),
+            format!(
+                "HTTP {code} without a NeutronError body: {}",
+                snippet(body, SNIPPET_CHARS)
+            ),
         ),
     }
 }
@@ -539,7 +536,8 @@ impl HttpNeutron {
 
     async fn json<T: DeserializeOwned>(&self, call: &Call) -> Result<T> {
         let decode = |body: &[u8]| {
-            serde_json::from_slice(body).map_err(|e| protocol(call.operation, format!("{e}; body: {}", snippet(body))))
+            serde_json::from_slice(body)
+                .map_err(|e| protocol(call.operation, format!("{e}; body: {}", snippet(body, SNIPPET_CHARS))))
         };
         self.execute(call, decode).await.map(|(_, value)| value)
     }

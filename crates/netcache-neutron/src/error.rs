@@ -78,3 +78,14 @@ pub(crate) fn outcome_label<T>(outcome: &Result<T>) -> &'static str {
         Err(e) => e.metric_label(),
     }
 }
+
+/// The start of an answer's body for an error message: trimmed, and cut after
+/// `max_chars` characters (marked `…`), so that a long answer does not flood the message.
+pub(crate) fn snippet(body: &[u8], max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    match text.char_indices().nth(max_chars) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}

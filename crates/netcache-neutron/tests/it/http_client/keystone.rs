@@ -20,9 +20,7 @@ async fn password_auth_sends_v3_body_and_uses_catalog_endpoint() {
             "scope": {"project": {"name": "service", "domain": {"name": "Default"}}}
         }})
     );
-    let call = &neutron.seen()[0];
-    assert_eq!(call.path, "/v2.0/extensions");
-    assert_eq!(call.header("x-auth-token"), Some("tok-1"));
+    assert_extensions_listed_with_keystones_token(&neutron);
 }
 
 /// keystoneauth's `endpoint_override`: the token from Keystone, Neutron's URL
@@ -36,7 +34,13 @@ async fn an_endpoint_override_wins_over_the_catalog() {
     config.endpoint_override = Some(overriding.url.parse().unwrap());
     client(config).list_extensions().await.unwrap();
     assert!(catalogued.seen().is_empty(), "the catalog's Neutron is not called");
-    let call = &overriding.seen()[0];
+    assert_extensions_listed_with_keystones_token(&overriding);
+}
+
+/// `neutron`'s first call listed the extensions with the token Keystone issued.
+#[track_caller]
+fn assert_extensions_listed_with_keystones_token(neutron: &Stub) {
+    let call = &neutron.seen()[0];
     assert_eq!(call.path, "/v2.0/extensions");
     assert_eq!(call.header("x-auth-token"), Some("tok-1"));
 }
@@ -125,11 +129,7 @@ async fn neutron_401_reauthenticates_once_and_repeats_the_call() {
 
     api.list_extensions().await.unwrap();
     assert_eq!(ks.count(), 2);
-    let tokens: Vec<_> = neutron
-        .seen()
-        .iter()
-        .map(|s| s.header("x-auth-token").unwrap().to_owned())
-        .collect();
+    let tokens = neutron.tokens();
     assert_eq!(tokens, ["tok-1", "tok-2"]);
 
     // The new token is kept.
@@ -181,11 +181,7 @@ async fn token_is_refreshed_shortly_before_expiry() {
     tokio::time::advance(Duration::from_secs(31)).await;
     api.list_extensions().await.unwrap();
     assert_eq!(ks.count(), 2);
-    let tokens: Vec<_> = neutron
-        .seen()
-        .iter()
-        .map(|s| s.header("x-auth-token").unwrap().to_owned())
-        .collect();
+    let tokens = neutron.tokens();
     assert_eq!(tokens, ["tok-1", "tok-1", "tok-2"]);
 }
 

@@ -143,6 +143,14 @@ impl Stub {
     fn count(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
+
+    /// The `X-Auth-Token` each request seen so far carried, in order.
+    fn tokens(&self) -> Vec<String> {
+        self.seen()
+            .iter()
+            .map(|s| s.header("x-auth-token").unwrap().to_owned())
+            .collect()
+    }
 }
 
 async fn handle(State(state): State<StubState>, request: Request<Body>) -> Response<Body> {
