@@ -78,7 +78,7 @@ async fn show(NovaRequest { state, caller, version }: NovaRequest, Path(host): P
     compute_service(&state, &host).await?;
     let mut total = HostUsage::default();
     let mut by_project: BTreeMap<String, HostUsage> = BTreeMap::new();
-    for count in server_counts(&state).await?.iter().filter(|c| c.host.as_str() == host) {
+    for count in server_counts(&state, Some(&host)).await? {
         count.add_to(&mut total);
         count.add_to(by_project.entry(count.project_id.to_string()).or_default());
     }

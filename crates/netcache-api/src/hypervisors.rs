@@ -134,8 +134,9 @@ impl CountedServers {
     }
 }
 
-/// Every host's live servers, counted by project and flavor.
-pub(crate) async fn server_counts(state: &AppState) -> ApiResult<Vec<CountedServers>> {
+/// The live servers of every host (or of `only` that one), counted by
+/// project and flavor; flavors are read for the counts kept alone.
+pub(crate) async fn server_counts(state: &AppState, only: Option<&str>) -> ApiResult<Vec<CountedServers>> {
     let mut counts = Vec::new();
     for count in state
         .compute
@@ -143,6 +144,8 @@ pub(crate) async fn server_counts(state: &AppState) -> ApiResult<Vec<CountedServ
         .server_counts_by_host()
         .await
         .map_err(netcache_compute::Error::from)?
+        .into_iter()
+        .filter(|c| only.is_none_or(|host| c.host.as_str() == host))
     {
         counts.push(CountedServers {
             flavor: flavor_snapshot(state, &count.flavor_ref).await,
@@ -158,7 +161,7 @@ pub(crate) async fn server_counts(state: &AppState) -> ApiResult<Vec<CountedServ
 async fn hypervisors(state: &AppState, with_servers: bool) -> ApiResult<Vec<Hypervisor>> {
     let compute = &state.compute;
     let mut usage: HashMap<HostName, HostUsage> = HashMap::new();
-    for count in server_counts(state).await? {
+    for count in server_counts(state, None).await? {
         count.add_to(usage.entry(count.host.clone()).or_default());
     }
     let mut found = Vec::new();
