@@ -8,6 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
+use netcache_domain::ProjectId;
 use netcache_domain::flavor::{ListQuery, SortKey};
 use regex::Regex;
 use serde_json::{Value, json};
@@ -59,30 +60,25 @@ pub(crate) fn view<'a>(state: &'a AppState, caller: &Caller, version: Microversi
     }
 }
 
-/// A list query's parameters, as Nova's schema and controller read them.
-struct Params {
-    is_public: Option<bool>,
-    min_ram: Option<i64>,
-    min_disk: Option<i64>,
+/// A list query's parameters, as Nova's schema and controller read them:
+/// the domain's query, and the 2.102 `name` pattern its matcher applies.
+struct Params<'a> {
+    query: ListQuery<'a>,
     name: Option<Regex>,
-    sort_key: SortKey,
-    descending: bool,
-    marker: Option<String>,
-    limit: Option<usize>,
 }
 
-impl Params {
-    fn parse(pairs: &[(String, String)], admin: bool, version: Microversion) -> ApiResult<Self> {
+impl<'a> Params<'a> {
+    fn parse(
+        pairs: &'a [(String, String)],
+        project: &'a ProjectId,
+        admin: bool,
+        version: Microversion,
+    ) -> ApiResult<Self> {
         let mut params = Self {
-            is_public: Some(true),
-            min_ram: None,
-            min_disk: None,
+            query: ListQuery::new(project, admin),
             name: None,
-            sort_key: SortKey::FlavorId,
-            descending: false,
-            marker: None,
-            limit: None,
         };
+        let query = &mut params.query;
         let number = |key: &str, value: &str| {
             value
                 .parse::<i64>()
@@ -90,25 +86,25 @@ impl Params {
         };
         for (key, value) in pairs {
             match key.as_str() {
-                "minRam" => params.min_ram = Some(number("minRam", value)?),
-                "minDisk" => params.min_disk = Some(number("minDisk", value)?),
+                "minRam" => query.min_ram = Some(number("minRam", value)?),
+                "minDisk" => query.min_disk = Some(number("minDisk", value)?),
                 "limit" => {
                     let parsed = value
                         .parse::<usize>()
                         .map_err(|_| invalid("limit", value, &format!("'{value}' does not match '^[0-9]*$'")))?;
-                    params.limit = Some(parsed.min(MAX_LIMIT));
+                    query.limit = Some(parsed.min(MAX_LIMIT));
                 }
-                "marker" => params.marker = Some(value.clone()),
+                "marker" => query.marker = Some(value),
                 "sort_key" => {
                     let known =
                         SORT_KEYS.contains(&value.as_str()) && !(version.at_least(102) && value == "rxtx_factor");
-                    params.sort_key = SortKey::parse(value)
+                    query.sort_key = SortKey::parse(value)
                         .filter(|_| known)
                         .ok_or_else(|| invalid("sort_key", value, &format!("'{value}' is not one of the sort keys")))?;
                 }
                 "sort_dir" => match value.as_str() {
-                    "asc" => params.descending = false,
-                    "desc" => params.descending = true,
+                    "asc" => query.descending = false,
+                    "desc" => query.descending = true,
                     _ => {
                         return Err(invalid(
                             "sort_dir",
@@ -118,7 +114,7 @@ impl Params {
                     }
                 },
                 // Only an admin chooses (Nova ignores it for the others).
-                "is_public" if admin => params.is_public = is_public(value)?,
+                "is_public" if admin => query.is_public = is_public(value)?,
                 "is_public" => {}
                 "name" if version.at_least(102) => {
                     let regex = Regex::new(value)
@@ -157,32 +153,18 @@ async fn flavors_page(
 ) -> ApiResult<Json<Value>> {
     let Query(pairs) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let admin = caller.ctx.is_admin();
-    let params = Params::parse(&pairs, admin, version)?;
     let project = caller.project();
-    let name_matches = |name: &str| params.name.as_ref().is_none_or(|r| r.is_match(name));
-    let list = ListQuery {
-        project: &project,
-        admin,
-        is_public: params.is_public,
-        min_ram: params.min_ram,
-        min_disk: params.min_disk,
-        name: params
-            .name
-            .as_ref()
-            .map(|_| &name_matches as &(dyn Fn(&str) -> bool + Sync)),
-        sort_key: params.sort_key,
-        descending: params.descending,
-        marker: params.marker.as_deref(),
-        limit: params.limit,
-    };
-    let flavors = state.flavors().flavors(&list).await?;
+    let Params { mut query, name } = Params::parse(&pairs, &project, admin, version)?;
+    let name_matches = |n: &str| name.as_ref().is_none_or(|r| r.is_match(n));
+    query.name = name.as_ref().map(|_| &name_matches as &(dyn Fn(&str) -> bool + Sync));
+    let flavors = state.flavors().flavors(&query).await?;
     let view = view(state, caller, version);
     let (views, path): (Vec<Value>, _) = if detail {
         (flavors.iter().map(|f| view.detail(f)).collect(), "flavors/detail")
     } else {
         (flavors.iter().map(|f| view.summary(f)).collect(), "flavors")
     };
-    Ok(Json(wire::page("flavors", view.base, path, views, params.limit)))
+    Ok(Json(wire::page("flavors", view.base, path, views, query.limit)))
 }
 
 async fn list(NovaRequest { state, caller, version }: NovaRequest, query: RawQuery) -> ApiResult<Json<Value>> {

@@ -169,6 +169,26 @@ pub struct ListQuery<'a> {
     pub limit: Option<usize>,
 }
 
+impl<'a> ListQuery<'a> {
+    /// Nova's list with no query parameter: the flavors the caller may use
+    /// (public ones and its project's), by flavor id ascending, all of them.
+    #[must_use]
+    pub fn new(project: &'a ProjectId, admin: bool) -> Self {
+        Self {
+            project,
+            admin,
+            is_public: Some(true),
+            min_ram: None,
+            min_disk: None,
+            name: None,
+            sort_key: SortKey::FlavorId,
+            descending: false,
+            marker: None,
+            limit: None,
+        }
+    }
+}
+
 /// The marker of a list names no flavor the caller sees.
 #[derive(Debug, PartialEq, Eq)]
 pub struct MarkerNotFound;

@@ -34,21 +34,6 @@ fn catalog() -> Vec<Flavor> {
     ]
 }
 
-fn query<'a>(project: &'a ProjectId, admin: bool) -> ListQuery<'a> {
-    ListQuery {
-        project,
-        admin,
-        is_public: Some(true),
-        min_ram: None,
-        min_disk: None,
-        name: None,
-        sort_key: SortKey::FlavorId,
-        descending: false,
-        marker: None,
-        limit: None,
-    }
-}
-
 fn ids(flavors: Result<Vec<Flavor>, MarkerNotFound>) -> Vec<String> {
     flavors.unwrap().into_iter().map(|f| f.id).collect()
 }
@@ -56,9 +41,9 @@ fn ids(flavors: Result<Vec<Flavor>, MarkerNotFound>) -> Vec<String> {
 #[test]
 fn a_member_sees_public_flavors_and_those_his_project_may_use() {
     let p1 = ProjectId::from("p1");
-    assert_eq!(ids(list(catalog(), &query(&p1, false))), ["a", "b", "d"]);
+    assert_eq!(ids(list(catalog(), &ListQuery::new(&p1, false))), ["a", "b", "d"]);
     let p3 = ProjectId::from("p3");
-    assert_eq!(ids(list(catalog(), &query(&p3, false))), ["b", "d"]);
+    assert_eq!(ids(list(catalog(), &ListQuery::new(&p3, false))), ["b", "d"]);
     assert!(catalog()[2].visible_to(&ProjectId::from("p2"), false));
     assert!(!catalog()[2].visible_to(&p1, false));
     assert!(catalog()[2].visible_to(&p1, true), "an admin sees every flavor");
@@ -67,7 +52,7 @@ fn a_member_sees_public_flavors_and_those_his_project_may_use() {
 #[test]
 fn an_admin_chooses_public_private_or_all() {
     let admin = ProjectId::from("p2");
-    let public = query(&admin, true);
+    let public = ListQuery::new(&admin, true);
     assert_eq!(
         ids(list(catalog(), &public)),
         ["b", "c", "d"],
@@ -90,7 +75,7 @@ fn filters_sort_keys_marker_and_limit_as_nova() {
     let p = ProjectId::from("admin");
     let all = ListQuery {
         is_public: None,
-        ..query(&p, true)
+        ..ListQuery::new(&p, true)
     };
     let min = ListQuery {
         min_ram: Some(2048),
@@ -130,7 +115,7 @@ fn filters_sort_keys_marker_and_limit_as_nova() {
     let p1 = ProjectId::from("p1");
     let hidden = ListQuery {
         marker: Some("c"),
-        ..query(&p1, false)
+        ..ListQuery::new(&p1, false)
     };
     assert_eq!(
         list(catalog(), &hidden),
