@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use tokio::task::JoinHandle;
 use tracing::error;
 
-use crate::{Compute, Error, Result};
+use crate::{Compute, Result};
 
 impl Compute {
     /// Starts the operation lease/takeover loop, and the heal, GC and purge loops
@@ -20,38 +20,12 @@ impl Compute {
     pub fn spawn_loops(self: &Arc<Self>) -> Vec<JoinHandle<()>> {
         let seed = jitter_seed(self.deployment.as_str(), &self.runner.owner.node);
         let mut loops = vec![self.spawn_operation_loops()];
-        let heal = &self.config.heal;
-        if !heal.interval.is_zero() {
-            loops.push(spawn_pass(
-                Arc::clone(self),
-                (heal.interval, heal.jitter),
-                seed,
-                "heal",
-                |compute| async move { compute.heal_due_shards().await },
-                |e| error!(error = %e, "Heal pass failed: {e}"),
-            ));
-        }
-        let gc = &self.config.gc;
-        if !gc.interval.is_zero() {
-            loops.push(spawn_pass(
-                Arc::clone(self),
-                (gc.interval, gc.interval / 10),
-                seed.rotate_left(1),
-                "gc",
-                |compute| async move { compute.gc().await },
-                |e| error!(error = %e, "GC pass failed: {e}"),
-            ));
-        }
-        let retention = &self.config.retention;
-        if !retention.interval.is_zero() {
-            loops.push(spawn_pass(
-                Arc::clone(self),
-                (retention.interval, retention.interval / 10),
-                seed.rotate_left(2),
-                "purge",
-                |compute| async move { compute.purge_expired().await },
-                |e| error!(error = %e, "Purge failed: {e}"),
-            ));
+        for (turn, sweep) in [Sweep::Heal, Sweep::Gc, Sweep::Purge].into_iter().enumerate() {
+            let (interval, jitter) = sweep.period(self);
+            if !interval.is_zero() {
+                let seed = seed.rotate_left(turn as u32);
+                loops.push(spawn_sweep(Arc::clone(self), sweep, interval, jitter, seed));
+            }
         }
         loops
     }
@@ -76,35 +50,66 @@ impl Compute {
     }
 }
 
-/// Spawns one periodic loop: each `run` waits `interval` plus a jitter of up
-/// to `jitter`, drawn from an RNG seeded with `seed`. A failed run counts
-/// under `pass` and is logged by `log_failure`; the next one runs at its time.
-fn spawn_pass<T, Pass>(
-    compute: Arc<Compute>,
-    (interval, jitter): (Duration, Duration),
-    seed: u64,
-    pass: &'static str,
-    run: impl Fn(Arc<Compute>) -> Pass + Send + 'static,
-    log_failure: fn(&Error),
-) -> JoinHandle<()>
-where
-    Pass: Future<Output = Result<T>> + Send,
-{
+/// The periodic passes, each with its own loop.
+#[derive(Clone, Copy)]
+enum Sweep {
+    Heal,
+    Gc,
+    Purge,
+}
+
+impl Sweep {
+    /// The interval between passes and the most jitter added to it.
+    fn period(self, compute: &Compute) -> (Duration, Duration) {
+        let config = &compute.config;
+        match self {
+            Self::Heal => (config.heal.interval, config.heal.jitter),
+            Self::Gc => (config.gc.interval, config.gc.interval / 10),
+            Self::Purge => (config.retention.interval, config.retention.interval / 10),
+        }
+    }
+
+    async fn run(self, compute: &Arc<Compute>) -> Result<()> {
+        match self {
+            Self::Heal => compute.heal_due_shards().await.map(drop),
+            Self::Gc => compute.gc().await.map(drop),
+            Self::Purge => compute.purge_expired().await.map(drop),
+        }
+    }
+
+    /// The `loop` label of `netcache_pass_failures_total`.
+    fn label(self) -> &'static str {
+        match self {
+            Self::Heal => "heal",
+            Self::Gc => "gc",
+            Self::Purge => "purge",
+        }
+    }
+
+    /// What the log calls it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Heal => "Heal pass",
+            Self::Gc => "GC pass",
+            Self::Purge => "Purge",
+        }
+    }
+}
+
+/// Spawns one sweep's loop: each pass waits `interval` plus a jitter of up to
+/// `jitter`, drawn from an RNG seeded with `seed`. A failed pass is counted and
+/// logged; the next one runs at its time.
+fn spawn_sweep(compute: Arc<Compute>, sweep: Sweep, interval: Duration, jitter: Duration, seed: u64) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         loop {
             tokio::time::sleep(interval + jittered(&mut rng, jitter)).await;
-            if let Err(e) = run(Arc::clone(&compute)).await {
-                pass_failed(pass);
-                log_failure(&e);
+            if let Err(e) = sweep.run(&compute).await {
+                metrics::counter!("netcache_pass_failures_total", "loop" => sweep.label()).increment(1);
+                error!(error = %e, "{} failed: {e}", sweep.name());
             }
         }
     })
-}
-
-/// A whole pass of a loop failed (the next one runs at its time).
-fn pass_failed(pass: &'static str) {
-    metrics::counter!("netcache_pass_failures_total", "loop" => pass).increment(1);
 }
 
 fn jitter_seed(deployment: &str, node: &str) -> u64 {
