@@ -21,10 +21,8 @@ impl Compute {
         let seed = jitter_seed(self.deployment.as_str(), &self.runner.owner.node);
         let mut loops = vec![self.spawn_operation_loops()];
         for (turn, sweep) in [Sweep::Heal, Sweep::Gc, Sweep::Purge].into_iter().enumerate() {
-            let (interval, jitter) = sweep.period(self);
-            if !interval.is_zero() {
-                let seed = seed.rotate_left(turn as u32);
-                loops.push(spawn_sweep(Arc::clone(self), sweep, interval, jitter, seed));
+            if !sweep.period(self).0.is_zero() {
+                loops.push(spawn_sweep(Arc::clone(self), sweep, seed.rotate_left(turn as u32)));
             }
         }
         loops
@@ -96,10 +94,11 @@ impl Sweep {
     }
 }
 
-/// Spawns one sweep's loop: each pass waits `interval` plus a jitter of up to
-/// `jitter`, drawn from an RNG seeded with `seed`. A failed pass is counted and
-/// logged; the next one runs at its time.
-fn spawn_sweep(compute: Arc<Compute>, sweep: Sweep, interval: Duration, jitter: Duration, seed: u64) -> JoinHandle<()> {
+/// Spawns one sweep's loop: each pass waits the sweep's interval plus a part of
+/// its jitter drawn from an RNG seeded with `seed`. A failed pass is counted
+/// and logged; the next one runs at its time.
+fn spawn_sweep(compute: Arc<Compute>, sweep: Sweep, seed: u64) -> JoinHandle<()> {
+    let (interval, jitter) = sweep.period(&compute);
     tokio::spawn(async move {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         loop {
